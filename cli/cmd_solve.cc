@@ -1,0 +1,158 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/error.h"
+#include "graphs/graph.h"
+#include "solver/solve.h"
+#include "solver/strategy_file.h"
+
+namespace pase {
+namespace {
+
+struct SolveCliOptions {
+  std::string graph;
+  int64_t devices = 0;
+  double flops = 10.0;
+  double bandwidth = 16.0;
+  std::string out;
+  bool json = false;
+  bool stats = false;
+  std::string order = "generateseq";
+  uint64_t max_table_bytes = 0;  // 0: half of physical memory
+  int threads = 0;
+};
+
+uint64_t default_table_limit() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{4} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
+}
+
+std::string format_config(const std::vector<int32_t>& config) {
+  std::string text = "(";
+  for (size_t i = 0; i < config.size(); ++i) text += (i ? "," : "") + std::to_string(config[i]);
+  return text + ")";
+}
+
+std::string format_cost(double cost) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.6g", cost);
+  return buffer;
+}
+
+std::string format_total(double cost) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, cost < 1e17 ? "%.0f" : "%.9e", cost);
+  return buffer;
+}
+
+void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution) {
+  std::vector<LayerReport> reports = layer_reports(graph, tables, solution.choice);
+  double layer_total = 0;
+  for (const LayerReport& r : reports) layer_total += r.cost;
+  size_t name_width = 5, dims_width = 4, config_width = 6;
+  for (const LayerReport& r : reports) {
+    name_width = std::max(name_width, r.name.size());
+    dims_width = std::max(dims_width, r.dims.size());
+    config_width = std::max(config_width, format_config(r.config).size());
+  }
+  char line[1024];
+  out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
+      << tables.machine.bandwidth_gbps << " GB/s), cost model pase\n";
+  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s\n", int(name_width), "layer", "op", int(dims_width),
+                "dims", int(config_width), "config", "devices", "cost", "share");
+  out << line;
+  for (const LayerReport& r : reports) {
+    double share = solution.cost > 0 ? 100.0 * r.cost / solution.cost : 0.0;
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7lld  %12s  %5.1f%%\n", int(name_width), r.name.c_str(),
+                  r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width), format_config(r.config).c_str(),
+                  static_cast<long long>(r.devices_used), format_cost(r.cost).c_str(), share);
+    out << line;
+  }
+  double edges = solution.cost - layer_total;
+  out << "total cost " << format_total(solution.cost) << " FLOP (layers " << format_cost(layer_total) << ", redistribution "
+      << format_cost(edges) << "), solved in " << format_cost(solution.stats.seconds) << " s\n";
+}
+
+void print_stats(std::ostream& out, const Graph& graph, const Solution& solution, const std::string& order_kind) {
+  out << "order: " << order_kind << ", " << graph.vertices.size() << " vertices, " << graph.component_count()
+      << " component(s)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%5s  %-40s  %4s  %14s  %s\n", "step", "vertex", "|D|", "table entries", "dependent set");
+  out << line;
+  for (size_t i = 0; i < solution.plan.order.size(); ++i) {
+    int v = solution.plan.order[i];
+    std::string dependent;
+    for (int w : solution.plan.dependent[v]) dependent += (dependent.empty() ? "" : ", ") + graph.vertices[w].name;
+    std::snprintf(line, sizeof line, "%5zu  %-40s  %4zu  %14llu  {%s}\n", i, graph.vertices[v].name.c_str(),
+                  solution.plan.dependent[v].size(), static_cast<unsigned long long>(solution.tables.entries[v]),
+                  dependent.c_str());
+    out << line;
+  }
+  out << "max dependent set " << solution.stats.max_dependent_set << ", table entries " << solution.stats.table_entries
+      << ", peak table bytes " << solution.stats.peak_table_bytes << ", time " << format_cost(solution.stats.seconds)
+      << " s\n";
+}
+
+}  // namespace
+
+CommandRunner register_solve(CLI::App& app) {
+  auto o = std::make_shared<SolveCliOptions>();
+  CLI::App* cmd = app.add_subcommand("solve", "Find the optimal per-layer parallelization strategy of a graph");
+  cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
+  cmd->add_option("--devices,-p", o->devices, "Number of devices")->required();
+  cmd->add_option("--flops", o->flops, "Peak TFLOP/s per device (default 10)");
+  cmd->add_option("--bandwidth", o->bandwidth, "Link bandwidth in GB/s (default 16)");
+  cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
+  cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
+  cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
+  cmd->add_option("--order", o->order, "Vertex order: generateseq (default) or bfs");
+  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
+  cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    if (o->devices < 1) throw InputError("--devices: expected a positive number of devices, got " + std::to_string(o->devices));
+    if (o->devices > (int64_t{1} << 30)) throw InputError("--devices: at most 2^30 devices, got " + std::to_string(o->devices));
+    if (!(o->flops > 0)) throw InputError("--flops: expected a positive TFLOP/s, got " + std::to_string(o->flops));
+    if (!(o->bandwidth > 0)) throw InputError("--bandwidth: expected a positive GB/s, got " + std::to_string(o->bandwidth));
+    if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
+    SolveOptions options;
+    options.order = parse_order_kind(o->order);
+    options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
+    options.dp.threads = o->threads;
+
+    Graph graph = load_graph(o->graph);
+    Machine machine;
+    machine.devices = o->devices;
+    machine.flops_tflops = o->flops;
+    machine.bandwidth_gbps = o->bandwidth;
+    CostTables tables = build_cost_tables(graph, machine);
+    Solution solution = solve(graph, tables, options);
+
+    SolverReport report;
+    report.order_kind = o->order;
+    for (int v : solution.plan.order) report.order.push_back(graph.vertices[v].name);
+    report.max_dependent_set = solution.stats.max_dependent_set;
+    report.table_entries = solution.stats.table_entries;
+    report.peak_table_bytes = solution.stats.peak_table_bytes;
+    report.seconds = solution.stats.seconds;
+    if (o->json || !o->out.empty()) {
+      std::string text = strategy_json(graph, tables, solution.choice, solution.cost, &report).dump(2) + "\n";
+      if (o->json) std::cout << text;
+      if (!o->out.empty()) {
+        std::ofstream file(o->out, std::ios::binary);
+        if (!(file << text)) throw InputError(o->out + ": cannot write file");
+      }
+    }
+    if (!o->json) print_table(std::cout, graph, tables, solution);
+    if (o->stats) print_stats(o->json ? std::cerr : std::cout, graph, solution, o->order);
+    return 0;
+  };
+}
+
+}  // namespace pase

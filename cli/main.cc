@@ -1,0 +1,42 @@
+// pase: finds how to parallelize DNN training across devices (PaSE, IPDPS 2021).
+// This file only parses the command line, dispatches, and turns errors into
+// one-line messages and exit codes.
+#include <iostream>
+#include <new>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "graphs/error.h"
+
+int main(int argc, char** argv) {
+  using namespace pase;
+  CLI::App app{"pase: optimal per-layer parallelization strategies for DNN training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "pase 0.1.0");
+  std::vector<CommandRunner> runners = {register_solve(app), register_models(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  try {
+    for (const CommandRunner& run : runners) {
+      int status = run();
+      if (status >= 0) return status;
+    }
+    return kExitUsage;
+  } catch (const InputError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return kExitInputError;
+  } catch (const ResourceError& error) {
+    std::cerr << "error: refused: " << error.what() << "\n";
+    return kExitRefused;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: refused: out of memory\n";
+    return kExitRefused;
+  } catch (const std::exception& error) {
+    std::cerr << "error: internal: " << error.what() << "\n";
+    return kExitInternal;
+  }
+}

@@ -1,0 +1,90 @@
+#include "costmodel/cost_tables.h"
+
+#include <map>
+
+#include <tbb/parallel_for.h>
+
+#include "costmodel/costs.h"
+
+namespace pase {
+namespace {
+
+// Groups configurations by the split they give one tensor.
+void classify(const SplitMap& map, const ConfigSet& configs, std::vector<int32_t>& class_of,
+              std::vector<std::vector<int64_t>>& splits) {
+  std::map<std::vector<int64_t>, int32_t> index;
+  std::vector<int64_t> split(map.size());
+  class_of.resize(configs.size());
+  for (size_t s = 0; s < configs.size(); ++s) {
+    tensor_split(map, configs[s], split.data());
+    auto [it, inserted] = index.emplace(split, static_cast<int32_t>(splits.size()));
+    if (inserted) splits.push_back(split);
+    class_of[s] = it->second;
+  }
+}
+
+}  // namespace
+
+double Objective::evaluate(const std::vector<int32_t>& choice) const {
+  double total = 0.0;
+  for (size_t v = 0; v < vertex_cost.size(); ++v) total += vertex_cost[v][choice[v]];
+  for (const PairCost& pair : pairs) total += pair.at(choice[pair.u], choice[pair.v]);
+  return total;
+}
+
+CostTables build_cost_tables(const Graph& graph, const Machine& machine, size_t max_configs) {
+  CostTables tables;
+  tables.machine = machine;
+  const size_t n = graph.vertices.size();
+  const double r = machine.word_cost();
+  tables.models.resize(n);
+  tables.configs.resize(n);
+  tables.objective.vertex_cost.resize(n);
+  for (size_t v = 0; v < n; ++v) {
+    const Vertex& vertex = graph.vertices[v];
+    tables.models[v] = build_vertex_model(vertex);
+    tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, machine.devices, max_configs, vertex.name);
+  }
+  tbb::parallel_for(size_t{0}, n, [&](size_t v) {
+    const ConfigSet& configs = tables.configs[v];
+    std::vector<double>& cost = tables.objective.vertex_cost[v];
+    cost.resize(configs.size());
+    for (size_t s = 0; s < configs.size(); ++s) cost[s] = layer_cost(tables.models[v], configs[s], r);
+  });
+  tables.objective.pairs.resize(graph.edges.size());
+  tbb::parallel_for(size_t{0}, graph.edges.size(), [&](size_t e) {
+    const TensorEdge& edge = graph.edges[e];
+    PairCost& pair = tables.objective.pairs[e];
+    pair.u = edge.src;
+    pair.v = edge.dst;
+    std::vector<std::vector<int64_t>> u_splits, v_splits;
+    classify(tables.models[edge.src].outputs[edge.src_port], tables.configs[edge.src], pair.u_class, u_splits);
+    classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], pair.v_class, v_splits);
+    pair.u_classes = static_cast<int32_t>(u_splits.size());
+    pair.v_classes = static_cast<int32_t>(v_splits.size());
+    const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
+    pair.cost.resize(u_splits.size() * v_splits.size());
+    for (size_t a = 0; a < u_splits.size(); ++a)
+      for (size_t b = 0; b < v_splits.size(); ++b)
+        pair.cost[a * v_splits.size() + b] = redistribution_cost(tensor, u_splits[a].data(), v_splits[b].data(), r);
+  });
+  return tables;
+}
+
+double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice) {
+  const double r = tables.machine.word_cost();
+  double total = 0.0;
+  for (size_t v = 0; v < graph.vertices.size(); ++v)
+    total += layer_cost(tables.models[v], tables.configs[v][choice[v]], r);
+  for (const TensorEdge& edge : graph.edges) {
+    const SplitMap& out = tables.models[edge.src].outputs[edge.src_port];
+    const SplitMap& in = tables.models[edge.dst].inputs[edge.dst_port];
+    std::vector<int64_t> a(out.size()), b(in.size());
+    tensor_split(out, tables.configs[edge.src][choice[edge.src]], a.data());
+    tensor_split(in, tables.configs[edge.dst][choice[edge.dst]], b.data());
+    total += redistribution_cost(graph.vertices[edge.src].outputs[edge.src_port], a.data(), b.data(), r);
+  }
+  return total;
+}
+
+}  // namespace pase

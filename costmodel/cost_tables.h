@@ -1,0 +1,34 @@
+#pragma once
+// Prices every configuration of every vertex and every edge of a graph once,
+// producing the Objective the solver minimises plus what export needs.
+#include <string>
+#include <vector>
+
+#include "costmodel/configs.h"
+#include "costmodel/machine.h"
+#include "costmodel/objective.h"
+#include "costmodel/vertex_model.h"
+#include "graphs/graph.h"
+
+namespace pase {
+
+struct CostTables {
+  Machine machine;
+  std::vector<VertexModel> models;
+  std::vector<ConfigSet> configs;
+  Objective objective;
+};
+
+/// Default cap on configurations per vertex (each is priced and kept in memory).
+inline constexpr size_t kDefaultMaxConfigs = size_t{1} << 20;
+
+/// Builds models, enumerates configurations and prices layers and edges.
+[[nodiscard]] CostTables build_cost_tables(const Graph& graph, const Machine& machine,
+                                           size_t max_configs = kDefaultMaxConfigs);
+
+/// Cost of a full strategy computed straight from the formulas (no tables):
+/// the reference the DP is checked against.
+[[nodiscard]] double evaluate_strategy_direct(const Graph& graph, const CostTables& tables,
+                                              const std::vector<int32_t>& choice);
+
+}  // namespace pase

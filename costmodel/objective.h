@@ -1,0 +1,33 @@
+#pragma once
+// What the DP minimises, with no knowledge of ops: a cost vector per vertex
+// (one entry per configuration) and a cost matrix per graph edge. Edge
+// matrices are stored over *classes* of configurations (configurations that
+// split the tensor the same way), which keeps them small.
+#include <cstdint>
+#include <vector>
+
+namespace pase {
+
+struct PairCost {
+  int u = 0, v = 0;                 ///< vertices; u produces, v consumes
+  std::vector<int32_t> u_class;     ///< class of each configuration of u
+  std::vector<int32_t> v_class;     ///< class of each configuration of v
+  int32_t u_classes = 0, v_classes = 0;
+  std::vector<double> cost;         ///< cost[u_class * v_classes + v_class]
+
+  [[nodiscard]] double at(size_t u_config, size_t v_config) const {
+    return cost[static_cast<size_t>(u_class[u_config]) * static_cast<size_t>(v_classes) + static_cast<size_t>(v_class[v_config])];
+  }
+};
+
+struct Objective {
+  std::vector<std::vector<double>> vertex_cost;  ///< [vertex][configuration]
+  std::vector<PairCost> pairs;
+
+  [[nodiscard]] size_t vertex_count() const { return vertex_cost.size(); }
+  [[nodiscard]] size_t config_count(size_t v) const { return vertex_cost[v].size(); }
+  /// Objective value of a full assignment (configuration index per vertex).
+  [[nodiscard]] double evaluate(const std::vector<int32_t>& choice) const;
+};
+
+}  // namespace pase

@@ -1,0 +1,76 @@
+#pragma once
+// The validated computation graph the cost model and solver work on: vertices
+// in topological order with inferred shapes, one edge per tensor between two
+// vertices, and a Boost.Graph view of the same structure.
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "graphs/graph_file.h"
+#include "graphs/shape.h"
+
+namespace pase {
+
+enum class OpKind {
+  Fc, Einsum, Matmul, Conv2d, Pool2d, Elementwise, Norm, Batchnorm, Softmax, SoftmaxXent,
+  ReduceMean, Concat, Split, Ravel, Unravel, Transpose, Stack, Unstack, Embedding, Lstm
+};
+
+/// Where an input tensor comes from: a vertex output, or an external tensor (vertex == -1).
+struct TensorSource {
+  int vertex = -1;
+  int port = 0;
+};
+
+struct VertexInput {
+  std::string ref;  ///< as written: "conv1", "qkv:1", "image"; "x/ravel" for the inner reshape tensor
+  TensorSource source;
+  Shape shape;
+};
+
+/// One vertex; attributes are normalised (axes non-negative, pairs expanded, defaults filled).
+struct Vertex {
+  std::string name;  ///< a reshape node gives "NAME/ravel" and "NAME"
+  std::string op;    ///< the op name of the file
+  OpKind kind = OpKind::Elementwise;
+  int64_t cutoff = 4;
+  std::vector<VertexInput> inputs;
+  std::vector<Shape> outputs;
+  int64_t pointwise = 0;
+  int64_t units = 0, vocab = 0, dim = 0, layers = 0;
+  int axis = 0;
+  std::vector<int> axes;
+  bool keepdims = false;
+  std::vector<int> perm;
+  std::string equation;  ///< einsum; matmul and embedding get an equivalent one
+  Shape filter;
+  HeightWidth stride{1, 1}, padding{0, 0}, window{0, 0};
+};
+
+/// One tensor from a producer output to a consumer input.
+struct TensorEdge {
+  int src = 0, src_port = 0;
+  int dst = 0, dst_port = 0;
+};
+
+struct Graph {
+  using Adjacency = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
+  std::string name;
+  std::string source;  ///< file name for messages
+  std::vector<Vertex> vertices;  ///< topological order
+  std::vector<TensorEdge> edges;
+  Adjacency adjacency;  ///< same vertices and edges, for Boost.Graph algorithms
+
+  [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent
+  [[nodiscard]] int component_count() const;                            ///< weakly connected components
+};
+
+/// Validates references, cycles and shapes, and lowers reshape into ravel/unravel.
+[[nodiscard]] Graph build_graph(const GraphFileV1& file, const std::string& source);
+
+/// read_graph_file + build_graph.
+[[nodiscard]] Graph load_graph(const std::string& path);
+
+}  // namespace pase

@@ -1,0 +1,66 @@
+#pragma once
+// The `pase-graph` v1 file as plain data (a DTO): read with full field-level
+// validation, written in a stable, diff-friendly layout. Semantic checks
+// (references, cycles, shapes) happen when the DTO becomes a Graph.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graphs/shape.h"
+
+namespace pase {
+
+/// A `stride`/`padding`/`window` value: one number or an [h, w] pair.
+struct HeightWidth {
+  int64_t h = 0;
+  int64_t w = 0;
+  bool operator==(const HeightWidth& other) const { return h == other.h && w == other.w; }
+  bool operator!=(const HeightWidth& other) const { return !(*this == other); }
+};
+
+/// One node as written in the file; unset optionals were absent.
+struct NodeV1 {
+  std::string name;
+  std::string op;
+  std::vector<std::string> inputs;
+  std::optional<int64_t> cutoff;
+  std::optional<std::vector<Shape>> outputs;
+  std::optional<int64_t> pointwise;
+  std::optional<int64_t> units, vocab, dim, layers, axis;
+  std::optional<std::string> equation;
+  std::optional<Shape> filter, shape;
+  std::optional<HeightWidth> stride, padding, window;
+  std::optional<std::vector<int64_t>> axes, perm;
+  std::optional<std::vector<int64_t>> parts;  ///< sizes; one entry when written as a count
+  bool parts_is_count = false;                ///< `parts` was a single number (equal parts)
+  std::optional<bool> keepdims;
+};
+
+/// A whole graph file.
+struct GraphFileV1 {
+  std::string name;
+  int64_t cutoff = 4;
+  std::vector<std::pair<std::string, Shape>> tensors;  ///< in file order
+  std::vector<NodeV1> nodes;
+};
+
+/// Parses and field-checks JSON text; `source` names the file in errors.
+[[nodiscard]] GraphFileV1 parse_graph_file(const std::string& text, const std::string& source);
+
+/// Reads and parses a file; a missing file is an InputError.
+[[nodiscard]] GraphFileV1 read_graph_file(const std::string& path);
+
+/// Serialises a graph: one tensor and one node per line, fields in a fixed order.
+[[nodiscard]] std::string write_graph_file(const GraphFileV1& graph);
+
+/// Every op name the format knows, sorted.
+[[nodiscard]] const std::vector<std::string>& known_ops();
+
+/// The closest known name to `word` (for "did you mean"), or "" if none is close.
+[[nodiscard]] std::string closest_name(const std::string& word, const std::vector<std::string>& names);
+
+/// Reads a whole file into a string, or throws InputError naming it.
+[[nodiscard]] std::string read_text_file(const std::string& path);
+
+}  // namespace pase

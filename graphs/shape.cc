@@ -1,0 +1,26 @@
+#include "graphs/shape.h"
+
+#include <limits>
+
+namespace pase {
+
+std::optional<int64_t> checked_product(const Shape& shape) {
+  int64_t product = 1;
+  for (int64_t size : shape) {
+    if (size <= 0) return std::nullopt;
+    if (product > std::numeric_limits<int64_t>::max() / size) return std::nullopt;
+    product *= size;
+  }
+  return product;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+}  // namespace pase

@@ -1,0 +1,356 @@
+#include "graphs/zoo.h"
+
+#include <functional>
+
+#include "graphs/error.h"
+
+namespace pase {
+namespace {
+
+// Appends nodes with unique names and returns the name of what it added, so
+// that model code reads like the architecture it describes.
+class ZooBuilder {
+ public:
+  ZooBuilder(std::string name, int64_t cutoff) {
+    file_.name = std::move(name);
+    file_.cutoff = cutoff;
+  }
+
+  std::string tensor(const std::string& name, Shape shape) {
+    file_.tensors.emplace_back(name, std::move(shape));
+    return name;
+  }
+
+  std::string add(NodeV1 node) {
+    std::string name = node.name;
+    file_.nodes.push_back(std::move(node));
+    return name;
+  }
+
+  static NodeV1 node(std::string name, std::string op, std::vector<std::string> inputs) {
+    NodeV1 n;
+    n.name = std::move(name);
+    n.op = std::move(op);
+    n.inputs = std::move(inputs);
+    return n;
+  }
+
+  std::string conv(const std::string& name, const std::string& x, Shape filter, HeightWidth stride = {1, 1},
+                   HeightWidth padding = {0, 0}, int64_t pointwise = 0) {
+    NodeV1 n = node(name, "conv2d", {x});
+    n.filter = std::move(filter);
+    if (stride != HeightWidth{1, 1}) n.stride = stride;
+    if (padding != HeightWidth{0, 0}) n.padding = padding;
+    if (pointwise) n.pointwise = pointwise;
+    return add(std::move(n));
+  }
+
+  std::string pool(const std::string& name, const std::string& x, HeightWidth window, HeightWidth stride,
+                   HeightWidth padding = {0, 0}) {
+    NodeV1 n = node(name, "pool2d", {x});
+    n.window = window;
+    if (stride != HeightWidth{1, 1}) n.stride = stride;
+    if (padding != HeightWidth{0, 0}) n.padding = padding;
+    return add(std::move(n));
+  }
+
+  std::string batchnorm(const std::string& name, const std::string& x) { return add(node(name, "batchnorm", {x})); }
+
+  // conv2d (pw 0) followed by batchnorm; returns the batchnorm.
+  std::string basic_conv(const std::string& name, const std::string& x, int64_t out_channels, int64_t in_channels,
+                         HeightWidth kernel, HeightWidth stride = {1, 1}, HeightWidth padding = {0, 0}) {
+    std::string c = conv(name + "/conv", x, {out_channels, in_channels, kernel.h, kernel.w}, stride, padding);
+    return batchnorm(name + "/bn", c);
+  }
+
+  std::string fc(const std::string& name, const std::string& x, int64_t units, int64_t pointwise = 0) {
+    NodeV1 n = node(name, "fc", {x});
+    n.units = units;
+    if (pointwise) n.pointwise = pointwise;
+    return add(std::move(n));
+  }
+
+  std::string einsum(const std::string& name, const std::string& equation, std::vector<std::string> inputs,
+                     int64_t pointwise = 0) {
+    NodeV1 n = node(name, "einsum", std::move(inputs));
+    n.equation = equation;
+    if (pointwise) n.pointwise = pointwise;
+    return add(std::move(n));
+  }
+
+  std::string elementwise(const std::string& name, std::vector<std::string> inputs, int64_t pointwise = 0) {
+    NodeV1 n = node(name, "elementwise", std::move(inputs));
+    if (pointwise) n.pointwise = pointwise;
+    return add(std::move(n));
+  }
+
+  std::string concat(const std::string& name, std::vector<std::string> inputs, int64_t axis) {
+    NodeV1 n = node(name, "concat", std::move(inputs));
+    n.axis = axis;
+    return add(std::move(n));
+  }
+
+  std::string reduce_mean(const std::string& name, const std::string& x, std::vector<int64_t> axes) {
+    NodeV1 n = node(name, "reduce_mean", {x});
+    n.axes = std::move(axes);
+    return add(std::move(n));
+  }
+
+  GraphFileV1 finish() { return std::move(file_); }
+
+ private:
+  GraphFileV1 file_;
+};
+
+GraphFileV1 alexnet(int64_t b) {
+  ZooBuilder z("alexnet", 4);
+  std::string x = z.tensor("image", {b, 3, 227, 227});
+  x = z.conv("conv1", x, {96, 3, 11, 11}, {4, 4}, {0, 0}, 1);
+  x = z.pool("pool1", x, {3, 3}, {2, 2});
+  x = z.conv("conv2", x, {256, 96, 5, 5}, {1, 1}, {2, 2}, 1);
+  x = z.pool("pool2", x, {3, 3}, {2, 2});
+  x = z.conv("conv3", x, {384, 256, 3, 3}, {1, 1}, {1, 1}, 1);
+  x = z.conv("conv4", x, {384, 384, 3, 3}, {1, 1}, {1, 1}, 1);
+  x = z.conv("conv5", x, {256, 384, 3, 3}, {1, 1}, {1, 1}, 1);
+  x = z.pool("pool5", x, {3, 3}, {2, 2});
+  NodeV1 flat = ZooBuilder::node("flat", "reshape", {x});
+  flat.shape = Shape{b, 9216};
+  x = z.add(flat);
+  x = z.fc("fc6", x, 4096, 1);
+  x = z.fc("fc7", x, 4096, 1);
+  x = z.fc("fc8", x, 1024);
+  z.add(ZooBuilder::node("loss", "softmax_xent", {x}));
+  return z.finish();
+}
+
+GraphFileV1 resnet101(int64_t b) {
+  ZooBuilder z("resnet101", 4);
+  std::string x = z.tensor("image", {b, 3, 227, 227});
+  x = z.conv("conv1", x, {64, 3, 7, 7}, {2, 2}, {3, 3});
+  x = z.batchnorm("bn1", x);
+  x = z.pool("pool1", x, {3, 3}, {2, 2}, {1, 1});
+  struct Stage {
+    int64_t planes, blocks, stride;
+  };
+  const Stage stages[] = {{64, 3, 1}, {128, 4, 2}, {256, 23, 2}, {512, 3, 2}};
+  int64_t inplanes = 64;
+  for (int s = 0; s < 4; ++s) {
+    for (int64_t blk = 0; blk < stages[s].blocks; ++blk) {
+      std::string p = "layer" + std::to_string(s + 1) + "." + std::to_string(blk) + "/";
+      int64_t planes = stages[s].planes;
+      int64_t stride = blk == 0 ? stages[s].stride : 1;
+      std::string y = z.conv(p + "conv1", x, {planes, inplanes, 1, 1});
+      y = z.batchnorm(p + "bn1", y);
+      y = z.conv(p + "conv2", y, {planes, planes, 3, 3}, {stride, stride}, {1, 1});
+      y = z.batchnorm(p + "bn2", y);
+      y = z.conv(p + "conv3", y, {4 * planes, planes, 1, 1});
+      y = z.batchnorm(p + "bn3", y);
+      std::string shortcut = x;
+      if (stride != 1 || inplanes != 4 * planes) {
+        shortcut = z.conv(p + "downsample/conv", x, {4 * planes, inplanes, 1, 1}, {stride, stride});
+        shortcut = z.batchnorm(p + "downsample/bn", shortcut);
+      }
+      x = z.elementwise(p + "add", {y, shortcut}, 1);
+      inplanes = 4 * planes;
+    }
+  }
+  x = z.reduce_mean("avgpool", x, {2, 3});
+  x = z.fc("fc", x, 1000);
+  z.add(ZooBuilder::node("loss", "softmax_xent", {x}));
+  return z.finish();
+}
+
+GraphFileV1 inception3(int64_t b) {
+  ZooBuilder z("inception3", 4);
+  using HW = HeightWidth;
+  std::string x = z.tensor("image", {b, 3, 299, 299});
+  x = z.basic_conv("conv1a", x, 32, 3, {3, 3}, {2, 2});
+  x = z.basic_conv("conv2a", x, 32, 32, {3, 3});
+  x = z.basic_conv("conv2b", x, 64, 32, {3, 3}, {1, 1}, {1, 1});
+  x = z.pool("pool1", x, {3, 3}, {2, 2});
+  x = z.basic_conv("conv3b", x, 80, 64, {1, 1});
+  x = z.basic_conv("conv4a", x, 192, 80, {3, 3});
+  x = z.pool("pool2", x, {3, 3}, {2, 2});
+
+  auto module_a = [&](const std::string& m, const std::string& in, int64_t c, int64_t pool_features) {
+    std::string b0 = z.basic_conv(m + "/b0/1x1", in, 64, c, {1, 1});
+    std::string b1 = z.basic_conv(m + "/b1/1x1", in, 48, c, {1, 1});
+    b1 = z.basic_conv(m + "/b1/5x5", b1, 64, 48, {5, 5}, {1, 1}, {2, 2});
+    std::string b2 = z.basic_conv(m + "/b2/1x1", in, 64, c, {1, 1});
+    b2 = z.basic_conv(m + "/b2/3x3a", b2, 96, 64, {3, 3}, {1, 1}, {1, 1});
+    b2 = z.basic_conv(m + "/b2/3x3b", b2, 96, 96, {3, 3}, {1, 1}, {1, 1});
+    std::string b3 = z.pool(m + "/b3/pool", in, {3, 3}, {1, 1}, {1, 1});
+    b3 = z.basic_conv(m + "/b3/1x1", b3, pool_features, c, {1, 1});
+    return z.concat(m + "/concat", {b0, b1, b2, b3}, 1);
+  };
+  auto module_b = [&](const std::string& m, const std::string& in, int64_t c) {
+    std::string b0 = z.basic_conv(m + "/b0/3x3", in, 384, c, {3, 3}, {2, 2});
+    std::string b1 = z.basic_conv(m + "/b1/1x1", in, 64, c, {1, 1});
+    b1 = z.basic_conv(m + "/b1/3x3a", b1, 96, 64, {3, 3}, {1, 1}, {1, 1});
+    b1 = z.basic_conv(m + "/b1/3x3b", b1, 96, 96, {3, 3}, {2, 2});
+    std::string b2 = z.pool(m + "/b2/pool", in, {3, 3}, {2, 2});
+    return z.concat(m + "/concat", {b0, b1, b2}, 1);
+  };
+  auto module_c = [&](const std::string& m, const std::string& in, int64_t c, int64_t c7) {
+    std::string b0 = z.basic_conv(m + "/b0/1x1", in, 192, c, {1, 1});
+    std::string b1 = z.basic_conv(m + "/b1/1x1", in, c7, c, {1, 1});
+    b1 = z.basic_conv(m + "/b1/1x7", b1, c7, c7, {1, 7}, {1, 1}, HW{0, 3});
+    b1 = z.basic_conv(m + "/b1/7x1", b1, 192, c7, {7, 1}, {1, 1}, HW{3, 0});
+    std::string b2 = z.basic_conv(m + "/b2/1x1", in, c7, c, {1, 1});
+    b2 = z.basic_conv(m + "/b2/7x1a", b2, c7, c7, {7, 1}, {1, 1}, HW{3, 0});
+    b2 = z.basic_conv(m + "/b2/1x7a", b2, c7, c7, {1, 7}, {1, 1}, HW{0, 3});
+    b2 = z.basic_conv(m + "/b2/7x1b", b2, c7, c7, {7, 1}, {1, 1}, HW{3, 0});
+    b2 = z.basic_conv(m + "/b2/1x7b", b2, 192, c7, {1, 7}, {1, 1}, HW{0, 3});
+    std::string b3 = z.pool(m + "/b3/pool", in, {3, 3}, {1, 1}, {1, 1});
+    b3 = z.basic_conv(m + "/b3/1x1", b3, 192, c, {1, 1});
+    return z.concat(m + "/concat", {b0, b1, b2, b3}, 1);
+  };
+  auto module_d = [&](const std::string& m, const std::string& in, int64_t c) {
+    std::string b0 = z.basic_conv(m + "/b0/1x1", in, 192, c, {1, 1});
+    b0 = z.basic_conv(m + "/b0/3x3", b0, 320, 192, {3, 3}, {2, 2});
+    std::string b1 = z.basic_conv(m + "/b1/1x1", in, 192, c, {1, 1});
+    b1 = z.basic_conv(m + "/b1/1x7", b1, 192, 192, {1, 7}, {1, 1}, HW{0, 3});
+    b1 = z.basic_conv(m + "/b1/7x1", b1, 192, 192, {7, 1}, {1, 1}, HW{3, 0});
+    b1 = z.basic_conv(m + "/b1/3x3", b1, 192, 192, {3, 3}, {2, 2});
+    std::string b2 = z.pool(m + "/b2/pool", in, {3, 3}, {2, 2});
+    return z.concat(m + "/concat", {b0, b1, b2}, 1);
+  };
+  auto module_e = [&](const std::string& m, const std::string& in, int64_t c) {
+    std::string b0 = z.basic_conv(m + "/b0/1x1", in, 320, c, {1, 1});
+    std::string b1 = z.basic_conv(m + "/b1/1x1", in, 384, c, {1, 1});
+    std::string b1a = z.basic_conv(m + "/b1/1x3", b1, 384, 384, {1, 3}, {1, 1}, HW{0, 1});
+    std::string b1b = z.basic_conv(m + "/b1/3x1", b1, 384, 384, {3, 1}, {1, 1}, HW{1, 0});
+    b1 = z.concat(m + "/b1/concat", {b1a, b1b}, 1);
+    std::string b2 = z.basic_conv(m + "/b2/1x1", in, 448, c, {1, 1});
+    b2 = z.basic_conv(m + "/b2/3x3", b2, 384, 448, {3, 3}, {1, 1}, {1, 1});
+    std::string b2a = z.basic_conv(m + "/b2/1x3", b2, 384, 384, {1, 3}, {1, 1}, HW{0, 1});
+    std::string b2b = z.basic_conv(m + "/b2/3x1", b2, 384, 384, {3, 1}, {1, 1}, HW{1, 0});
+    b2 = z.concat(m + "/b2/concat", {b2a, b2b}, 1);
+    std::string b3 = z.pool(m + "/b3/pool", in, {3, 3}, {1, 1}, {1, 1});
+    b3 = z.basic_conv(m + "/b3/1x1", b3, 192, c, {1, 1});
+    return z.concat(m + "/concat", {b0, b1, b2, b3}, 1);
+  };
+
+  x = module_a("mixed_5b", x, 192, 32);
+  x = module_a("mixed_5c", x, 256, 64);
+  x = module_a("mixed_5d", x, 288, 64);
+  x = module_b("mixed_6a", x, 288);
+  x = module_c("mixed_6b", x, 768, 128);
+  x = module_c("mixed_6c", x, 768, 160);
+  x = module_c("mixed_6d", x, 768, 160);
+  x = module_c("mixed_6e", x, 768, 192);
+  x = module_d("mixed_7a", x, 768);
+  x = module_e("mixed_7b", x, 1280);
+  x = module_e("mixed_7c", x, 2048);
+  x = z.reduce_mean("avgpool", x, {2, 3});
+  x = z.fc("fc", x, 1000);
+  z.add(ZooBuilder::node("loss", "softmax_xent", {x}));
+  return z.finish();
+}
+
+GraphFileV1 rnnlm(int64_t b) {
+  ZooBuilder z("rnnlm", 1);
+  std::string ids = z.tensor("ids", {b, 256});
+  NodeV1 embed = ZooBuilder::node("embedding", "embedding", {ids});
+  embed.vocab = 100000;
+  embed.dim = 2048;
+  std::string x = z.add(embed);
+  NodeV1 lstm = ZooBuilder::node("lstm", "lstm", {x});
+  lstm.units = 2048;
+  lstm.layers = 2;
+  x = z.add(lstm);
+  x = z.fc("fc", x, 100000);
+  z.add(ZooBuilder::node("loss", "softmax_xent", {x}));
+  return z.finish();
+}
+
+GraphFileV1 transformer(int64_t b) {
+  const int64_t seq = 256, vocab = 50000, model = 512, heads = 8, key = 64, ff = 2048, layers = 6;
+  ZooBuilder z("transformer", 1);
+  std::string enc_ids = z.tensor("enc_ids", {b, seq});
+  std::string dec_ids = z.tensor("dec_ids", {b, seq});
+  std::string pos = z.tensor("pos_enc", {b, seq, model});
+
+  auto attention = [&](const std::string& p, const std::vector<std::string>& xs) {
+    std::string wqkv = z.tensor(p + "/w_qkv", {3, heads, model, key});
+    std::string qkv;
+    if (xs.size() == 1) {
+      qkv = z.einsum(p + "/qkv", "ble,shek->sbhlk", {xs[0], wqkv});
+    } else {
+      std::string stacked = z.add(ZooBuilder::node(p + "/stack", "stack", xs));
+      qkv = z.einsum(p + "/qkv", "sble,shek->sbhlk", {stacked, wqkv});
+    }
+    std::string split = z.add(ZooBuilder::node(p + "/unstack", "unstack", {qkv}));
+    std::string logits = z.einsum(p + "/logits", "bhlk,bhmk->bhlm", {split + ":0", split + ":1"});
+    NodeV1 softmax = ZooBuilder::node(p + "/softmax", "softmax", {logits});
+    softmax.axis = 3;
+    std::string w = z.add(softmax);
+    std::string s = z.einsum(p + "/context", "bhlm,bhmk->bhlk", {w, split + ":2"});
+    std::string wo = z.tensor(p + "/w_o", {heads, model, key});
+    std::string o = z.einsum(p + "/out", "bhlk,hek->ble", {s, wo});
+    std::string sum = z.elementwise(p + "/residual", {xs[0], o});
+    return z.add(ZooBuilder::node(p + "/norm", "norm", {sum}));
+  };
+  auto feedforward = [&](const std::string& p, const std::string& x) {
+    std::string w1 = z.tensor(p + "/w1", {model, ff});
+    std::string w2 = z.tensor(p + "/w2", {ff, model});
+    std::string h = z.einsum(p + "/ff1", "ble,ef->blf", {x, w1}, 2);
+    std::string y = z.einsum(p + "/ff2", "blf,fe->ble", {h, w2});
+    std::string sum = z.elementwise(p + "/residual", {x, y});
+    return z.add(ZooBuilder::node(p + "/norm", "norm", {sum}));
+  };
+  auto embedding = [&](const std::string& name, const std::string& ids) {
+    NodeV1 n = ZooBuilder::node(name, "embedding", {ids});
+    n.vocab = vocab;
+    n.dim = model;
+    return z.add(n);
+  };
+
+  std::string enc = embedding("encoder/embedding", enc_ids);
+  enc = z.elementwise("encoder/position", {enc, pos});
+  for (int64_t l = 0; l < layers; ++l) {
+    std::string p = "encoder/layer" + std::to_string(l);
+    enc = feedforward(p + "/ff", attention(p + "/self", {enc}));
+  }
+  std::string dec = embedding("decoder/embedding", dec_ids);
+  dec = z.elementwise("decoder/position", {dec, pos});
+  for (int64_t l = 0; l < layers; ++l) {
+    std::string p = "decoder/layer" + std::to_string(l);
+    std::string self = attention(p + "/self", {dec});
+    std::string cross = attention(p + "/cross", {self, enc, enc});
+    dec = feedforward(p + "/ff", cross);
+  }
+  std::string w_out = z.tensor("decoder/w_vocab", {model, vocab});
+  std::string logits = z.einsum("decoder/logits", "ble,ev->blv", {dec, w_out});
+  z.add(ZooBuilder::node("loss", "softmax_xent", {logits}));
+  return z.finish();
+}
+
+}  // namespace
+
+const std::vector<ZooEntry>& zoo_entries() {
+  static const std::vector<ZooEntry> entries = {
+      {"alexnet", 128, "AlexNet: 5 conv, 3 pool, 3 fc (14 vertices), image 227x227"},
+      {"resnet101", 128, "ResNet-101: bottleneck blocks (3, 4, 23, 3), image 227x227"},
+      {"inception3", 128, "Inception-v3: modules A x3, B, C x4, D, E x2, image 299x299"},
+      {"rnnlm", 64, "RNN language model: embedding, 2-layer LSTM 2048, vocabulary 100000 (4 vertices)"},
+      {"transformer", 64, "Transformer: 6+6 layers, model 512, 8 heads, ff 2048, vocabulary 50000"},
+  };
+  return entries;
+}
+
+GraphFileV1 build_zoo_graph(const std::string& name, int64_t batch) {
+  if (batch <= 0) throw InputError("--batch: expected a positive batch size, got " + std::to_string(batch));
+  static const std::vector<std::pair<std::string, std::function<GraphFileV1(int64_t)>>> builders = {
+      {"alexnet", alexnet}, {"resnet101", resnet101}, {"inception3", inception3}, {"rnnlm", rnnlm}, {"transformer", transformer}};
+  std::vector<std::string> names;
+  for (const auto& [n, build] : builders) {
+    if (n == name) return build(batch);
+    names.push_back(n);
+  }
+  std::string hint = closest_name(name, names);
+  throw InputError("unknown model '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                   "; `pase models` lists them");
+}
+
+}  // namespace pase

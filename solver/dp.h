@@ -1,0 +1,53 @@
+#pragma once
+// The exact dynamic program over an elimination plan (PaSE recurrence (4)).
+//
+// Processing vertex v builds a table over the configurations of its dependent
+// set D(v): for every assignment of D(v), the cheapest configuration of v
+// counting v's layer cost, its edges to vertices not yet processed, and the
+// tables of earlier vertices that were waiting for v. The table then waits
+// for the earliest-processed member of D(v). Back-substitution in reverse
+// order reads the stored argmins. The optimum is exact for any order; the
+// order only decides the table sizes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/objective.h"
+#include "solver/ordering.h"
+
+namespace pase {
+
+struct DpOptions {
+  uint64_t max_table_bytes = uint64_t{8} << 30;  ///< refuse plans whose tables need more
+  int threads = 0;                               ///< 0: all cores
+};
+
+/// Sizes of the tables a plan needs, computed before anything is allocated.
+struct TablePlan {
+  std::vector<uint64_t> entries;  ///< per vertex (saturates at UINT64_MAX)
+  uint64_t total_entries = 0;
+  uint64_t total_bytes = 0;       ///< cost tables + argmin tables, all alive at once (upper bound)
+  int largest_vertex = -1;
+};
+
+struct DpStats {
+  uint64_t table_entries = 0;
+  uint64_t peak_table_bytes = 0;
+  size_t max_dependent_set = 0;
+  double seconds = 0.0;
+};
+
+struct DpResult {
+  double cost = 0.0;
+  std::vector<int32_t> choice;  ///< configuration index per vertex
+  DpStats stats;
+};
+
+/// Table sizes of a plan.
+[[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan);
+
+/// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables exceed the limit.
+[[nodiscard]] DpResult solve_dp(const Objective& objective, const EliminationPlan& plan,
+                                const std::vector<std::string>& names, const DpOptions& options);
+
+}  // namespace pase

@@ -1,0 +1,45 @@
+#pragma once
+// Vertex orders for the DP and the dependent sets they induce.
+//
+// For a sequence v1..vn, the dependent set D(vi) is the set of later vertices
+// adjacent to the connected component of {v1..vi} that contains vi. The DP
+// table of vi is indexed by the configurations of D(vi), so small dependent
+// sets mean small tables. D(vi) equals vi's neighbourhood in the elimination
+// graph (eliminating a vertex joins its remaining neighbours), which is how
+// it is computed here.
+#include <string>
+#include <vector>
+
+#include "costmodel/objective.h"
+
+namespace pase {
+
+enum class OrderKind { GenerateSeq, Bfs };
+
+/// "generateseq" / "bfs"; throws InputError on anything else.
+[[nodiscard]] OrderKind parse_order_kind(const std::string& name);
+[[nodiscard]] std::string order_kind_name(OrderKind kind);
+
+struct EliminationPlan {
+  std::vector<int> order;                   ///< the sequence
+  std::vector<int> position;                ///< position[v] = index of v in order
+  std::vector<std::vector<int>> dependent;  ///< D(v), sorted by position, latest first
+};
+
+/// Distinct undirected neighbours of every vertex.
+[[nodiscard]] std::vector<std::vector<int>> undirected_neighbours(const Objective& objective);
+
+/// GenerateSeq (PaSE Fig. 3): repeatedly take the vertex whose dependent set is
+/// smallest (ties: lowest index).
+[[nodiscard]] EliminationPlan generate_seq(const std::vector<std::vector<int>>& neighbours);
+
+/// Breadth-first order from vertex 0 (neighbours by index; next component from its lowest vertex).
+[[nodiscard]] std::vector<int> bfs_order(const std::vector<std::vector<int>>& neighbours);
+
+/// Dependent sets of an arbitrary order.
+[[nodiscard]] EliminationPlan plan_for_order(const std::vector<std::vector<int>>& neighbours, const std::vector<int>& order);
+
+/// The plan for an order kind.
+[[nodiscard]] EliminationPlan make_plan(const std::vector<std::vector<int>>& neighbours, OrderKind kind);
+
+}  // namespace pase

@@ -1,0 +1,27 @@
+#pragma once
+// One call from a priced graph to its optimal strategy.
+#include <vector>
+
+#include "costmodel/cost_tables.h"
+#include "solver/dp.h"
+#include "solver/ordering.h"
+
+namespace pase {
+
+struct SolveOptions {
+  OrderKind order = OrderKind::GenerateSeq;
+  DpOptions dp;
+};
+
+struct Solution {
+  double cost = 0.0;
+  std::vector<int32_t> choice;  ///< configuration index per vertex
+  EliminationPlan plan;
+  TablePlan tables;
+  DpStats stats;
+};
+
+/// Orders the vertices, checks the table sizes and runs the DP.
+[[nodiscard]] Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options);
+
+}  // namespace pase

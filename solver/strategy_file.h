@@ -1,0 +1,40 @@
+#pragma once
+// The `pase-strategy` v1 file: the chosen configuration of every vertex and
+// how it splits each tensor, so other frameworks can apply it.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/cost_tables.h"
+#include "graphs/graph.h"
+
+namespace pase {
+
+/// Per-vertex view of a strategy, shared by the JSON writer and the CLI table.
+struct LayerReport {
+  std::string name, op, dims;
+  std::vector<int32_t> config;
+  int64_t devices_used = 0;
+  double cost = 0.0;  ///< layer cost L
+};
+
+[[nodiscard]] std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tables,
+                                                     const std::vector<int32_t>& choice);
+
+/// Extra solver facts recorded in the file.
+struct SolverReport {
+  std::string order_kind;
+  std::vector<std::string> order;
+  size_t max_dependent_set = 0;
+  uint64_t table_entries = 0;
+  uint64_t peak_table_bytes = 0;
+  double seconds = 0.0;
+};
+
+/// Builds the strategy document (fields in a fixed order).
+[[nodiscard]] nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& tables,
+                                                   const std::vector<int32_t>& choice, double total_cost,
+                                                   const SolverReport* solver);
+
+}  // namespace pase
