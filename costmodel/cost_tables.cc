@@ -4,6 +4,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "costmodel/cost_model.h"
 #include "costmodel/costs.h"
 
 namespace pase {
@@ -33,23 +34,28 @@ double Objective::evaluate(const std::vector<int32_t>& choice) const {
 }
 
 CostTables build_cost_tables(const Graph& graph, const Machine& machine, size_t max_configs) {
+  return build_cost_tables(graph, PaseCostModel(machine), max_configs);
+}
+
+CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs) {
   CostTables tables;
-  tables.machine = machine;
+  tables.machine = model.machine();
+  tables.cost_model = model.name();
+  tables.unit = model.unit();
   const size_t n = graph.vertices.size();
-  const double r = machine.word_cost();
   tables.models.resize(n);
   tables.configs.resize(n);
   tables.objective.vertex_cost.resize(n);
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
     tables.models[v] = build_vertex_model(vertex);
-    tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, machine.devices, max_configs, vertex.name);
+    tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
   }
   tbb::parallel_for(size_t{0}, n, [&](size_t v) {
     const ConfigSet& configs = tables.configs[v];
     std::vector<double>& cost = tables.objective.vertex_cost[v];
     cost.resize(configs.size());
-    for (size_t s = 0; s < configs.size(); ++s) cost[s] = layer_cost(tables.models[v], configs[s], r);
+    for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
   });
   tables.objective.pairs.resize(graph.edges.size());
   tbb::parallel_for(size_t{0}, graph.edges.size(), [&](size_t e) {
@@ -66,23 +72,22 @@ CostTables build_cost_tables(const Graph& graph, const Machine& machine, size_t 
     pair.cost.resize(u_splits.size() * v_splits.size());
     for (size_t a = 0; a < u_splits.size(); ++a)
       for (size_t b = 0; b < v_splits.size(); ++b)
-        pair.cost[a * v_splits.size() + b] = redistribution_cost(tensor, u_splits[a].data(), v_splits[b].data(), r);
+        pair.cost[a * v_splits.size() + b] = model.redistribution(tensor, u_splits[a].data(), v_splits[b].data());
   });
   return tables;
 }
 
-double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice) {
-  const double r = tables.machine.word_cost();
+double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const CostModel& model,
+                                const std::vector<int32_t>& choice) {
   double total = 0.0;
-  for (size_t v = 0; v < graph.vertices.size(); ++v)
-    total += layer_cost(tables.models[v], tables.configs[v][choice[v]], r);
+  for (size_t v = 0; v < graph.vertices.size(); ++v) total += model.layer(tables.models[v], tables.configs[v][choice[v]]);
   for (const TensorEdge& edge : graph.edges) {
     const SplitMap& out = tables.models[edge.src].outputs[edge.src_port];
     const SplitMap& in = tables.models[edge.dst].inputs[edge.dst_port];
     std::vector<int64_t> a(out.size()), b(in.size());
     tensor_split(out, tables.configs[edge.src][choice[edge.src]], a.data());
     tensor_split(in, tables.configs[edge.dst][choice[edge.dst]], b.data());
-    total += redistribution_cost(graph.vertices[edge.src].outputs[edge.src_port], a.data(), b.data(), r);
+    total += model.redistribution(graph.vertices[edge.src].outputs[edge.src_port], a.data(), b.data());
   }
   return total;
 }

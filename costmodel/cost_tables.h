@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "costmodel/configs.h"
+#include "costmodel/cost_model.h"
 #include "costmodel/machine.h"
 #include "costmodel/objective.h"
 #include "costmodel/vertex_model.h"
@@ -14,6 +15,8 @@ namespace pase {
 
 struct CostTables {
   Machine machine;
+  std::string cost_model = "pase";  ///< name of the model that priced the tables
+  std::string unit = "flop";
   std::vector<VertexModel> models;
   std::vector<ConfigSet> configs;
   Objective objective;
@@ -22,13 +25,17 @@ struct CostTables {
 /// Default cap on configurations per vertex (each is priced and kept in memory).
 inline constexpr size_t kDefaultMaxConfigs = size_t{1} << 20;
 
-/// Builds models, enumerates configurations and prices layers and edges.
+/// Builds models, enumerates configurations and prices layers and edges with `model`.
+[[nodiscard]] CostTables build_cost_tables(const Graph& graph, const CostModel& model,
+                                           size_t max_configs = kDefaultMaxConfigs);
+
+/// The same with the default `pase` model on `machine`.
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const Machine& machine,
                                            size_t max_configs = kDefaultMaxConfigs);
 
 /// Cost of a full strategy computed straight from the formulas (no tables):
 /// the reference the DP is checked against.
-[[nodiscard]] double evaluate_strategy_direct(const Graph& graph, const CostTables& tables,
+[[nodiscard]] double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const CostModel& model,
                                               const std::vector<int32_t>& choice);
 
 }  // namespace pase

@@ -115,3 +115,17 @@ double layer_cost(const VertexModel& model, const int32_t* c, double r) {
 }
 
 }  // namespace pase
+
+#include "costmodel/cost_model.h"
+
+namespace pase {
+
+double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
+  return layer_cost(model, config, machine_.word_cost());
+}
+
+double PaseCostModel::redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const {
+  return redistribution_cost(tensor, a, b, machine_.word_cost());
+}
+
+}  // namespace pase

@@ -30,8 +30,8 @@ nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& table
   doc["graph"] = graph.name;
   doc["devices"] = tables.machine.devices;
   doc["machine"] = {{"flops_tflops", tables.machine.flops_tflops}, {"bandwidth_gbps", tables.machine.bandwidth_gbps}};
-  doc["cost_model"] = "pase";
-  doc["cost_unit"] = "flop";
+  doc["cost_model"] = tables.cost_model;
+  doc["cost_unit"] = tables.unit;
   doc["total_cost"] = total_cost;
   double layer_total = 0.0;
   json layers = json::array();

@@ -1,0 +1,42 @@
+#pragma once
+// A cost model prices one vertex configuration and one tensor redistribution.
+// The DP never sees it: build_cost_tables turns it into an Objective once.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "costmodel/machine.h"
+#include "costmodel/vertex_model.h"
+
+namespace pase {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  [[nodiscard]] virtual std::string name() const = 0;  ///< "pase", ...
+  [[nodiscard]] virtual std::string unit() const = 0;  ///< "flop", "seconds"
+  [[nodiscard]] virtual int64_t devices() const = 0;
+  /// Layer cost L(v, config).
+  [[nodiscard]] virtual double layer(const VertexModel& model, const int32_t* config) const = 0;
+  /// Edge cost of a tensor produced with split `a` and consumed with split `b`.
+  [[nodiscard]] virtual double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const = 0;
+  /// Machine facts recorded in the strategy file.
+  [[nodiscard]] virtual Machine machine() const = 0;
+};
+
+/// The analytic model of the PaSE paper (cost-model.md), in FLOP.
+class PaseCostModel final : public CostModel {
+ public:
+  explicit PaseCostModel(const Machine& machine) : machine_(machine) {}
+  [[nodiscard]] std::string name() const override { return "pase"; }
+  [[nodiscard]] std::string unit() const override { return "flop"; }
+  [[nodiscard]] int64_t devices() const override { return machine_.devices; }
+  [[nodiscard]] double layer(const VertexModel& model, const int32_t* config) const override;
+  [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
+  [[nodiscard]] Machine machine() const override { return machine_; }
+
+ private:
+  Machine machine_;
+};
+
+}  // namespace pase
