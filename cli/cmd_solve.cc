@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/graph_input.h"
+#include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph.h"
@@ -17,8 +19,7 @@ namespace {
 struct SolveCliOptions {
   std::string graph;
   int64_t devices = 0;
-  double flops = 10.0;
-  double bandwidth = 16.0;
+  CostModelOptions model;
   std::string out;
   bool json = false;
   bool stats = false;
@@ -63,7 +64,7 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   }
   char line[1024];
   out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
-      << tables.machine.bandwidth_gbps << " GB/s), cost model pase\n";
+      << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit << ")\n";
   std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s\n", int(name_width), "layer", "op", int(dims_width),
                 "dims", int(config_width), "config", "devices", "cost", "share");
   out << line;
@@ -75,7 +76,7 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
     out << line;
   }
   double edges = solution.cost - layer_total;
-  out << "total cost " << format_total(solution.cost) << " FLOP (layers " << format_cost(layer_total) << ", redistribution "
+  out << "total cost " << format_total(solution.cost) << " " << tables.unit << " (layers " << format_cost(layer_total) << ", redistribution "
       << format_cost(edges) << "), solved in " << format_cost(solution.stats.seconds) << " s\n";
 }
 
@@ -106,8 +107,7 @@ CommandRunner register_solve(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("solve", "Find the optimal per-layer parallelization strategy of a graph");
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   cmd->add_option("--devices,-p", o->devices, "Number of devices")->required();
-  cmd->add_option("--flops", o->flops, "Peak TFLOP/s per device (default 10)");
-  cmd->add_option("--bandwidth", o->bandwidth, "Link bandwidth in GB/s (default 16)");
+  add_cost_model_options(cmd, o->model);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
@@ -116,22 +116,15 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    if (o->devices < 1) throw InputError("--devices: expected a positive number of devices, got " + std::to_string(o->devices));
-    if (o->devices > (int64_t{1} << 30)) throw InputError("--devices: at most 2^30 devices, got " + std::to_string(o->devices));
-    if (!(o->flops > 0)) throw InputError("--flops: expected a positive TFLOP/s, got " + std::to_string(o->flops));
-    if (!(o->bandwidth > 0)) throw InputError("--bandwidth: expected a positive GB/s, got " + std::to_string(o->bandwidth));
+    std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
     if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
     SolveOptions options;
     options.order = parse_order_kind(o->order);
     options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
     options.dp.threads = o->threads;
 
-    Graph graph = load_graph(o->graph);
-    Machine machine;
-    machine.devices = o->devices;
-    machine.flops_tflops = o->flops;
-    machine.bandwidth_gbps = o->bandwidth;
-    CostTables tables = build_cost_tables(graph, machine);
+    Graph graph = load_graph_input(o->graph);
+    CostTables tables = build_cost_tables(graph, *model);
     Solution solution = solve(graph, tables, options);
 
     SolverReport report;

@@ -1,0 +1,30 @@
+#include "cli/model_options.h"
+
+#include "graphs/error.h"
+
+namespace pase {
+
+void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
+  command->add_option("--flops", options.flops, "Peak TFLOP/s per device (default 10)");
+  command->add_option("--bandwidth", options.bandwidth, "Link bandwidth in GB/s (default 16)");
+  command->add_option("--cost-model", options.cost_model, "Cost model: pase (default)");
+  command->add_option("--machine", options.machine_file, "Machine profile (pase-machine JSON)");
+}
+
+std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices) {
+  if (devices < 1) throw InputError("--devices: expected a positive number of devices, got " + std::to_string(devices));
+  if (devices > (int64_t{1} << 30)) throw InputError("--devices: at most 2^30 devices, got " + std::to_string(devices));
+  if (!(options.flops > 0)) throw InputError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
+  if (!(options.bandwidth > 0))
+    throw InputError("--bandwidth: expected a positive GB/s, got " + std::to_string(options.bandwidth));
+  if (options.cost_model == "pase") {
+    Machine machine;
+    machine.devices = devices;
+    machine.flops_tflops = options.flops;
+    machine.bandwidth_gbps = options.bandwidth;
+    return std::make_unique<PaseCostModel>(machine);
+  }
+  throw InputError("--cost-model: unknown cost model '" + options.cost_model + "' (choose pase)");
+}
+
+}  // namespace pase

@@ -1,0 +1,26 @@
+#pragma once
+// Command-line options that choose and configure the cost model, shared by
+// every subcommand that prices strategies (solve, evaluate, compare, batch).
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "costmodel/cost_model.h"
+
+namespace pase {
+
+struct CostModelOptions {
+  double flops = 10.0;          ///< --flops TF
+  double bandwidth = 16.0;      ///< --bandwidth GBps
+  std::string cost_model = "pase";
+  std::string machine_file;     ///< --machine FILE (pase-machine profile)
+};
+
+/// Adds --flops, --bandwidth, --cost-model and --machine to a subcommand.
+void add_cost_model_options(CLI::App* command, CostModelOptions& options);
+
+/// Validates the options and builds the model for `devices` devices (InputError on bad values).
+[[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices);
+
+}  // namespace pase
