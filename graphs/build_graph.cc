@@ -162,6 +162,7 @@ class Builder {
     }
     std::vector<int> cycle(path.begin() + seen[at], path.end());
     std::reverse(cycle.begin(), cycle.end());  // producer -> consumer direction
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // start at the first in the file
     std::string text;
     for (int c : cycle) text += file_.nodes[c].name + " -> ";
     text += file_.nodes[cycle.front()].name;
