@@ -46,9 +46,11 @@ std::string format_cost(double cost) {
   return buffer;
 }
 
-std::string format_total(double cost) {
+// FLOP totals are whole numbers worth printing in full; seconds are not.
+std::string format_total(double cost, const std::string& unit) {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, cost < 1e17 ? "%.0f" : "%.9e", cost);
+  if (unit == "flop" && cost < 1e17) std::snprintf(buffer, sizeof buffer, "%.0f", cost);
+  else std::snprintf(buffer, sizeof buffer, "%.9g", cost);
   return buffer;
 }
 
@@ -76,7 +78,7 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
     out << line;
   }
   double edges = solution.cost - layer_total;
-  out << "total cost " << format_total(solution.cost) << " " << tables.unit << " (layers " << format_cost(layer_total) << ", redistribution "
+  out << "total cost " << format_total(solution.cost, tables.unit) << " " << tables.unit << " (layers " << format_cost(layer_total) << ", redistribution "
       << format_cost(edges) << "), solved in " << format_cost(solution.stats.seconds) << " s\n";
 }
 
@@ -111,7 +113,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
-  cmd->add_option("--order", o->order, "Vertex order: generateseq (default) or bfs");
+  cmd->add_option("--order", o->order, "Vertex order: generateseq (default), bfs, mindegree or minfill");
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");
   return [cmd, o]() -> int {

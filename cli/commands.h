@@ -13,5 +13,13 @@ using CommandRunner = std::function<int()>;
 CommandRunner register_solve(CLI::App& app);
 /// `pase models` and `pase models export NAME --batch B`
 CommandRunner register_models(CLI::App& app);
+/// `pase evaluate GRAPH (--strategy FILE | --baseline NAME) [--devices N]`
+CommandRunner register_evaluate(CLI::App& app);
+/// `pase compare GRAPH --devices 4,8,16 [--csv F] [--json F] [--svg F]`
+CommandRunner register_compare(CLI::App& app);
+/// `pase batch DIR_OR_FILES... --devices 8,32 [--summary F] [--expect F]`
+CommandRunner register_batch(CLI::App& app);
+/// `pase import MODEL.onnx [-o graph.json] [--batch B] [--loss L] [--lenient]`
+CommandRunner register_import(CLI::App& app);
 
 }  // namespace pase

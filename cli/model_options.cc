@@ -1,5 +1,7 @@
 #include "cli/model_options.h"
 
+#include "costmodel/calibrated_cost_model.h"
+#include "costmodel/machine_profile.h"
 #include "graphs/error.h"
 
 namespace pase {
@@ -7,7 +9,7 @@ namespace pase {
 void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
   command->add_option("--flops", options.flops, "Peak TFLOP/s per device (default 10)");
   command->add_option("--bandwidth", options.bandwidth, "Link bandwidth in GB/s (default 16)");
-  command->add_option("--cost-model", options.cost_model, "Cost model: pase (default)");
+  command->add_option("--cost-model", options.cost_model, "Cost model: pase (default, FLOP) or calibrated (seconds, needs --machine)");
   command->add_option("--machine", options.machine_file, "Machine profile (pase-machine JSON)");
 }
 
@@ -24,7 +26,12 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
     machine.bandwidth_gbps = options.bandwidth;
     return std::make_unique<PaseCostModel>(machine);
   }
-  throw InputError("--cost-model: unknown cost model '" + options.cost_model + "' (choose pase)");
+  if (options.cost_model == "calibrated") {
+    if (options.machine_file.empty())
+      throw InputError("--cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)");
+    return std::make_unique<CalibratedCostModel>(read_machine_profile(options.machine_file), devices);
+  }
+  throw InputError("--cost-model: unknown cost model '" + options.cost_model + "' (choose pase or calibrated)");
 }
 
 }  // namespace pase

@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build
   libboost-graph-dev nlohmann-json3-dev libcli11-dev libtbb-dev doctest-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
 )
 missing=()
 for p in "${packages[@]}"; do

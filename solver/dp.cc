@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include <tbb/blocked_range.h>
@@ -55,18 +56,185 @@ struct Message {
   std::vector<uint64_t> stride;  // mixed-radix strides of `scope`
 };
 
-// An edge between v and a later vertex w, as rows over v's configurations.
+// A factor of v's table that depends on one member w of D(v) through the
+// class of w's configuration: rows[class * Cv + s] over v's configurations.
 struct EdgeRows {
-  int scope_index = 0;                  // where w sits in D(v)
-  const std::vector<int32_t>* w_class;  // class of each configuration of w
-  std::vector<double> rows;             // rows[w_class * Cv + s]
+  int scope_index = 0;
+  const std::vector<int32_t>* w_class = nullptr;
+  std::vector<double> rows;
 };
 
-// A message read by v: its offset for an assignment of D(v), then Cv contiguous entries.
+// A table of an earlier vertex that v consumes: its offset for an assignment
+// of D(v), then Cv contiguous entries (v is its fastest digit).
 struct MessageRead {
   const double* cost = nullptr;
   std::vector<std::pair<int, uint64_t>> terms;  // (index in D(v), stride in the message)
 };
+
+// How one vertex's table is computed. A member of D(v) that no message reads
+// enters only through edge costs, so the table depends on it only through the
+// classes of its configuration: those members get a "virtual" digit per
+// distinct class combination, the table is computed over that smaller space,
+// then expanded.
+struct TableJob {
+  size_t configs = 0;
+  const double* own = nullptr;
+  std::vector<uint64_t> radix;                 // virtual radix per member of D(v)
+  std::vector<uint64_t> stride;                // virtual strides, last member fastest
+  uint64_t entries = 1;                        // virtual entries
+  std::vector<std::vector<int32_t>> virtual_of;  // per member: config -> virtual digit (empty: identity)
+  struct Edge {
+    int scope_index;
+    std::vector<const double*> row;            // virtual digit -> row over v's configurations
+  };
+  std::vector<Edge> edges;
+  std::vector<const MessageRead*> reads;
+};
+
+TableJob plan_job(const Objective& objective, const std::vector<int>& scope, size_t configs, const double* own,
+                  const std::vector<EdgeRows>& edges, const std::vector<MessageRead>& reads) {
+  TableJob job;
+  job.configs = configs;
+  job.own = own;
+  const size_t k = scope.size();
+  std::vector<char> read_by_message(k, 0);
+  for (const MessageRead& read : reads) {
+    job.reads.push_back(&read);
+    for (const auto& term : read.terms) read_by_message[term.first] = 1;
+  }
+  job.radix.resize(k);
+  job.virtual_of.resize(k);
+  std::vector<std::vector<size_t>> representative(k);  // virtual digit -> a configuration of w
+  for (size_t i = 0; i < k; ++i) {
+    size_t w_configs = objective.config_count(scope[i]);
+    if (read_by_message[i]) {
+      job.radix[i] = w_configs;
+      continue;
+    }
+    // Number the distinct class tuples over the edges to w, in order of first appearance.
+    std::vector<const EdgeRows*> mine;
+    for (const EdgeRows& edge : edges)
+      if (static_cast<size_t>(edge.scope_index) == i) mine.push_back(&edge);
+    std::map<std::vector<int32_t>, int32_t> seen;
+    std::vector<int32_t>& map = job.virtual_of[i];
+    map.resize(w_configs);
+    std::vector<int32_t> key(mine.size());
+    for (size_t c = 0; c < w_configs; ++c) {
+      for (size_t j = 0; j < mine.size(); ++j) key[j] = (*mine[j]->w_class)[c];
+      auto [it, inserted] = seen.emplace(key, static_cast<int32_t>(representative[i].size()));
+      if (inserted) representative[i].push_back(c);
+      map[c] = it->second;
+    }
+    job.radix[i] = representative[i].size();
+  }
+  job.stride.assign(k, 1);
+  for (size_t i = k; i-- > 0;) {
+    job.stride[i] = job.entries;
+    job.entries *= job.radix[i];
+  }
+  for (const EdgeRows& edge : edges) {
+    TableJob::Edge e;
+    e.scope_index = edge.scope_index;
+    size_t i = static_cast<size_t>(edge.scope_index);
+    for (uint64_t digit = 0; digit < job.radix[i]; ++digit) {
+      size_t config = job.virtual_of[i].empty() ? digit : representative[i][digit];
+      e.row.push_back(edge.rows.data() + static_cast<size_t>((*edge.w_class)[config]) * configs);
+    }
+    job.edges.push_back(std::move(e));
+  }
+  return job;
+}
+
+// min over s of base[s] + sum of rows[j][s], and the first s reaching it
+// (ties go to the first configuration). The sum is stored, the minimum is a
+// vectorizable reduction, and the argmin is the first exact match.
+__attribute__((target_clones("avx2", "default"))) std::pair<double, size_t> min_of_sum(const double* base, const std::vector<const double*>& rows, double* scratch,
+                                     size_t n) {
+  const double* values = base;
+  if (!rows.empty()) {
+    const double* first = rows[0];
+#pragma omp simd
+    for (size_t s = 0; s < n; ++s) scratch[s] = base[s] + first[s];
+    for (size_t j = 1; j < rows.size(); ++j) {
+      const double* row = rows[j];
+#pragma omp simd
+      for (size_t s = 0; s < n; ++s) scratch[s] += row[s];
+    }
+    values = scratch;
+  }
+  double best = values[0];
+#pragma omp simd reduction(min : best)
+  for (size_t s = 0; s < n; ++s) best = values[s] < best ? values[s] : best;
+  size_t at = 0;
+  while (values[at] != best) ++at;
+  return {best, at};
+}
+
+// Fills cost/argmin over the job's (virtual) entries. The last member of D(v)
+// changes fastest; the factors that do not read it are summed once per run
+// into `base`, and the sweep over the fast digit adds only the others.
+void fill_table(const TableJob& job, tbb::task_arena& arena, double* out_cost, uint32_t* out_arg) {
+  const size_t k = job.radix.size();
+  const size_t configs = job.configs;
+  const size_t fast = k ? k - 1 : 0;
+  const uint64_t run = k ? job.radix[fast] : 1;
+  const uint64_t outer_count = job.entries / run;
+  std::vector<const TableJob::Edge*> outer_edges, inner_edges;
+  for (const TableJob::Edge& edge : job.edges)
+    (k && static_cast<size_t>(edge.scope_index) == fast ? inner_edges : outer_edges).push_back(&edge);
+  std::vector<std::pair<const MessageRead*, uint64_t>> outer_reads, inner_reads;  // (read, stride of the fast digit)
+  for (const MessageRead* read : job.reads) {
+    uint64_t fast_stride = 0;
+    for (const auto& [index, message_stride] : read->terms)
+      if (k && static_cast<size_t>(index) == fast) fast_stride = message_stride;
+    (fast_stride ? inner_reads : outer_reads).emplace_back(read, fast_stride);
+  }
+  const size_t inner_factors = 1 + inner_edges.size() + inner_reads.size();
+  const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(run, (uint64_t{1} << 16) / (configs * inner_factors)));
+  const uint64_t chunks_per_run = (run + chunk - 1) / chunk;
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, outer_count * chunks_per_run), [&](const tbb::blocked_range<uint64_t>& items) {
+      std::vector<double> base(configs), acc(configs);
+      std::vector<uint64_t> digit(k);
+      std::vector<const double*> rows;
+      std::vector<uint64_t> inner_offset(inner_reads.size());
+      for (uint64_t item = items.begin(); item != items.end(); ++item) {
+        const uint64_t outer = item / chunks_per_run;
+        const uint64_t first = (item % chunks_per_run) * chunk, last = std::min(run, first + chunk);
+        uint64_t rest = outer * run;
+        for (size_t i = 0; i < k; ++i) {
+          digit[i] = rest / job.stride[i];
+          rest %= job.stride[i];
+        }
+        std::copy(job.own, job.own + configs, base.begin());
+        for (const TableJob::Edge* edge : outer_edges) {
+          const double* row = edge->row[digit[edge->scope_index]];
+          for (size_t s = 0; s < configs; ++s) base[s] += row[s];
+        }
+        for (const auto& [read, unused] : outer_reads) {
+          uint64_t offset = 0;
+          for (const auto& [index, message_stride] : read->terms) offset += digit[index] * message_stride;
+          const double* row = read->cost + offset;
+          for (size_t s = 0; s < configs; ++s) base[s] += row[s];
+        }
+        for (size_t m = 0; m < inner_reads.size(); ++m) {
+          inner_offset[m] = 0;
+          for (const auto& [index, message_stride] : inner_reads[m].first->terms)
+            if (static_cast<size_t>(index) != fast) inner_offset[m] += digit[index] * message_stride;
+        }
+        for (uint64_t d = first; d < last; ++d) {
+          rows.clear();
+          for (const TableJob::Edge* edge : inner_edges) rows.push_back(edge->row[d]);
+          for (size_t m = 0; m < inner_reads.size(); ++m)
+            rows.push_back(inner_reads[m].first->cost + inner_offset[m] + d * inner_reads[m].second);
+          auto [best_cost, best] = min_of_sum(base.data(), rows, acc.data(), configs);
+          out_cost[outer * run + d] = best_cost;
+          out_arg[outer * run + d] = static_cast<uint32_t>(best);
+        }
+      }
+    });
+  });
+}
 
 std::vector<uint64_t> strides_of(const std::vector<int>& scope, const Objective& objective) {
   std::vector<uint64_t> stride(scope.size());
@@ -175,13 +343,20 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     live_bytes += entries * sizeof(double) + argmins[v].bytes();
     result.stats.peak_table_bytes = std::max(result.stats.peak_table_bytes, live_bytes);
 
-    const size_t factors = 1 + edges.size() + reads.size();
-    const size_t grain = std::max<size_t>(1, 32768 / (configs * factors));
+    TableJob job = plan_job(objective, scope, configs, own.data(), edges, reads);
     double* out_cost = table->cost.data();
     ArgminTable& out_argmin = argmins[v];
+    const bool compacted = job.entries != entries;
+    std::vector<double> compact_cost(compacted ? job.entries : 0);
+    std::vector<uint32_t> compact_arg(job.entries);
+    fill_table(job, arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
+    // Expand the compact table to every configuration of D(v).
     arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, grain), [&](const tbb::blocked_range<uint64_t>& range) {
-        std::vector<double> acc(configs);
+      tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), [&](const tbb::blocked_range<uint64_t>& range) {
+        if (!compacted) {
+          for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) out_argmin.set(alpha, compact_arg[alpha]);
+          return;
+        }
         std::vector<uint64_t> digit(scope.size());
         uint64_t rest = range.begin();
         for (size_t i = 0; i < scope.size(); ++i) {
@@ -189,22 +364,11 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
           rest %= stride[i];
         }
         for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) {
-          std::copy(own.begin(), own.end(), acc.begin());
-          for (const EdgeRows& edge : edges) {
-            const double* row = edge.rows.data() + static_cast<size_t>((*edge.w_class)[digit[edge.scope_index]]) * configs;
-            for (size_t s = 0; s < configs; ++s) acc[s] += row[s];
-          }
-          for (const MessageRead& read : reads) {
-            uint64_t offset = 0;
-            for (const auto& [index, message_stride] : read.terms) offset += digit[index] * message_stride;
-            const double* row = read.cost + offset;
-            for (size_t s = 0; s < configs; ++s) acc[s] += row[s];
-          }
-          size_t best = 0;
-          for (size_t s = 1; s < configs; ++s)
-            if (acc[s] < acc[best]) best = s;  // strict: ties go to the first configuration
-          out_cost[alpha] = acc[best];
-          out_argmin.set(alpha, static_cast<uint32_t>(best));
+          uint64_t compact = 0;
+          for (size_t i = 0; i < scope.size(); ++i)
+            compact += (job.virtual_of[i].empty() ? digit[i] : static_cast<uint64_t>(job.virtual_of[i][digit[i]])) * job.stride[i];
+          out_cost[alpha] = compact_cost[compact];
+          out_argmin.set(alpha, compact_arg[compact]);
           for (size_t i = scope.size(); i-- > 0;) {  // odometer, last digit fastest
             if (++digit[i] < objective.config_count(scope[i])) break;
             digit[i] = 0;

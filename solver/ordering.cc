@@ -1,6 +1,7 @@
 #include "solver/ordering.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <set>
 
@@ -34,13 +35,27 @@ std::vector<std::set<int>> as_sets(const std::vector<std::vector<int>>& neighbou
 
 }  // namespace
 
-OrderKind parse_order_kind(const std::string& name) {
-  if (name == "generateseq") return OrderKind::GenerateSeq;
-  if (name == "bfs") return OrderKind::Bfs;
-  throw InputError("--order: unknown order '" + name + "' (choose generateseq or bfs)");
+const std::vector<OrderKind>& all_order_kinds() {
+  static const std::vector<OrderKind> kinds = {OrderKind::GenerateSeq, OrderKind::Bfs, OrderKind::MinDegree,
+                                               OrderKind::MinFill};
+  return kinds;
 }
 
-std::string order_kind_name(OrderKind kind) { return kind == OrderKind::GenerateSeq ? "generateseq" : "bfs"; }
+std::string order_kind_name(OrderKind kind) {
+  switch (kind) {
+    case OrderKind::GenerateSeq: return "generateseq";
+    case OrderKind::Bfs: return "bfs";
+    case OrderKind::MinDegree: return "mindegree";
+    case OrderKind::MinFill: return "minfill";
+  }
+  return "?";
+}
+
+OrderKind parse_order_kind(const std::string& name) {
+  for (OrderKind kind : all_order_kinds())
+    if (order_kind_name(kind) == name) return kind;
+  throw InputError("--order: unknown order '" + name + "' (choose generateseq, bfs, mindegree or minfill)");
+}
 
 std::vector<std::vector<int>> undirected_neighbours(const Objective& objective) {
   std::vector<std::set<int>> sets(objective.vertex_count());
@@ -106,9 +121,72 @@ EliminationPlan plan_for_order(const std::vector<std::vector<int>>& neighbours, 
   return plan;
 }
 
-EliminationPlan make_plan(const std::vector<std::vector<int>>& neighbours, OrderKind kind) {
-  if (kind == OrderKind::GenerateSeq) return generate_seq(neighbours);
-  return plan_for_order(neighbours, bfs_order(neighbours));
+namespace {
+
+// Greedy elimination by a score (lower first; ties to the lowest index).
+// Only the eliminated vertex's neighbours, and for scores that look at
+// adjacency among neighbours their neighbours too, need new scores.
+template <typename Score>
+EliminationPlan greedy(const std::vector<std::vector<int>>& neighbours, Score score, bool two_hops) {
+  const int n = static_cast<int>(neighbours.size());
+  std::vector<std::set<int>> graph = as_sets(neighbours);
+  EliminationPlan plan;
+  plan.position.assign(n, -1);
+  plan.dependent.resize(n);
+  using Key = decltype(score(graph, 0));
+  std::vector<Key> keys(n);
+  for (int v = 0; v < n; ++v) keys[v] = score(graph, v);
+  for (int step = 0; step < n; ++step) {
+    int best = -1;
+    for (int v = 0; v < n; ++v)
+      if (plan.position[v] < 0 && (best < 0 || keys[v] < keys[best])) best = v;
+    plan.position[best] = step;
+    plan.order.push_back(best);
+    plan.dependent[best] = eliminate(graph, best);
+    std::set<int> touched(plan.dependent[best].begin(), plan.dependent[best].end());
+    if (two_hops)
+      for (int w : plan.dependent[best]) touched.insert(graph[w].begin(), graph[w].end());
+    for (int w : touched) keys[w] = score(graph, w);
+  }
+  sort_latest_first(plan);
+  return plan;
+}
+
+double log_table_size(const std::set<int>& members, const std::vector<size_t>& config_counts) {
+  double size = 0;
+  for (int w : members) size += std::log(static_cast<double>(config_counts[w]));
+  return size;
+}
+
+}  // namespace
+
+EliminationPlan min_degree(const std::vector<std::vector<int>>& neighbours, const std::vector<size_t>& config_counts) {
+  auto score = [&](const std::vector<std::set<int>>& graph, int v) {
+    return std::make_pair(graph[v].size(), log_table_size(graph[v], config_counts));
+  };
+  return greedy(neighbours, score, /*two_hops=*/false);
+}
+
+EliminationPlan min_fill(const std::vector<std::vector<int>>& neighbours, const std::vector<size_t>& config_counts) {
+  auto score = [&](const std::vector<std::set<int>>& graph, int v) {
+    size_t fill = 0;
+    for (int a : graph[v])
+      for (int b : graph[v])
+        if (a < b && !graph[a].count(b)) ++fill;
+    return std::make_pair(fill, log_table_size(graph[v], config_counts));
+  };
+  return greedy(neighbours, score, /*two_hops=*/true);
+}
+
+EliminationPlan make_plan(const std::vector<std::vector<int>>& neighbours, OrderKind kind,
+                          const std::vector<size_t>& config_counts) {
+  switch (kind) {
+    case OrderKind::GenerateSeq: return generate_seq(neighbours);
+    case OrderKind::Bfs: return plan_for_order(neighbours, bfs_order(neighbours));
+    case OrderKind::MinDegree: return min_degree(neighbours, config_counts);
+    case OrderKind::MinFill: return min_fill(neighbours, config_counts);
+  }
+  return generate_seq(neighbours);
 }
 
 }  // namespace pase

@@ -14,9 +14,9 @@
 
 namespace pase {
 
-enum class OrderKind { GenerateSeq, Bfs };
+enum class OrderKind { GenerateSeq, Bfs, MinDegree, MinFill };
 
-/// "generateseq" / "bfs"; throws InputError on anything else.
+/// "generateseq", "bfs", "mindegree", "minfill"; throws InputError on anything else.
 [[nodiscard]] OrderKind parse_order_kind(const std::string& name);
 [[nodiscard]] std::string order_kind_name(OrderKind kind);
 
@@ -39,7 +39,21 @@ struct EliminationPlan {
 /// Dependent sets of an arbitrary order.
 [[nodiscard]] EliminationPlan plan_for_order(const std::vector<std::vector<int>>& neighbours, const std::vector<int>& order);
 
-/// The plan for an order kind.
-[[nodiscard]] EliminationPlan make_plan(const std::vector<std::vector<int>>& neighbours, OrderKind kind);
+/// Min-degree: like GenerateSeq, but ties go to the smallest table (product of
+/// the dependent set's configuration counts), then the lowest index.
+[[nodiscard]] EliminationPlan min_degree(const std::vector<std::vector<int>>& neighbours,
+                                         const std::vector<size_t>& config_counts);
+
+/// Min-fill: the vertex whose elimination adds the fewest new edges; ties to
+/// the smallest table, then the lowest index.
+[[nodiscard]] EliminationPlan min_fill(const std::vector<std::vector<int>>& neighbours,
+                                       const std::vector<size_t>& config_counts);
+
+/// The plan for an order kind (`config_counts` weighs tables for the heuristics that use them).
+[[nodiscard]] EliminationPlan make_plan(const std::vector<std::vector<int>>& neighbours, OrderKind kind,
+                                        const std::vector<size_t>& config_counts);
+
+/// Every order kind, in the order `--order` lists them.
+[[nodiscard]] const std::vector<OrderKind>& all_order_kinds();
 
 }  // namespace pase

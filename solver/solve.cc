@@ -7,7 +7,9 @@ namespace pase {
 Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options) {
   auto start = std::chrono::steady_clock::now();
   Solution solution;
-  solution.plan = make_plan(undirected_neighbours(tables.objective), options.order);
+  std::vector<size_t> config_counts;
+  for (size_t v = 0; v < tables.objective.vertex_count(); ++v) config_counts.push_back(tables.objective.config_count(v));
+  solution.plan = make_plan(undirected_neighbours(tables.objective), options.order, config_counts);
   std::vector<std::string> names;
   for (const Vertex& v : graph.vertices) names.push_back(v.name);
   DpResult result = solve_dp(tables.objective, solution.plan, names, options.dp);

@@ -310,7 +310,7 @@ TEST_CASE("solve_dp: equals brute force on random graphs of mixed ops") {
   std::vector<int> ops_seen(32, 0);
   std::mt19937 seeds(2021);
   for (int attempt = 0; checked < 220 && attempt < 5000; ++attempt) {
-    uint32_t seed = seeds();
+    uint32_t seed = static_cast<uint32_t>(seeds());
     RandomGraphMaker maker(seed);
     GraphFileV1 file = maker.make(3 + static_cast<int>(seed % 6));
     // Through the file format, so the round trip is exercised too.
@@ -323,7 +323,7 @@ TEST_CASE("solve_dp: equals brute force on random graphs of mixed ops") {
     CAPTURE(machine.devices);
     std::vector<int32_t> best_choice;
     double correct = brute_force(tables.objective, best_choice);
-    for (OrderKind order : {OrderKind::GenerateSeq, OrderKind::Bfs}) {
+    for (OrderKind order : all_order_kinds()) {
       SolveOptions options;
       options.order = order;
       Solution solution = solve(graph, tables, options);
@@ -394,8 +394,11 @@ TEST_CASE("solve_dp: equals brute force on random table-driven objectives") {
     auto neighbours = undirected_neighbours(objective);
     std::vector<int> reversed(n);
     for (int v = 0; v < n; ++v) reversed[v] = n - 1 - v;
+    std::vector<size_t> counts;
+    for (int v = 0; v < n; ++v) counts.push_back(objective.config_count(v));
     for (const EliminationPlan& plan : {generate_seq(neighbours), plan_for_order(neighbours, bfs_order(neighbours)),
-                                        plan_for_order(neighbours, reversed)}) {
+                                        plan_for_order(neighbours, reversed), min_degree(neighbours, counts),
+                                        min_fill(neighbours, counts)}) {
       DpResult result = solve_dp(objective, plan, names, DpOptions{});
       CHECK(result.cost == correct);  // integers: exact
       CHECK(objective.evaluate(result.choice) == correct);

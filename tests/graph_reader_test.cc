@@ -138,7 +138,7 @@ TEST_CASE("pase solve: missing file and bad options") {
   SUBCASE("unknown order") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 4 --order dfs");
     CHECK(result.status == 1);
-    CHECK(result.error == "error: --order: unknown order 'dfs' (choose generateseq or bfs)\n");
+    CHECK(result.error == "error: --order: unknown order 'dfs' (choose generateseq, bfs, mindegree or minfill)\n");
   }
   SUBCASE("tables over the limit are refused with their size") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/transformer.json") +

@@ -83,6 +83,10 @@ TEST_CASE("generate_seq: dependent sets match the definition") {
       Neighbours graph = random_graph(rng, 2 + trial % 25, trial % 3 == 0 ? 0.4 : 0.12);
       check_plan_against_definition(graph, generate_seq(graph), /*greedy=*/true);
       check_plan_against_definition(graph, plan_for_order(graph, bfs_order(graph)), /*greedy=*/false);
+      std::vector<size_t> counts(graph.size());
+      for (size_t v = 0; v < counts.size(); ++v) counts[v] = 1 + (v * 7) % 5;
+      check_plan_against_definition(graph, min_degree(graph, counts), /*greedy=*/true);  // still a min-|D| order
+      check_plan_against_definition(graph, min_fill(graph, counts), /*greedy=*/false);
     }
   }
   SUBCASE("zoo graphs") {
@@ -118,4 +122,24 @@ TEST_CASE("bfs_order: visits components in turn") {
   CHECK(bfs_order(graph) == std::vector<int>{0, 1, 2, 3, 4});
   Neighbours star = {{3}, {3}, {3}, {0, 1, 2}};
   CHECK(bfs_order(star) == std::vector<int>{0, 3, 1, 2});
+}
+
+TEST_CASE("min_degree: ties go to the smaller table") {
+  // A path a - b - c: a and c both have one neighbour (b); with equal sizes the
+  // lowest index goes first, but a heavier neighbour makes the other end win.
+  Neighbours path = {{1}, {0, 2}, {1}, {4}, {3}};
+  CHECK(min_degree(path, {1, 1, 1, 1, 1}).order.front() == 0);
+  CHECK(min_degree(path, {1, 1, 1, 1, 1}).order.front() == 0);
+  // 0 and 2 would make tables over 1 (5 configurations), 3 over 4 (2), 4 over 3 (1): 4 goes first.
+  CHECK(min_degree(path, {1, 5, 1, 1, 2}).order.front() == 4);
+  CHECK(min_degree(path, {1, 5, 1, 3, 2}).order.front() == 3);
+}
+
+TEST_CASE("min_fill: prefers eliminations that add no edges") {
+  // A 4-cycle 0-1-2-3 with a pendant 4 on 0: eliminating 4 adds no edge;
+  // any cycle vertex adds one, so the pendant goes first.
+  Neighbours graph = {{1, 3, 4}, {0, 2}, {1, 3}, {0, 2}, {0}};
+  EliminationPlan plan = min_fill(graph, {2, 2, 2, 2, 2});
+  CHECK(plan.order.front() == 4);
+  CHECK(plan.dependent[4] == std::vector<int>{0});
 }

@@ -1,0 +1,192 @@
+// `pase compare GRAPH --devices 4,8,16`: the DP optimum against the baselines
+// (data-parallel, owt, megatron, mcmc) at each device count, as a table, CSV,
+// JSON and an SVG bar chart of the speed-up over data parallelism.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/graph_input.h"
+#include "cli/model_options.h"
+#include "cli/svg_chart.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/error.h"
+#include "solver/baselines.h"
+#include "solver/solve.h"
+
+namespace pase {
+namespace {
+
+struct CompareCliOptions {
+  std::string graph;
+  std::vector<int64_t> devices;
+  CostModelOptions model;
+  McmcOptions mcmc;
+  std::string csv, json, svg;
+};
+
+/// One strategy at one device count.
+struct CompareRow {
+  int64_t devices = 0;
+  std::string strategy;
+  double cost = 0.0;
+  double speedup = 1.0;   ///< data-parallel cost / cost
+  double seconds = -1.0;  ///< search time; < 0: not a search
+  std::string note;
+};
+
+const char* const kOptimum = "pase";  // the DP optimum's row
+
+std::string format_number(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << text)) throw InputError(path + ": cannot write file");
+}
+
+}  // namespace
+
+CommandRunner register_compare(CLI::App& app) {
+  auto o = std::make_shared<CompareCliOptions>();
+  CLI::App* cmd = app.add_subcommand("compare", "Compare the optimal strategy with data parallelism, OWT, Megatron and MCMC");
+  cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
+  cmd->add_option("--devices,-p", o->devices, "Device counts, comma-separated (4,8,16,32,64)")->required()->delimiter(',');
+  add_cost_model_options(cmd, o->model);
+  cmd->add_option("--seed", o->mcmc.seed, "mcmc: random seed (default 1)");
+  cmd->add_option("--mcmc-iterations", o->mcmc.max_iterations, "mcmc: iteration budget (default 200000)");
+  cmd->add_option("--mcmc-temperature", o->mcmc.temperature, "mcmc: temperature relative to the best cost (default 0.001)");
+  cmd->add_option("--mcmc-seconds", o->mcmc.max_seconds, "mcmc: time budget per device count in seconds (default: none)");
+  cmd->add_option("--csv", o->csv, "Also write the results as CSV");
+  cmd->add_option("--json", o->json, "Also write the results as JSON");
+  cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    std::vector<std::unique_ptr<CostModel>> models;
+    for (int64_t p : o->devices) models.push_back(make_cost_model(o->model, p));  // validates every p first
+    Graph graph = load_graph_input(o->graph);
+
+    std::vector<CompareRow> rows;
+    std::vector<std::string> shown;  // strategies with rows, in column order
+    std::vector<std::pair<std::string, std::string>> skipped;
+    std::string unit = "flop";
+    Machine machine;
+    for (size_t i = 0; i < o->devices.size(); ++i) {
+      const int64_t p = o->devices[i];
+      CostTables tables = build_cost_tables(graph, *models[i]);
+      unit = tables.unit;
+      machine = tables.machine;
+      Solution optimum = solve(graph, tables, SolveOptions{});
+      double data_parallel = 0.0;
+      for (const std::string& name : baseline_names()) {
+        BaselineResult result = run_baseline(name, graph, tables, o->mcmc);
+        if (!result.applicable) {
+          if (i == 0) skipped.emplace_back(name, result.note);
+          continue;
+        }
+        if (name == "data-parallel") data_parallel = result.cost;
+        // The DP is exact over the same configurations, so a cheaper baseline is a bug.
+        if (result.cost < optimum.cost * (1 - 1e-9))
+          throw std::logic_error(name + " at p = " + std::to_string(p) + " costs " + format_number("%.17g", result.cost) +
+                                 ", below the DP optimum " + format_number("%.17g", optimum.cost));
+        CompareRow row{p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0, result.note};
+        rows.push_back(row);
+      }
+      rows.push_back({p, kOptimum, optimum.cost, 1.0, optimum.stats.seconds, ""});
+      for (CompareRow& row : rows)
+        if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
+    }
+    for (const CompareRow& row : rows)
+      if (std::find(shown.begin(), shown.end(), row.strategy) == shown.end()) shown.push_back(row.strategy);
+
+    // Table.
+    std::cout << graph.name << ": predicted cost per strategy, cost model " << models[0]->name() << " (" << unit << "), "
+              << machine.flops_tflops << " TFLOP/s, " << machine.bandwidth_gbps << " GB/s\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "%6s  %-14s  %20s  %9s  %10s  %s\n", "p", "strategy", "cost", "speed-up", "search s",
+                  "note");
+    std::cout << line;
+    for (const CompareRow& row : rows) {
+      std::string seconds = row.seconds < 0 ? "-" : format_number("%.3g", row.seconds);
+      std::snprintf(line, sizeof line, "%6lld  %-14s  %20s  %8.2fx  %10s  %s\n", static_cast<long long>(row.devices),
+                    row.strategy.c_str(), format_number(row.cost < 1e17 && unit == "flop" ? "%.0f" : "%.9g", row.cost).c_str(),
+                    row.speedup, seconds.c_str(), row.note.c_str());
+      std::cout << line;
+    }
+    for (const auto& [name, reason] : skipped) std::cout << "note: " << name << " skipped: " << reason << "\n";
+
+    if (!o->csv.empty()) {
+      std::ostringstream csv;
+      csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note\n";
+      for (const CompareRow& row : rows)
+        csv << csv_field(graph.name) << "," << row.devices << "," << row.strategy << ","
+            << format_number("%.17g", row.cost) << "," << unit << "," << format_number("%.6f", row.speedup) << ","
+            << (row.seconds < 0 ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << "\n";
+      write_file(o->csv, csv.str());
+    }
+    if (!o->json.empty()) {
+      nlohmann::ordered_json doc;
+      doc["format"] = "pase-compare";
+      doc["version"] = 1;
+      doc["graph"] = graph.name;
+      doc["cost_model"] = models[0]->name();
+      doc["cost_unit"] = unit;
+      doc["machine"] = {{"flops_tflops", machine.flops_tflops}, {"bandwidth_gbps", machine.bandwidth_gbps}};
+      doc["mcmc"] = {{"seed", o->mcmc.seed}, {"max_iterations", o->mcmc.max_iterations}, {"max_seconds", o->mcmc.max_seconds}};
+      doc["strategies"] = shown;
+      doc["skipped"] = nlohmann::ordered_json::array();
+      for (const auto& [name, reason] : skipped) doc["skipped"].push_back({{"strategy", name}, {"reason", reason}});
+      doc["results"] = nlohmann::ordered_json::array();
+      for (int64_t p : o->devices) {
+        nlohmann::ordered_json entry;
+        entry["devices"] = p;
+        entry["strategies"] = nlohmann::ordered_json::array();
+        for (const CompareRow& row : rows) {
+          if (row.devices != p) continue;
+          nlohmann::ordered_json item = {{"name", row.strategy}, {"cost", row.cost}, {"speedup", row.speedup}};
+          item["search_seconds"] = row.seconds < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.seconds);
+          item["note"] = row.note;
+          entry["strategies"].push_back(item);
+        }
+        doc["results"].push_back(entry);
+      }
+      write_file(o->json, doc.dump(2) + "\n");
+    }
+    if (!o->svg.empty()) {
+      BarChart chart;
+      chart.title = graph.name + ": predicted speed-up over data parallelism (" + models[0]->name() + " cost model)";
+      chart.x_label = "devices (p)";
+      chart.y_label = "speed-up over data-parallel";
+      chart.series = shown;
+      chart.reference = 1.0;
+      for (int64_t p : o->devices) {
+        chart.groups.push_back(std::to_string(p));
+        std::vector<double> values(shown.size(), std::nan(""));
+        for (const CompareRow& row : rows)
+          if (row.devices == p)
+            values[std::find(shown.begin(), shown.end(), row.strategy) - shown.begin()] = row.speedup;
+        chart.values.push_back(values);
+      }
+      write_file(o->svg, render_svg(chart));
+    }
+    return 0;
+  };
+}
+
+}  // namespace pase

@@ -1,0 +1,146 @@
+// `pase evaluate GRAPH (--strategy FILE | --baseline NAME) [--devices N]`:
+// prices a given strategy under the chosen cost model, layer by layer.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/graph_input.h"
+#include "cli/model_options.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/error.h"
+#include "solver/baselines.h"
+#include "solver/config_lookup.h"
+#include "solver/strategy_file.h"
+#include "solver/strategy_reader.h"
+
+namespace pase {
+namespace {
+
+struct EvaluateCliOptions {
+  std::string graph;
+  std::string strategy;
+  std::string baseline;
+  int64_t devices = 0;  // 0: the strategy file's
+  CostModelOptions model;
+  McmcOptions mcmc;
+  std::string out;
+  bool json = false;
+};
+
+std::string format_number(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+// FLOP counts print whole (as `solve` does); other units (seconds) need significant digits.
+std::string format_total(double cost, const std::string& unit) {
+  return format_number(cost < 1e17 && unit == "flop" ? "%.0f" : "%.9g", cost);
+}
+
+void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
+                 double total, const std::string& label) {
+  std::vector<LayerReport> reports = layer_reports(graph, tables, choice);
+  double layer_total = 0;
+  size_t name_width = 5, dims_width = 4, config_width = 6;
+  for (const LayerReport& r : reports) {
+    layer_total += r.cost;
+    name_width = std::max(name_width, r.name.size());
+    dims_width = std::max(dims_width, r.dims.size());
+    config_width = std::max(config_width, format_config(r.config.data(), static_cast<int>(r.config.size())).size());
+  }
+  out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
+      << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit
+      << "), strategy " << label << "\n";
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s\n", int(name_width), "layer", "op",
+                int(dims_width), "dims", int(config_width), "config", "devices", "cost", "share");
+  out << line;
+  for (const LayerReport& r : reports) {
+    double share = total > 0 ? 100.0 * r.cost / total : 0.0;
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7lld  %12s  %5.1f%%\n", int(name_width),
+                  r.name.c_str(), r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width),
+                  format_config(r.config.data(), static_cast<int>(r.config.size())).c_str(),
+                  static_cast<long long>(r.devices_used), format_number("%.6g", r.cost).c_str(), share);
+    out << line;
+  }
+  out << "total cost " << format_total(total, tables.unit) << " " << tables.unit << " (layers " << format_number("%.6g", layer_total)
+      << ", redistribution " << format_number("%.6g", total - layer_total) << ")\n";
+}
+
+}  // namespace
+
+CommandRunner register_evaluate(CLI::App& app) {
+  auto o = std::make_shared<EvaluateCliOptions>();
+  CLI::App* cmd = app.add_subcommand("evaluate", "Price a given strategy (a pase-strategy file or a baseline)");
+  cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
+  auto* strategy = cmd->add_option("--strategy,-s", o->strategy, "Strategy file (pase-strategy JSON) to price");
+  auto* baseline = cmd->add_option("--baseline,-b", o->baseline, "Built-in strategy: data-parallel, owt, megatron, mcmc");
+  strategy->excludes(baseline);
+  baseline->excludes(strategy);
+  cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
+  add_cost_model_options(cmd, o->model);
+  cmd->add_option("--seed", o->mcmc.seed, "mcmc: random seed (default 1)");
+  cmd->add_option("--mcmc-iterations", o->mcmc.max_iterations, "mcmc: iteration budget (default 200000)");
+  cmd->add_option("--mcmc-temperature", o->mcmc.temperature, "mcmc: temperature relative to the best cost (default 0.001)");
+  cmd->add_option("--mcmc-seconds", o->mcmc.max_seconds, "mcmc: time budget in seconds (default: none)");
+  cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
+  cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    if (o->strategy.empty() == o->baseline.empty())
+      throw InputError("evaluate: give exactly one of --strategy FILE or --baseline NAME");
+    std::optional<StrategyFileV1> file;
+    int64_t devices = o->devices;
+    if (!o->strategy.empty()) {
+      file = read_strategy_file(o->strategy);
+      if (devices == 0 && file->devices) devices = *file->devices;
+      if (devices == 0) throw InputError(o->strategy + ": field 'devices': missing; pass --devices");
+      if (file->devices && *file->devices != devices)
+        std::cerr << "warning: " << o->strategy << " was written for " << *file->devices << " devices; pricing it for "
+                  << devices << "\n";
+    } else if (devices == 0) {
+      throw InputError("--devices: required with --baseline");
+    }
+    std::unique_ptr<CostModel> model = make_cost_model(o->model, devices);
+    Graph graph = load_graph_input(o->graph);
+    if (file && !file->graph.empty() && file->graph != graph.name)
+      std::cerr << "warning: " << o->strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
+                << "'\n";
+    CostTables tables = build_cost_tables(graph, *model);
+
+    std::vector<int32_t> choice;
+    std::string label;
+    if (file) {
+      choice = strategy_choice(*file, graph, tables);
+      label = o->strategy;
+    } else {
+      BaselineResult result = run_baseline(o->baseline, graph, tables, o->mcmc);
+      if (!result.applicable) throw InputError("--baseline: " + o->baseline + " does not apply to '" + graph.name + "': " + result.note);
+      choice = std::move(result.choice);
+      label = o->baseline + (result.note.empty() ? "" : " (" + result.note + ")");
+    }
+    double total = tables.objective.evaluate(choice);
+
+    if (o->json || !o->out.empty()) {
+      std::string text = strategy_json(graph, tables, choice, total, nullptr).dump(2) + "\n";
+      if (o->json) std::cout << text;
+      if (!o->out.empty()) {
+        std::ofstream out(o->out, std::ios::binary);
+        if (!(out << text)) throw InputError(o->out + ": cannot write file");
+      }
+    }
+    if (!o->json) {
+      print_table(std::cout, graph, tables, choice, total, label);
+      if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
+        std::cout << "note: the file records total_cost " << format_total(*file->total_cost, tables.unit)
+                  << " (another machine, cost model or edit)\n";
+    }
+    return 0;
+  };
+}
+
+}  // namespace pase

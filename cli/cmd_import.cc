@@ -1,0 +1,55 @@
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "graphs/error.h"
+#include "graphs/graph_file.h"
+#ifdef PASE_HAVE_ONNX
+#include "onnximport/import_onnx.h"
+#endif
+
+namespace pase {
+namespace {
+
+struct ImportCliOptions {
+  std::string model;
+  std::string out;
+  int64_t batch = 0;  // 0: as exported
+  std::string loss = "softmax_xent";
+  bool lenient = false;
+};
+
+}  // namespace
+
+CommandRunner register_import(CLI::App& app) {
+  auto o = std::make_shared<ImportCliOptions>();
+  CLI::App* cmd = app.add_subcommand("import", "Convert an ONNX model into a pase-graph file");
+  cmd->add_option("model", o->model, "ONNX model (.onnx)")->required();
+  cmd->add_option("--out,-o", o->out, "Output graph file (default: stdout)");
+  cmd->add_option("--batch,-b", o->batch, "Batch size: re-sizes dim 0 of the data inputs (default: as exported)");
+  cmd->add_option("--loss", o->loss, "Loss appended to each output: softmax_xent (default) or none");
+  cmd->add_flag("--lenient", o->lenient, "Import unsupported ops as zero-cost pass-through vertices instead of refusing");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+#ifdef PASE_HAVE_ONNX
+    OnnxImportOptions options;
+    if (o->batch != 0) options.batch = o->batch;
+    options.loss = o->loss;
+    options.lenient = o->lenient;
+    OnnxImport imported = import_onnx(o->model, options);
+    for (const std::string& note : imported.notes) std::cerr << "note: " << note << "\n";
+    std::string text = write_graph_file(imported.graph);
+    if (o->out.empty()) {
+      std::cout << text;
+    } else {
+      std::ofstream file(o->out, std::ios::binary);
+      if (!(file << text)) throw InputError(o->out + ": cannot write file");
+    }
+    return 0;
+#else
+    throw InputError(o->model + ": this pase was built without ONNX support (install libonnx-dev and rebuild)");
+#endif
+  };
+}
+
+}  // namespace pase

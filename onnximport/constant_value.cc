@@ -1,0 +1,544 @@
+#include "onnximport/constant_value.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "onnximport/onnx_model.h"
+
+namespace pase {
+namespace {
+
+using Tensor = onnx::TensorProto;
+
+bool is_float_type(int32_t type) {
+  return type == Tensor::FLOAT || type == Tensor::DOUBLE || type == Tensor::FLOAT16 || type == Tensor::BFLOAT16;
+}
+
+int64_t element_count(const Shape& dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && count > kMaxConstantElements / d + 1)) return kMaxConstantElements + 1;
+    count *= d;
+  }
+  return count;
+}
+
+// Rounds a computed value to what the element type can hold (ints truncate toward zero).
+double to_type(double value, int32_t type) {
+  if (type == Tensor::BOOL) return value != 0 ? 1 : 0;
+  if (is_float_type(type)) return type == Tensor::FLOAT ? static_cast<double>(static_cast<float>(value)) : value;
+  if (!std::isfinite(value)) return value > 0 ? 9.2e18 : -9.2e18;
+  return std::trunc(value);
+}
+
+template <typename T>
+void append_raw(const std::string& raw, std::vector<double>& out) {
+  size_t n = raw.size() / sizeof(T);
+  for (size_t i = 0; i < n; ++i) {
+    T item;
+    std::memcpy(&item, raw.data() + i * sizeof(T), sizeof(T));
+    out.push_back(static_cast<double>(item));
+  }
+}
+
+ConstantValue make(int32_t type, Shape dims) {
+  ConstantValue value;
+  value.type = type;
+  value.dims = std::move(dims);
+  return value;
+}
+
+ConstantValue scalar_or_vector(int32_t type, const std::vector<double>& data, bool scalar) {
+  ConstantValue value = make(type, scalar ? Shape{} : Shape{static_cast<int64_t>(data.size())});
+  value.data = data;
+  return value;
+}
+
+std::vector<int64_t> strides_of(const Shape& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return strides;
+}
+
+// Numpy broadcasting of several operands to one output shape.
+std::optional<Shape> broadcast_dims(const std::vector<const ConstantValue*>& operands) {
+  size_t rank = 0;
+  for (const ConstantValue* v : operands) rank = std::max(rank, v->dims.size());
+  Shape out(rank, 1);
+  for (const ConstantValue* v : operands) {
+    size_t offset = rank - v->dims.size();
+    for (size_t d = 0; d < v->dims.size(); ++d) {
+      int64_t size = v->dims[d];
+      if (size == out[offset + d] || size == 1) continue;
+      if (out[offset + d] != 1) return std::nullopt;
+      out[offset + d] = size;
+    }
+  }
+  return out;
+}
+
+// Flat index into `v` of the element that broadcasts to flat output index `flat`.
+int64_t broadcast_index(const ConstantValue& v, const Shape& out_dims, const std::vector<int64_t>& out_strides, int64_t flat) {
+  size_t offset = out_dims.size() - v.dims.size();
+  int64_t index = 0, stride = 1;
+  for (size_t d = v.dims.size(); d-- > 0;) {
+    int64_t coordinate = (flat / out_strides[offset + d]) % out_dims[offset + d];
+    if (v.dims[d] != 1) index += coordinate * stride;
+    stride *= v.dims[d];
+  }
+  return index;
+}
+
+std::optional<ConstantValue> elementwise(const std::vector<const ConstantValue*>& operands, int32_t type,
+                                         const std::function<double(const std::vector<double>&)>& f) {
+  std::optional<Shape> dims = broadcast_dims(operands);
+  if (!dims || element_count(*dims) > kMaxConstantElements) return std::nullopt;
+  ConstantValue out = make(type, *dims);
+  std::vector<int64_t> strides = strides_of(*dims);
+  int64_t count = element_count(*dims);
+  std::vector<double> args(operands.size());
+  for (int64_t i = 0; i < count; ++i) {
+    for (size_t k = 0; k < operands.size(); ++k) args[k] = operands[k]->data[broadcast_index(*operands[k], *dims, strides, i)];
+    out.data.push_back(to_type(f(args), type));
+  }
+  return out;
+}
+
+// Normalises an axis for rank `rank`; nullopt when out of range.
+std::optional<int64_t> axis_in(int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return std::nullopt;
+  return axis;
+}
+
+std::vector<int64_t> as_ints(const ConstantValue& v) {
+  std::vector<int64_t> out;
+  for (double x : v.data) out.push_back(x >= 9.2e18 ? std::numeric_limits<int64_t>::max()
+                                        : x <= -9.2e18 ? std::numeric_limits<int64_t>::min()
+                                                       : static_cast<int64_t>(x));
+  return out;
+}
+
+std::optional<ConstantValue> slice(const ConstantValue& data, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                                   std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  size_t rank = data.dims.size();
+  if (axes.empty())
+    for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size()) return std::nullopt;
+  std::vector<int64_t> begin(rank, 0), step(rank, 1);
+  Shape out_dims = data.dims;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    std::optional<int64_t> axis = axis_in(axes[k], rank);
+    if (!axis || steps[k] == 0) return std::nullopt;
+    int64_t size = data.dims[*axis], s = starts[k], e = ends[k], st = steps[k];
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, size);
+      e = std::clamp<int64_t>(e, 0, size);
+      out_dims[*axis] = e > s ? (e - s + st - 1) / st : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, size - 1);
+      e = std::clamp<int64_t>(e, -1, size - 1);
+      out_dims[*axis] = s > e ? (s - e - st - 1) / -st : 0;
+    }
+    begin[*axis] = s;
+    step[*axis] = st;
+  }
+  ConstantValue out = make(data.type, out_dims);
+  std::vector<int64_t> in_strides = strides_of(data.dims), out_strides = strides_of(out_dims);
+  int64_t count = element_count(out_dims);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = 0;
+    for (size_t d = 0; d < rank; ++d) index += (begin[d] + ((i / out_strides[d]) % out_dims[d]) * step[d]) * in_strides[d];
+    out.data.push_back(data.data[index]);
+  }
+  return out;
+}
+
+// Output dims of Reshape (allowzero = 0: a 0 copies the input's size).
+std::optional<Shape> reshape_dims(const Shape& in, const std::vector<int64_t>& target) {
+  Shape out;
+  int unknown = -1;
+  int64_t known = 1, total = 1;
+  for (int64_t d : in) total *= d;
+  for (size_t d = 0; d < target.size(); ++d) {
+    int64_t size = target[d];
+    if (size == 0 && d < in.size()) size = in[d];
+    if (size == -1) {
+      if (unknown >= 0) return std::nullopt;
+      unknown = static_cast<int>(d);
+    } else {
+      if (size < 0) return std::nullopt;
+      known *= size;
+    }
+    out.push_back(size);
+  }
+  if (unknown >= 0) {
+    if (known == 0 || total % known != 0) return std::nullopt;
+    out[unknown] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<ConstantValue> attribute_value(const onnx::NodeProto& node) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == "value") return constant_from_tensor(a.t());
+    if (a.name() == "value_int") return scalar_or_vector(Tensor::INT64, {static_cast<double>(a.i())}, true);
+    if (a.name() == "value_float") return scalar_or_vector(Tensor::FLOAT, {static_cast<double>(a.f())}, true);
+    if (a.name() == "value_ints") {
+      std::vector<double> data(a.ints().begin(), a.ints().end());
+      return scalar_or_vector(Tensor::INT64, data, false);
+    }
+    if (a.name() == "value_floats") {
+      std::vector<double> data(a.floats().begin(), a.floats().end());
+      return scalar_or_vector(Tensor::FLOAT, data, false);
+    }
+  }
+  return std::nullopt;
+}
+
+double binary(const std::string& op, double a, double b, bool integer) {
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  if (op == "Mul") return a * b;
+  if (op == "Div") return b == 0 ? 0 : (integer ? std::trunc(a / b) : a / b);
+  if (op == "Mod") return b == 0 ? 0 : a - std::floor(a / b) * b;
+  if (op == "Pow") return std::pow(a, b);
+  if (op == "Max") return std::max(a, b);
+  if (op == "Min") return std::min(a, b);
+  if (op == "Equal") return a == b;
+  if (op == "Less") return a < b;
+  if (op == "LessOrEqual") return a <= b;
+  if (op == "Greater") return a > b;
+  if (op == "GreaterOrEqual") return a >= b;
+  if (op == "And") return (a != 0) && (b != 0);
+  if (op == "Or") return (a != 0) || (b != 0);
+  return 0;
+}
+
+double unary(const std::string& op, double a) {
+  if (op == "Neg") return -a;
+  if (op == "Abs") return std::fabs(a);
+  if (op == "Sqrt") return std::sqrt(a);
+  if (op == "Floor") return std::floor(a);
+  if (op == "Ceil") return std::ceil(a);
+  if (op == "Not") return a == 0;
+  if (op == "Reciprocal") return a == 0 ? 0 : 1 / a;
+  if (op == "Relu") return std::max(a, 0.0);
+  return a;  // Identity
+}
+
+}  // namespace
+
+std::optional<ConstantValue> constant_from_tensor(const onnx::TensorProto& tensor) {
+  if (tensor.data_location() == Tensor::EXTERNAL) return std::nullopt;
+  ConstantValue value = make(tensor.data_type(), Shape(tensor.dims().begin(), tensor.dims().end()));
+  int64_t count = element_count(value.dims);
+  if (count > kMaxConstantElements) return std::nullopt;
+  const std::string& raw = tensor.raw_data();
+  switch (tensor.data_type()) {
+    case Tensor::FLOAT:
+      if (!raw.empty()) append_raw<float>(raw, value.data);
+      for (float x : tensor.float_data()) value.data.push_back(x);
+      break;
+    case Tensor::DOUBLE:
+      if (!raw.empty()) append_raw<double>(raw, value.data);
+      for (double x : tensor.double_data()) value.data.push_back(x);
+      break;
+    case Tensor::INT64:
+      if (!raw.empty()) append_raw<int64_t>(raw, value.data);
+      for (int64_t x : tensor.int64_data()) value.data.push_back(static_cast<double>(x));
+      break;
+    case Tensor::INT32:
+    case Tensor::INT16:
+    case Tensor::INT8:
+    case Tensor::UINT8:
+    case Tensor::UINT16:
+    case Tensor::BOOL:
+      if (!raw.empty()) {
+        if (tensor.data_type() == Tensor::INT32) append_raw<int32_t>(raw, value.data);
+        else if (tensor.data_type() == Tensor::INT16) append_raw<int16_t>(raw, value.data);
+        else if (tensor.data_type() == Tensor::UINT16) append_raw<uint16_t>(raw, value.data);
+        else if (tensor.data_type() == Tensor::INT8) append_raw<int8_t>(raw, value.data);
+        else append_raw<uint8_t>(raw, value.data);
+      }
+      for (int32_t x : tensor.int32_data()) value.data.push_back(x);
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (static_cast<int64_t>(value.data.size()) != count) return std::nullopt;
+  return value;
+}
+
+onnx::TensorProto constant_to_tensor(const ConstantValue& value, const std::string& name) {
+  Tensor tensor;
+  tensor.set_name(name);
+  for (int64_t d : value.dims) tensor.add_dims(d);
+  switch (value.type) {
+    case Tensor::FLOAT:
+      tensor.set_data_type(Tensor::FLOAT);
+      for (double x : value.data) tensor.add_float_data(static_cast<float>(x));
+      break;
+    case Tensor::DOUBLE:
+      tensor.set_data_type(Tensor::DOUBLE);
+      for (double x : value.data) tensor.add_double_data(x);
+      break;
+    case Tensor::INT32:
+    case Tensor::INT16:
+    case Tensor::INT8:
+    case Tensor::UINT8:
+    case Tensor::UINT16:
+    case Tensor::BOOL:
+      tensor.set_data_type(value.type);
+      for (double x : value.data) tensor.add_int32_data(static_cast<int32_t>(x));
+      break;
+    default:
+      tensor.set_data_type(Tensor::INT64);
+      for (int64_t x : as_ints(value)) tensor.add_int64_data(x);
+      break;
+  }
+  return tensor;
+}
+
+std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::NodeProto& node, const ConstantLookup& lookup,
+                                                                int64_t opset) {
+  const std::string& op = node.op_type();
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
+  using Result = std::optional<std::vector<ConstantValue>>;
+  auto one = [](std::optional<ConstantValue> v) -> Result {
+    if (!v) return std::nullopt;
+    return std::vector<ConstantValue>{std::move(*v)};
+  };
+  if (op == "Constant") return one(attribute_value(node));
+  if (op == "Shape" || op == "Size") {
+    const Shape* shape = node.input_size() ? lookup.shape(node.input(0)) : nullptr;
+    if (!shape) return std::nullopt;
+    if (op == "Size") {
+      double total = 1;
+      for (int64_t d : *shape) total *= static_cast<double>(d);
+      return one(scalar_or_vector(Tensor::INT64, {total}, true));
+    }
+    int64_t rank = static_cast<int64_t>(shape->size());
+    int64_t start = int_attribute(node, "start", 0), end = int_attribute(node, "end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, 0, rank);
+    std::vector<double> dims;
+    for (int64_t d = start; d < end; ++d) dims.push_back(static_cast<double>((*shape)[d]));
+    return one(scalar_or_vector(Tensor::INT64, dims, false));
+  }
+
+  // Every other op needs the values of its (non-empty) inputs.
+  std::vector<const ConstantValue*> in;
+  for (const std::string& name : node.input()) {
+    if (name.empty()) {
+      in.push_back(nullptr);
+      continue;
+    }
+    const ConstantValue* v = lookup.value(name);
+    if (!v) return std::nullopt;
+    in.push_back(v);
+  }
+  if (in.empty() || !in[0]) return std::nullopt;
+  auto input_ints = [&](size_t k) -> std::optional<std::vector<int64_t>> {
+    if (k >= in.size() || !in[k]) return std::nullopt;
+    return as_ints(*in[k]);
+  };
+  const ConstantValue& x = *in[0];
+
+  if (op == "Identity" || op == "Neg" || op == "Abs" || op == "Sqrt" || op == "Floor" || op == "Ceil" || op == "Not" ||
+      op == "Reciprocal" || op == "Relu")
+    return one(elementwise({&x}, x.type, [&](const std::vector<double>& a) { return unary(op, a[0]); }));
+  if (op == "Cast") {
+    auto type = static_cast<int32_t>(int_attribute(node, "to", Tensor::INT64));
+    return one(elementwise({&x}, type, [](const std::vector<double>& a) { return a[0]; }));
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Pow" || op == "Equal" ||
+      op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual" || op == "And" || op == "Or") {
+    if (in.size() != 2 || !in[1]) return std::nullopt;
+    bool compare = op == "Equal" || op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual" ||
+                   op == "And" || op == "Or";
+    bool integer = !is_float_type(x.type);
+    return one(elementwise(in, compare ? Tensor::BOOL : x.type,
+                           [&](const std::vector<double>& a) { return binary(op, a[0], a[1], integer); }));
+  }
+  if (op == "Max" || op == "Min") {
+    for (const ConstantValue* v : in)
+      if (!v) return std::nullopt;
+    return one(elementwise(in, x.type, [&](const std::vector<double>& a) {
+      double r = a[0];
+      for (double v : a) r = binary(op, r, v, false);
+      return r;
+    }));
+  }
+  if (op == "Where") {
+    if (in.size() != 3 || !in[1] || !in[2]) return std::nullopt;
+    return one(elementwise(in, in[1]->type, [](const std::vector<double>& a) { return a[0] != 0 ? a[1] : a[2]; }));
+  }
+  if (op == "Gather") {
+    if (in.size() != 2 || !in[1]) return std::nullopt;
+    std::optional<int64_t> axis = axis_in(int_attribute(node, "axis", 0), x.dims.size());
+    if (!axis) return std::nullopt;
+    std::vector<int64_t> indices = as_ints(*in[1]);
+    Shape out_dims(x.dims.begin(), x.dims.begin() + *axis);
+    out_dims.insert(out_dims.end(), in[1]->dims.begin(), in[1]->dims.end());
+    out_dims.insert(out_dims.end(), x.dims.begin() + *axis + 1, x.dims.end());
+    int64_t outer = 1, inner = 1, extent = x.dims[*axis];
+    for (int64_t d = 0; d < *axis; ++d) outer *= x.dims[d];
+    for (size_t d = *axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+    ConstantValue out = make(x.type, out_dims);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t index : indices) {
+        if (index < 0) index += extent;
+        if (index < 0 || index >= extent) return std::nullopt;
+        for (int64_t i = 0; i < inner; ++i) out.data.push_back(x.data[(o * extent + index) * inner + i]);
+      }
+    return one(out);
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    std::optional<std::vector<int64_t>> axes = opset >= 13 ? input_ints(1) : ints_attribute(node, "axes");
+    ConstantValue out = x;
+    if (op == "Unsqueeze") {
+      if (!axes) return std::nullopt;
+      size_t rank = x.dims.size() + axes->size();
+      std::vector<bool> inserted(rank, false);
+      for (int64_t a : *axes) {
+        std::optional<int64_t> axis = axis_in(a, rank);
+        if (!axis) return std::nullopt;
+        inserted[*axis] = true;
+      }
+      out.dims.clear();
+      size_t next = 0;
+      for (size_t d = 0; d < rank; ++d) out.dims.push_back(inserted[d] ? 1 : x.dims[next++]);
+    } else {
+      std::vector<bool> removed(x.dims.size(), false);
+      if (axes) {
+        for (int64_t a : *axes) {
+          std::optional<int64_t> axis = axis_in(a, x.dims.size());
+          if (!axis || x.dims[*axis] != 1) return std::nullopt;
+          removed[*axis] = true;
+        }
+      } else {
+        for (size_t d = 0; d < x.dims.size(); ++d) removed[d] = x.dims[d] == 1;
+      }
+      out.dims.clear();
+      for (size_t d = 0; d < x.dims.size(); ++d)
+        if (!removed[d]) out.dims.push_back(x.dims[d]);
+    }
+    return one(out);
+  }
+  if (op == "Reshape") {
+    std::optional<std::vector<int64_t>> target = input_ints(1);
+    if (!target) return std::nullopt;
+    std::optional<Shape> dims = reshape_dims(x.dims, *target);
+    if (!dims) return std::nullopt;
+    ConstantValue out = x;
+    out.dims = *dims;
+    return one(out);
+  }
+  if (op == "Flatten") {
+    std::optional<int64_t> axis = int_attribute(node, "axis", 1);
+    int64_t rank = static_cast<int64_t>(x.dims.size());
+    if (*axis < 0) *axis += rank;
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < *axis ? rows : cols) *= x.dims[d];
+    ConstantValue out = x;
+    out.dims = {rows, cols};
+    return one(out);
+  }
+  if (op == "Concat") {
+    std::optional<int64_t> axis = axis_in(int_attribute(node, "axis", 0), x.dims.size());
+    if (!axis) return std::nullopt;
+    Shape out_dims = x.dims;
+    out_dims[*axis] = 0;
+    for (const ConstantValue* v : in) {
+      if (!v || v->dims.size() != x.dims.size()) return std::nullopt;
+      out_dims[*axis] += v->dims[*axis];
+    }
+    int64_t outer = 1;
+    for (int64_t d = 0; d < *axis; ++d) outer *= x.dims[d];
+    ConstantValue out = make(x.type, out_dims);
+    for (int64_t o = 0; o < outer; ++o)
+      for (const ConstantValue* v : in) {
+        int64_t block = static_cast<int64_t>(v->data.size()) / std::max<int64_t>(outer, 1);
+        for (int64_t i = 0; i < block; ++i) out.data.push_back(v->data[o * block + i]);
+      }
+    return one(out);
+  }
+  if (op == "Slice") {
+    if (opset < 10) {
+      std::optional<std::vector<int64_t>> starts = ints_attribute(node, "starts"), ends = ints_attribute(node, "ends");
+      if (!starts || !ends) return std::nullopt;
+      return one(slice(x, *starts, *ends, ints_attribute(node, "axes").value_or(std::vector<int64_t>{}), {}));
+    }
+    std::optional<std::vector<int64_t>> starts = input_ints(1), ends = input_ints(2);
+    if (!starts || !ends) return std::nullopt;
+    return one(slice(x, *starts, *ends, input_ints(3).value_or(std::vector<int64_t>{}),
+                     input_ints(4).value_or(std::vector<int64_t>{})));
+  }
+  if (op == "ConstantOfShape") {
+    std::vector<int64_t> dims = as_ints(x);
+    if (element_count(dims) > kMaxConstantElements) return std::nullopt;
+    ConstantValue fill = make(Tensor::FLOAT, {});
+    fill.data = {0};
+    if (const onnx::AttributeProto* a = find_attribute(node, "value")) {
+      std::optional<ConstantValue> v = constant_from_tensor(a->t());
+      if (!v || v->data.size() != 1) return std::nullopt;
+      fill = *v;
+    }
+    ConstantValue out = make(fill.type, dims);
+    out.data.assign(static_cast<size_t>(element_count(dims)), fill.data[0]);
+    return one(out);
+  }
+  if (op == "Range") {
+    if (in.size() != 3 || !in[1] || !in[2] || x.data.size() != 1 || in[1]->data.size() != 1 || in[2]->data.size() != 1)
+      return std::nullopt;
+    double start = x.data[0], limit = in[1]->data[0], delta = in[2]->data[0];
+    if (delta == 0) return std::nullopt;
+    double steps = std::max(0.0, std::ceil((limit - start) / delta));
+    if (steps > static_cast<double>(kMaxConstantElements)) return std::nullopt;
+    ConstantValue out = make(x.type, {static_cast<int64_t>(steps)});
+    for (int64_t i = 0; i < static_cast<int64_t>(steps); ++i) out.data.push_back(start + static_cast<double>(i) * delta);
+    return one(out);
+  }
+  if (op == "Expand") {
+    std::optional<std::vector<int64_t>> dims = input_ints(1);
+    if (!dims) return std::nullopt;
+    ConstantValue shape_only = make(x.type, *dims);
+    shape_only.data.assign(static_cast<size_t>(std::min(element_count(*dims), kMaxConstantElements + 1)), 0);
+    if (element_count(*dims) > kMaxConstantElements) return std::nullopt;
+    return one(elementwise({&x, &shape_only}, x.type, [](const std::vector<double>& a) { return a[0]; }));
+  }
+  if (op == "Transpose") {
+    size_t rank = x.dims.size();
+    std::vector<int64_t> perm = ints_attribute(node, "perm").value_or(std::vector<int64_t>{});
+    if (perm.empty())
+      for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+    if (perm.size() != rank) return std::nullopt;
+    Shape out_dims;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(rank)) return std::nullopt;
+      out_dims.push_back(x.dims[p]);
+    }
+    std::vector<int64_t> in_strides = strides_of(x.dims), out_strides = strides_of(out_dims);
+    ConstantValue out = make(x.type, out_dims);
+    int64_t count = element_count(out_dims);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t index = 0;
+      for (size_t d = 0; d < rank; ++d) index += ((i / out_strides[d]) % out_dims[d]) * in_strides[perm[d]];
+      out.data.push_back(x.data[index]);
+    }
+    return one(out);
+  }
+  return std::nullopt;
+}
+
+}  // namespace pase

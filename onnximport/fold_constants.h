@@ -1,0 +1,28 @@
+#pragma once
+// Shapes of every tensor: ONNX shape inference (with data propagation),
+// alternated with the constant evaluator until neither learns anything new.
+// Folded shape arithmetic is replaced by initializers, so ONNX then sees
+// Reshape targets and Slice bounds as constants.
+#include <map>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "graphs/shape.h"
+#include "onnximport/constant_value.h"
+
+namespace pase {
+
+/// What is known about the model's tensors, by ONNX tensor name.
+struct TensorFacts {
+  std::map<std::string, Shape> shapes;          ///< static shapes only
+  std::map<std::string, ConstantValue> values;  ///< small constants (shape arithmetic, attributes-as-inputs)
+
+  [[nodiscard]] const Shape* shape(const std::string& name) const;          ///< nullptr if unknown
+  [[nodiscard]] const ConstantValue* value(const std::string& name) const;  ///< nullptr if not constant
+};
+
+/// Infers shapes and folds constants in place; `source` names the file in errors.
+[[nodiscard]] TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source);
+
+}  // namespace pase

@@ -1,0 +1,33 @@
+#pragma once
+// Reads an ONNX model and turns it into a pase-graph (GraphFileV1): shapes
+// from ONNX shape inference plus a small constant evaluator, ops mapped onto
+// the pase vocabulary (docs/onnx.md has the table).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graphs/graph_file.h"
+
+namespace pase {
+
+/// How to import; the CLI fills this from `pase import` options.
+struct OnnxImportOptions {
+  std::optional<int64_t> batch;         ///< re-size dim 0 of every data input
+  std::string loss = "softmax_xent";    ///< loss appended to each output: softmax_xent or none
+  bool lenient = false;                 ///< unsupported ops become zero-cost pass-through vertices
+};
+
+/// The imported graph and what the importer wants the user to know.
+struct OnnxImport {
+  GraphFileV1 graph;
+  std::vector<std::string> notes;  ///< one line each, e.g. what --lenient replaced
+};
+
+/// Imports `path`; InputError ("FILE: node 'X': ...") on anything it cannot map.
+[[nodiscard]] OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options);
+
+/// True when `path` names an ONNX file (by its .onnx extension).
+[[nodiscard]] bool is_onnx_path(const std::string& path);
+
+}  // namespace pase

@@ -1,0 +1,772 @@
+#include "onnximport/lower_nodes.h"
+
+#include <algorithm>
+#include <map>
+
+#include "graphs/error.h"
+#include "onnximport/norm_pattern.h"
+#include "onnximport/onnx_model.h"
+#include "onnximport/tensor_roles.h"
+
+namespace pase {
+namespace {
+
+// Where an ONNX activation lives in the pase graph.
+struct Ref {
+  std::string ref;   // "node", "node:k" or an external tensor
+  int node = -1;     // index into the file's nodes, or -1 (external tensor or a port k > 0)
+  HeightWidth pad;   // a Pad waiting to be folded into the consuming Conv or Pool
+};
+
+// Several Slices (or scalar Gathers) of one tensor along one axis become one
+// split (unstack) vertex; each member reads one of its outputs.
+struct Group {
+  int first = -1;                  // node index that emits the vertex
+  std::string input;
+  int64_t axis = 0;
+  std::vector<int64_t> parts;      // split sizes; empty for an unstack
+  std::map<int, int> port_of;      // node index -> output port
+  std::set<int> identity;          // members that take the whole axis
+};
+
+bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* candidate : ops)
+    if (op == candidate) return true;
+  return false;
+}
+
+bool takes_pointwise(const std::string& op) {
+  return is_one_of(op, {"fc", "einsum", "matmul", "conv2d", "elementwise"});
+}
+
+// Unary ops whose cost folds into the producer's pointwise count: (op, count).
+int pointwise_count(const std::string& op) {
+  if (is_one_of(op, {"Identity", "Cast"})) return 0;
+  if (is_one_of(op, {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Elu", "Selu", "Softplus", "Softsign",
+                     "HardSigmoid", "HardSwish", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Clip", "Dropout",
+                     "Sin", "Cos", "Mish", "Celu", "ThresholdedRelu", "Floor", "Ceil", "Round", "Sign"}))
+    return 1;
+  return -1;
+}
+
+std::string join_shape(const Shape& shape) { return shape_to_string(shape); }
+
+class Lowerer {
+ public:
+  Lowerer(const onnx::GraphProto& graph, const TensorFacts& facts, const std::set<std::string>& data_inputs,
+          const OnnxImportOptions& options, const std::string& source, int64_t opset)
+      : graph_(graph), facts_(facts), data_inputs_(data_inputs), options_(options), source_(source), opset_(opset) {
+    activations_ = find_activations(graph, data_inputs);
+    for (int i = 0; i < graph.node_size(); ++i) {
+      used_names_.insert(graph.node(i).name());
+      for (int k = 0; k < graph.node(i).input_size(); ++k) consumers_[graph.node(i).input(k)].push_back(i);
+    }
+    for (const onnx::ValueInfoProto& out : graph.output()) graph_outputs_.insert(out.name());
+  }
+
+  OnnxImport run() {
+    result_.graph.name = graph_.name().empty() ? "onnx" : graph_.name();
+    for (const NormMatch& m : find_decomposed_norms(graph_)) {
+      if (!activations_.count(m.input)) continue;
+      for (int n : m.nodes) absorbed_.insert(n);
+      norms_[m.first] = m;
+    }
+    find_groups();
+    for (int i = 0; i < graph_.node_size(); ++i) lower(i);
+    add_losses();
+    if (!unsupported_.empty() && !options_.lenient) throw InputError(unsupported_message());
+    return std::move(result_);
+  }
+
+ private:
+  // --- errors ------------------------------------------------------------------
+  [[noreturn]] void fail(const onnx::NodeProto& node, const std::string& message) const {
+    throw InputError(source_ + ": node '" + node.name() + "': " + message);
+  }
+
+  struct Unsupported {
+    std::string op, name, reason;
+  };
+
+  std::string unsupported_message() const {
+    const Unsupported& first = unsupported_.front();
+    std::string text = source_ + ": node '" + first.name + "': unsupported " + first.op +
+                       (first.reason.empty() ? "" : " (" + first.reason + ")") + "; " + std::to_string(unsupported_.size()) +
+                       " unsupported node(s):";
+    std::map<std::string, std::vector<std::string>> by_op;
+    for (const Unsupported& u : unsupported_) by_op[u.op].push_back(u.name);
+    bool first_op = true;
+    for (const auto& [op, names] : by_op) {
+      text += std::string(first_op ? " " : "; ") + op + " x" + std::to_string(names.size()) + " (";
+      for (size_t k = 0; k < names.size() && k < 5; ++k) text += (k ? ", '" : "'") + names[k] + "'";
+      if (names.size() > 5) text += ", +" + std::to_string(names.size() - 5) + " more";
+      text += ")";
+      first_op = false;
+    }
+    return text + "; --lenient imports them as zero-cost pass-through vertices";
+  }
+
+  // --- tensors -----------------------------------------------------------------
+  bool is_active(const std::string& name) const { return !name.empty() && activations_.count(name); }
+
+  bool is_used(const std::string& name) const { return consumers_.count(name) || graph_outputs_.count(name); }
+
+  const Shape& shape_of(const onnx::NodeProto& node, const std::string& tensor) const {
+    const Shape* shape = facts_.shape(tensor);
+    if (!shape) fail(node, "cannot infer the shape of '" + tensor + "' (ONNX shape inference and the constant evaluator left it unknown)");
+    return *shape;
+  }
+
+  std::string unique_name(const std::string& wanted) {
+    std::string name = wanted;
+    for (int k = 2; used_names_.count(name); ++k) name = wanted + "_" + std::to_string(k);
+    used_names_.insert(name);
+    return name;
+  }
+
+  // The pase reference of a tensor: an activation's Ref, or an external tensor (data inputs, weights).
+  Ref ref_of(const onnx::NodeProto& node, const std::string& tensor) {
+    auto it = refs_.find(tensor);
+    if (it != refs_.end()) return it->second;
+    if (is_active(tensor) && !data_inputs_.count(tensor))
+      fail(node, "input '" + tensor + "' comes from an output pase does not model");
+    auto ext = externals_.find(tensor);
+    if (ext == externals_.end()) {
+      std::string name = unique_name(pase_name(tensor, "tensor"));
+      result_.graph.tensors.emplace_back(name, shape_of(node, tensor));
+      ext = externals_.emplace(tensor, name).first;
+    }
+    return Ref{ext->second, -1, {}};
+  }
+
+  void alias(const std::string& out, const Ref& in) { refs_[out] = in; }
+
+  void fold(const std::string& out, const Ref& in, int pointwise) {
+    if (in.node >= 0 && pointwise > 0 && takes_pointwise(result_.graph.nodes[in.node].op)) {
+      NodeV1& producer = result_.graph.nodes[in.node];
+      producer.pointwise = producer.pointwise.value_or(0) + pointwise;
+    }
+    alias(out, in);
+  }
+
+  // Appends a node with the ONNX node's name and its outputs' shapes as claims.
+  NodeV1& emit(const onnx::NodeProto& node, const std::string& op, std::vector<std::string> inputs,
+               const std::vector<std::string>& outputs) {
+    NodeV1 n;
+    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
+    emitted_names_.insert(n.name);
+    n.op = op;
+    n.inputs = std::move(inputs);
+    std::vector<Shape> claims;
+    for (const std::string& out : outputs) claims.push_back(shape_of(node, out));
+    n.outputs = claims;
+    int index = static_cast<int>(result_.graph.nodes.size());
+    for (size_t k = 0; k < outputs.size(); ++k)
+      refs_[outputs[k]] = Ref{k == 0 && outputs.size() == 1 ? n.name : n.name + ":" + std::to_string(k),
+                              k == 0 && outputs.size() == 1 ? index : -1, {}};
+    result_.graph.nodes.push_back(std::move(n));
+    return result_.graph.nodes.back();
+  }
+
+  // Refs of the activation inputs, with their positions; weights are skipped.
+  std::vector<int> active_inputs(const onnx::NodeProto& node) const {
+    std::vector<int> slots;
+    for (int k = 0; k < node.input_size(); ++k)
+      if (is_active(node.input(k))) slots.push_back(k);
+    return slots;
+  }
+
+  std::optional<std::vector<int64_t>> input_ints(const onnx::NodeProto& node, int k) const {
+    if (k >= node.input_size() || node.input(k).empty()) return std::nullopt;
+    const ConstantValue* v = facts_.value(node.input(k));
+    if (!v) return std::nullopt;
+    std::vector<int64_t> out;
+    for (double x : v->data)
+      out.push_back(x > 9e18 ? INT64_MAX : x < -9e18 ? INT64_MIN : static_cast<int64_t>(x));
+    return out;
+  }
+
+  // --- unsupported --------------------------------------------------------------
+  void unsupported(const onnx::NodeProto& node, const std::string& reason) {
+    unsupported_.push_back({node.op_type(), node.name(), reason});
+    if (options_.lenient) pass_through(node, reason);
+    else
+      for (const std::string& out : node.output()) refs_[out] = Ref{node.name(), -1, {}};  // keeps later nodes mappable
+  }
+
+  // --lenient: one zero-cost vertex per used output that keeps every shape valid.
+  void pass_through(const onnx::NodeProto& node, const std::string& reason) {
+    std::vector<int> slots = active_inputs(node);
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string& out = node.output(k);
+      if (out.empty() || !is_used(out)) continue;
+      const Shape& shape = shape_of(node, out);
+      std::vector<std::string> same;
+      for (int slot : slots)
+        if (shape_of(node, node.input(slot)) == shape) same.push_back(ref_of(node, node.input(slot)).ref);
+      std::string how;
+      onnx::NodeProto renamed = node;
+      if (k > 0) renamed.set_name(node.name() + "/" + std::to_string(k));
+      if (!same.empty()) {
+        emit(renamed, "elementwise", same, {out});
+        how = "an elementwise vertex with pointwise 0";
+      } else if (!slots.empty() && checked_product(shape_of(node, node.input(slots[0]))) == checked_product(shape)) {
+        NodeV1& n = emit(renamed, "reshape", {ref_of(node, node.input(slots[0])).ref}, {out});
+        n.shape = shape;
+        how = "a reshape vertex";
+      } else {
+        std::string name = unique_name(renamed.name());
+        result_.graph.tensors.emplace_back(name, shape);
+        refs_[out] = Ref{name, -1, {}};
+        how = "an external tensor (no vertex: the graph is cut there)";
+      }
+      result_.notes.push_back("lenient: node '" + node.name() + "' (" + node.op_type() + (reason.empty() ? "" : ", " + reason) +
+                              ") output " + std::to_string(k) + " imported as " + how);
+    }
+  }
+
+  // --- groups of slices -----------------------------------------------------------
+  void find_groups() {
+    std::map<std::pair<std::string, int64_t>, Group> slices, gathers;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (node.input_size() == 0 || !is_active(node.input(0))) continue;
+      const Shape* shape = facts_.shape(node.input(0));
+      if (!shape) continue;
+      if (node.op_type() == "Slice") {
+        std::optional<std::pair<int64_t, std::pair<int64_t, int64_t>>> range = slice_range(node, *shape);
+        if (!range) continue;
+        Group& g = slices[{node.input(0), range->first}];
+        if (g.first < 0) {
+          g.first = i;
+          g.input = node.input(0);
+          g.axis = range->first;
+        }
+        ranges_[i] = range->second;
+        g.port_of[i] = -1;
+      } else if (node.op_type() == "Gather" && !is_active(node.input(1))) {
+        const ConstantValue* index = facts_.value(node.input(1));
+        if (!index || !index->dims.empty() || shape->size() < 2) continue;
+        int64_t rank = static_cast<int64_t>(shape->size());
+        int64_t axis = int_attribute(node, "axis", 0);
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis >= rank) continue;
+        auto k = static_cast<int64_t>(index->data[0]);
+        if (k < 0) k += (*shape)[axis];
+        Group& g = gathers[{node.input(0), axis}];
+        if (g.first < 0) {
+          g.first = i;
+          g.input = node.input(0);
+          g.axis = axis;
+        }
+        g.port_of[i] = static_cast<int>(k);
+      }
+    }
+    for (auto& [key, g] : slices) {
+      int64_t extent = facts_.shape(g.input)->at(g.axis);
+      std::set<int64_t> bounds = {0, extent};
+      for (const auto& [i, port] : g.port_of) {
+        bounds.insert(ranges_[i].first);
+        bounds.insert(ranges_[i].second);
+      }
+      std::vector<int64_t> cuts(bounds.begin(), bounds.end());
+      for (size_t k = 0; k + 1 < cuts.size(); ++k) g.parts.push_back(cuts[k + 1] - cuts[k]);
+      bool disjoint = true;
+      for (auto& [i, port] : g.port_of) {
+        auto [begin, end] = ranges_[i];
+        auto at = std::lower_bound(cuts.begin(), cuts.end(), begin);
+        if (begin == 0 && end == extent) {
+          g.identity.insert(i);
+        } else if (at + 1 < cuts.end() && *(at + 1) == end) {
+          port = static_cast<int>(at - cuts.begin());
+        } else {
+          disjoint = false;
+        }
+      }
+      // Overlapping slices each get their own split, led by themselves.
+      for (auto& [i, port] : g.port_of) {
+        if (disjoint || g.identity.count(i)) {
+          group_of_[i] = &g;
+          continue;
+        }
+        Group own;
+        own.first = i;
+        own.input = g.input;
+        own.axis = g.axis;
+        auto [begin, end] = ranges_[i];
+        for (int64_t part : {begin, end - begin, extent - end})
+          if (part > 0) own.parts.push_back(part);
+        own.port_of[i] = begin > 0 ? 1 : 0;
+        own_groups_.push_back(own);
+      }
+      if (disjoint && g.identity.size() == g.port_of.size()) continue;
+      if (disjoint) {
+        // The first non-identity member emits the split.
+        for (const auto& [i, port] : g.port_of)
+          if (!g.identity.count(i)) {
+            g.first = i;
+            break;
+          }
+      }
+    }
+    for (Group& own : own_groups_) group_of_[own.first] = &own;
+    for (auto& [key, g] : gathers)
+      for (const auto& [i, port] : g.port_of) group_of_[i] = &g;
+    slice_groups_ = std::move(slices);
+    gather_groups_ = std::move(gathers);
+  }
+
+  // (axis, [begin, end)) of a step-1 Slice that cuts one axis; nullopt otherwise.
+  std::optional<std::pair<int64_t, std::pair<int64_t, int64_t>>> slice_range(const onnx::NodeProto& node,
+                                                                            const Shape& shape) const {
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (opset_ < 10) {
+      starts = ints_attribute(node, "starts").value_or(std::vector<int64_t>{});
+      ends = ints_attribute(node, "ends").value_or(std::vector<int64_t>{});
+      axes = ints_attribute(node, "axes").value_or(std::vector<int64_t>{});
+    } else {
+      std::optional<std::vector<int64_t>> s = input_ints(node, 1), e = input_ints(node, 2);
+      if (!s || !e) return std::nullopt;
+      starts = *s;
+      ends = *e;
+      if (node.input_size() > 3 && !node.input(3).empty()) {
+        std::optional<std::vector<int64_t>> a = input_ints(node, 3);
+        if (!a) return std::nullopt;
+        axes = *a;
+      }
+      if (node.input_size() > 4 && !node.input(4).empty()) {
+        std::optional<std::vector<int64_t>> st = input_ints(node, 4);
+        if (!st) return std::nullopt;
+        steps = *st;
+      }
+    }
+    if (axes.empty())
+      for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+    if (starts.size() != ends.size() || axes.size() != starts.size()) return std::nullopt;
+    std::optional<std::pair<int64_t, std::pair<int64_t, int64_t>>> result;
+    int64_t rank = static_cast<int64_t>(shape.size());
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (!steps.empty() && steps[k] != 1) return std::nullopt;
+      int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+      if (axis < 0 || axis >= rank) return std::nullopt;
+      int64_t size = shape[axis], begin = starts[k], end = ends[k];
+      if (begin < 0) begin += size;
+      if (end < 0) end += size;
+      begin = std::clamp<int64_t>(begin, 0, size);
+      end = std::clamp<int64_t>(end, 0, size);
+      if (end <= begin) return std::nullopt;
+      if (begin == 0 && end == size) continue;
+      if (result) return std::nullopt;  // more than one axis is cut
+      result = {axis, {begin, end}};
+    }
+    if (!result) return std::make_pair(int64_t{0}, std::make_pair(int64_t{0}, shape.empty() ? 0 : shape[0]));
+    return result;
+  }
+
+  void lower_group_member(int i) {
+    const onnx::NodeProto& node = graph_.node(i);
+    Group& g = *group_of_.at(i);
+    Ref in = ref_of(node, g.input);
+    if (g.identity.count(i)) {
+      alias(node.output(0), in);
+      return;
+    }
+    if (!emitted_groups_.count(&g)) {
+      emitted_groups_[&g] = emit_group(node, g, in);
+    }
+    const std::string& name = emitted_groups_[&g];
+    int port = g.port_of.at(i);
+    refs_[node.output(0)] = Ref{name + ":" + std::to_string(port), -1, {}};
+  }
+
+  std::string emit_group(const onnx::NodeProto& node, const Group& g, const Ref& in) {
+    NodeV1 n;
+    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
+    emitted_names_.insert(n.name);
+    n.inputs = {in.ref};
+    n.axis = g.axis;
+    Shape shape = *facts_.shape(g.input);
+    std::vector<Shape> claims;
+    if (g.parts.empty()) {
+      n.op = "unstack";
+      Shape out = shape;
+      out.erase(out.begin() + g.axis);
+      claims.assign(static_cast<size_t>(shape[g.axis]), out);
+    } else {
+      n.op = "split";
+      n.parts = g.parts;
+      for (int64_t part : g.parts) {
+        Shape out = shape;
+        out[g.axis] = part;
+        claims.push_back(out);
+      }
+    }
+    n.outputs = claims;
+    result_.graph.nodes.push_back(n);
+    return n.name;
+  }
+
+  // --- the ops ---------------------------------------------------------------------
+  void lower(int i) {
+    const onnx::NodeProto& node = graph_.node(i);
+    const std::string& op = node.op_type();
+    bool any_active = false;
+    for (const std::string& out : node.output()) any_active = any_active || is_active(out);
+    if (!any_active) return;
+    if (auto it = norms_.find(i); it != norms_.end()) {
+      lower_norm(node, it->second);
+      return;
+    }
+    if (absorbed_.count(i)) return;
+    for (const std::string& out : node.output())
+      if (is_active(out) && is_used(out) && !facts_.shape(out))
+        fail(node, "cannot infer the shape of output '" + out + "' (" + op +
+                       "; ONNX shape inference and the constant evaluator left it unknown)");
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return unsupported(node, "domain " + node.domain());
+    if (group_of_.count(i)) return lower_group_member(i);
+    std::vector<int> slots = active_inputs(node);
+    if (slots.empty()) return;  // only Shape-like outputs
+    const std::string& x = node.input(slots[0]);
+
+    if (op == "Dropout") {
+      if (node.output_size() > 1 && is_used(node.output(1))) return unsupported(node, "its mask output is used");
+      return fold(node.output(0), ref_of(node, x), 1);
+    }
+    if (int pw = pointwise_count(op); pw >= 0 && slots.size() == 1 && slots[0] == 0) {
+      if (shape_of(node, node.output(0)) != shape_of(node, x)) return unsupported(node, "changes the shape");
+      return fold(node.output(0), ref_of(node, x), pw);
+    }
+    if (op == "Conv") return lower_conv(node, slots);
+    if (op == "MaxPool" || op == "AveragePool") return lower_pool(node);
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+      Shape in = shape_of(node, x);
+      std::vector<int64_t> axes;
+      for (size_t d = 2; d < in.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+      NodeV1& n = emit(node, "reduce_mean", {ref_of(node, x).ref}, {node.output(0)});
+      n.axes = axes;
+      n.keepdims = true;
+      return;
+    }
+    if (op == "ReduceMean") return lower_reduce_mean(node);
+    if (op == "BatchNormalization") {
+      for (int k = 1; k < node.output_size(); ++k)
+        if (is_used(node.output(k)) && is_active(node.output(k))) return unsupported(node, "its running statistics are used");
+      emit(node, "batchnorm", {ref_of(node, x).ref}, {node.output(0)});
+      return;
+    }
+    if (op == "LayerNormalization") {
+      int64_t rank = static_cast<int64_t>(shape_of(node, x).size());
+      int64_t axis = int_attribute(node, "axis", -1);
+      if (axis != -1 && axis != rank - 1) return unsupported(node, "normalises more than the last axis");
+      NodeV1& n = emit(node, "norm", {ref_of(node, x).ref}, {node.output(0)});
+      n.axis = -1;
+      return;
+    }
+    if (op == "Gemm") return lower_gemm(node);
+    if (op == "MatMul") return lower_matmul(node);
+    if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum"})) return lower_binary(node, slots);
+    if (op == "Concat") return lower_concat(node);
+    if (op == "Split") return lower_split(node);
+    if (op == "Transpose") {
+      int64_t rank = static_cast<int64_t>(shape_of(node, x).size());
+      std::vector<int64_t> perm = ints_attribute(node, "perm").value_or(std::vector<int64_t>{});
+      if (perm.empty())
+        for (int64_t d = rank; d-- > 0;) perm.push_back(d);
+      bool identity = true;
+      for (int64_t d = 0; d < static_cast<int64_t>(perm.size()); ++d) identity = identity && perm[d] == d;
+      if (identity) return alias(node.output(0), ref_of(node, x));
+      NodeV1& n = emit(node, "transpose", {ref_of(node, x).ref}, {node.output(0)});
+      n.perm = perm;
+      return;
+    }
+    if (is_one_of(op, {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) || (op == "Expand" && slots[0] == 0)) {
+      if (slots.size() != 1 || slots[0] != 0) return unsupported(node, "its target shape depends on the data");
+      const Shape& out = shape_of(node, node.output(0));
+      if (out == shape_of(node, x)) return alias(node.output(0), ref_of(node, x));
+      if (op == "Expand") return unsupported(node, "broadcasts an activation");
+      NodeV1& n = emit(node, "reshape", {ref_of(node, x).ref}, {node.output(0)});
+      n.shape = out;
+      return;
+    }
+    if (op == "Softmax" || op == "LogSoftmax") {
+      NodeV1& n = emit(node, "softmax", {ref_of(node, x).ref}, {node.output(0)});
+      n.axis = int_attribute(node, "axis", opset_ >= 13 ? -1 : 1);
+      return;
+    }
+    if (op == "Gather") return lower_gather(node);
+    if (op == "Pad") return lower_pad(node);
+    if (is_one_of(op, {"Loop", "If", "Scan"})) return unsupported(node, "control flow");
+    unsupported(node, "");
+  }
+
+  void lower_norm(const onnx::NodeProto& node, const NormMatch& m) {
+    Shape in = shape_of(node, m.input);
+    int64_t rank = static_cast<int64_t>(in.size());
+    if (m.axis != -1 && m.axis != rank - 1) {
+      // Not a last-axis norm: lower the pieces one by one instead.
+      for (int n : m.nodes) absorbed_.erase(n);
+      norms_.erase(m.first);
+      return lower(m.first);
+    }
+    NodeV1 n;
+    n.name = node.name();
+    emitted_names_.insert(n.name);
+    n.op = "norm";
+    n.inputs = {ref_of(node, m.input).ref};
+    n.outputs = std::vector<Shape>{in};
+    refs_[m.output] = Ref{n.name, static_cast<int>(result_.graph.nodes.size()), {}};
+    result_.graph.nodes.push_back(n);
+  }
+
+  // Symmetric padding that gives ONNX's output extent with pase's floor formula.
+  static std::optional<int64_t> fit_padding(int64_t in, int64_t window, int64_t stride, int64_t out, int64_t begin,
+                                            int64_t end) {
+    auto gives = [&](int64_t pad) { return in + 2 * pad >= window && (in + 2 * pad - window) / stride + 1 == out; };
+    if (begin == end && gives(begin)) return begin;
+    for (int64_t pad = std::min(begin, end); pad <= std::max(begin, end) + window; ++pad)
+      if (gives(pad)) return pad;
+    return std::nullopt;
+  }
+
+  // Stride, padding and window of a 2-D Conv/Pool, fitted to ONNX's output shape.
+  std::optional<std::string> window_geometry(const onnx::NodeProto& node, const Shape& in, const Shape& out,
+                                             const Shape& kernel, const HeightWidth& extra, HeightWidth& stride,
+                                             HeightWidth& padding) const {
+    if (in.size() != 4 || out.size() != 4 || kernel.size() != 2) return "only 2-D windows are supported";
+    // A folded Pad: `in` is the padded tensor, the padding goes back into the window op.
+    int64_t h = in[2] - 2 * extra.h, w = in[3] - 2 * extra.w;
+    std::vector<int64_t> dilations = ints_attribute(node, "dilations").value_or(std::vector<int64_t>{1, 1});
+    for (int64_t d : dilations)
+      if (d != 1) return "dilation " + std::to_string(d);
+    std::vector<int64_t> strides = ints_attribute(node, "strides").value_or(std::vector<int64_t>{1, 1});
+    std::vector<int64_t> pads = ints_attribute(node, "pads").value_or(std::vector<int64_t>{0, 0, 0, 0});
+    if (strides.size() != 2 || pads.size() != 4) return "expected 2 strides and 4 pads";
+    std::optional<int64_t> ph = fit_padding(h, kernel[0], strides[0], out[2], pads[0] + extra.h, pads[2] + extra.h);
+    std::optional<int64_t> pw = fit_padding(w, kernel[1], strides[1], out[3], pads[1] + extra.w, pads[3] + extra.w);
+    if (!ph || !pw) return "padding " + join_shape(pads) + " has no symmetric equivalent";
+    stride = {strides[0], strides[1]};
+    padding = {*ph, *pw};
+    return std::nullopt;
+  }
+
+  void lower_conv(const onnx::NodeProto& node, const std::vector<int>& slots) {
+    if (slots.size() != 1 || slots[0] != 0) return unsupported(node, "its weight is computed from the data");
+    int64_t group = int_attribute(node, "group", 1);
+    if (group != 1) return unsupported(node, "grouped convolution, group " + std::to_string(group));
+    Ref x = ref_of(node, node.input(0));
+    const Shape& weight = shape_of(node, node.input(1));
+    if (weight.size() != 4) return unsupported(node, "only 2-D convolution is supported");
+    HeightWidth stride, padding;
+    if (std::optional<std::string> why = window_geometry(node, shape_of(node, node.input(0)), shape_of(node, node.output(0)),
+                                                         {weight[2], weight[3]}, x.pad, stride, padding))
+      return unsupported(node, *why);
+    NodeV1& n = emit(node, "conv2d", {x.ref}, {node.output(0)});
+    n.filter = weight;
+    if (stride != HeightWidth{1, 1}) n.stride = stride;
+    if (padding != HeightWidth{0, 0}) n.padding = padding;
+  }
+
+  void lower_pool(const onnx::NodeProto& node) {
+    if (node.output_size() > 1 && is_used(node.output(1))) return unsupported(node, "its indices output is used");
+    Ref x = ref_of(node, node.input(0));
+    std::vector<int64_t> kernel = ints_attribute(node, "kernel_shape").value_or(std::vector<int64_t>{});
+    HeightWidth stride, padding;
+    if (std::optional<std::string> why = window_geometry(node, shape_of(node, node.input(0)), shape_of(node, node.output(0)),
+                                                         kernel, x.pad, stride, padding))
+      return unsupported(node, *why);
+    // A 1x1 window with stride 1 (AdaptiveAvgPool on an input already that size) is the identity.
+    if (kernel == std::vector<int64_t>{1, 1} && stride == HeightWidth{1, 1} && padding == HeightWidth{0, 0})
+      return alias(node.output(0), Ref{x.ref, x.node, {}});
+    NodeV1& n = emit(node, "pool2d", {x.ref}, {node.output(0)});
+    n.window = HeightWidth{kernel[0], kernel[1]};
+    if (stride != HeightWidth{1, 1}) n.stride = stride;
+    if (padding != HeightWidth{0, 0}) n.padding = padding;
+  }
+
+  void lower_pad(const onnx::NodeProto& node) {
+    std::string mode = string_attribute(node, "mode", "constant");
+    std::optional<std::vector<int64_t>> pads = opset_ >= 11 ? input_ints(node, 1) : ints_attribute(node, "pads");
+    const Shape& in = shape_of(node, node.input(0));
+    if (mode != "constant" || !pads || pads->size() != 2 * in.size() || in.size() != 4)
+      return unsupported(node, "only constant padding of the last two axes of a 4-D tensor");
+    const std::vector<int64_t>& p = *pads;
+    if (p[0] || p[1] || p[4] || p[5] || p[2] != p[6] || p[3] != p[7] || p[2] < 0 || p[3] < 0)
+      return unsupported(node, "only symmetric padding of height and width");
+    for (int user : consumers_[node.output(0)])
+      if (!is_one_of(graph_.node(user).op_type(), {"Conv", "MaxPool", "AveragePool"}))
+        return unsupported(node, "it feeds " + graph_.node(user).op_type() + " '" + graph_.node(user).name() +
+                                     "', not a Conv or Pool");
+    Ref x = ref_of(node, node.input(0));
+    x.pad.h += p[2];
+    x.pad.w += p[3];
+    x.node = -1;
+    alias(node.output(0), x);
+  }
+
+  void lower_reduce_mean(const onnx::NodeProto& node) {
+    const Shape& in = shape_of(node, node.input(0));
+    std::optional<std::vector<int64_t>> axes = opset_ >= 18 ? input_ints(node, 1) : ints_attribute(node, "axes");
+    std::vector<int64_t> all;
+    if (!axes || axes->empty()) {
+      for (size_t d = 0; d < in.size(); ++d) all.push_back(static_cast<int64_t>(d));
+      axes = all;
+    }
+    NodeV1& n = emit(node, "reduce_mean", {ref_of(node, node.input(0)).ref}, {node.output(0)});
+    n.axes = *axes;
+    n.keepdims = int_attribute(node, "keepdims", 1) != 0;
+  }
+
+  // Einsum letters for a MatMul/Gemm of shapes a and b (batch dims must match exactly, no broadcasting).
+  std::optional<std::string> matmul_equation(const Shape& a, const Shape& b, bool trans_a, bool trans_b) const {
+    if (a.size() < 2 || b.size() < 2 || a.size() > 12 || b.size() > 12) return std::nullopt;
+    size_t batch_a = a.size() - 2, batch_b = b.size() - 2, batch = std::max(batch_a, batch_b);
+    std::string letters = "abcdefghij";
+    std::string out_batch = letters.substr(0, batch), ta, tb;
+    for (size_t d = 0; d < batch_a; ++d) {
+      size_t o = batch - batch_a + d;
+      if (d < batch_a && o >= batch - batch_b && a[d] != b[o - (batch - batch_b)]) return std::nullopt;
+      ta += letters[o];
+    }
+    for (size_t d = 0; d < batch_b; ++d) {
+      size_t o = batch - batch_b + d;
+      if (o >= batch - batch_a && b[d] != a[o - (batch - batch_a)]) return std::nullopt;
+      tb += letters[o];
+    }
+    ta += trans_a ? "km" : "mk";
+    tb += trans_b ? "nk" : "kn";
+    return ta + "," + tb + "->" + out_batch + "mn";
+  }
+
+  void lower_gemm(const onnx::NodeProto& node) {
+    bool trans_a = int_attribute(node, "transA", 0) != 0, trans_b = int_attribute(node, "transB", 0) != 0;
+    if (node.input_size() > 2 && is_active(node.input(2))) return unsupported(node, "its C operand is an activation");
+    if (is_active(node.input(0)) && !is_active(node.input(1)) && !trans_a) {
+      const Shape& b = shape_of(node, node.input(1));
+      NodeV1& n = emit(node, "fc", {ref_of(node, node.input(0)).ref}, {node.output(0)});
+      n.units = trans_b ? b[0] : b[1];
+      return;
+    }
+    lower_einsum_matmul(node, trans_a, trans_b);
+  }
+
+  void lower_matmul(const onnx::NodeProto& node) {
+    bool a_active = is_active(node.input(0)), b_active = is_active(node.input(1));
+    const Shape& a = shape_of(node, node.input(0));
+    const Shape& b = shape_of(node, node.input(1));
+    if (a_active && !b_active && b.size() == 2 && a.size() >= 2) {
+      NodeV1& n = emit(node, "fc", {ref_of(node, node.input(0)).ref}, {node.output(0)});
+      n.units = b[1];
+      return;
+    }
+    if (a_active && b_active && a.size() == b.size() && a.size() >= 2 && std::equal(a.begin(), a.end() - 2, b.begin())) {
+      emit(node, "matmul", {ref_of(node, node.input(0)).ref, ref_of(node, node.input(1)).ref}, {node.output(0)});
+      return;
+    }
+    lower_einsum_matmul(node, false, false);
+  }
+
+  void lower_einsum_matmul(const onnx::NodeProto& node, bool trans_a, bool trans_b) {
+    std::optional<std::string> equation =
+        matmul_equation(shape_of(node, node.input(0)), shape_of(node, node.input(1)), trans_a, trans_b);
+    if (!equation) return unsupported(node, "operands of rank < 2 or broadcast batch dimensions");
+    NodeV1& n = emit(node, "einsum", {ref_of(node, node.input(0)).ref, ref_of(node, node.input(1)).ref}, {node.output(0)});
+    n.equation = *equation;
+  }
+
+  void lower_binary(const onnx::NodeProto& node, const std::vector<int>& slots) {
+    const Shape& out = shape_of(node, node.output(0));
+    if (slots.size() == 1) {
+      const std::string& x = node.input(slots[0]);
+      if (shape_of(node, x) != out) return unsupported(node, "broadcasts an activation");
+      // A bias, scale or constant applied to one activation: pointwise work of its producer.
+      return fold(node.output(0), ref_of(node, x), 1);
+    }
+    std::vector<std::string> inputs;
+    for (int slot : slots) {
+      if (shape_of(node, node.input(slot)) != out) return unsupported(node, "broadcasting between activations");
+      inputs.push_back(ref_of(node, node.input(slot)).ref);
+    }
+    emit(node, "elementwise", inputs, {node.output(0)});
+  }
+
+  void lower_concat(const onnx::NodeProto& node) {
+    std::vector<std::string> inputs;
+    for (const std::string& in : node.input()) inputs.push_back(ref_of(node, in).ref);
+    if (inputs.size() == 1) return alias(node.output(0), ref_of(node, node.input(0)));
+    NodeV1& n = emit(node, "concat", inputs, {node.output(0)});
+    n.axis = int_attribute(node, "axis", 0);
+  }
+
+  void lower_split(const onnx::NodeProto& node) {
+    const Shape& in = shape_of(node, node.input(0));
+    int64_t axis = int_attribute(node, "axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(in.size());
+    std::vector<int64_t> parts;
+    for (const std::string& out : node.output()) parts.push_back(shape_of(node, out).at(static_cast<size_t>(axis)));
+    if (parts.size() == 1) return alias(node.output(0), ref_of(node, node.input(0)));
+    std::vector<std::string> outs(node.output().begin(), node.output().end());
+    NodeV1& n = emit(node, "split", {ref_of(node, node.input(0)).ref}, outs);
+    n.axis = axis;
+    n.parts = parts;
+  }
+
+  void lower_gather(const onnx::NodeProto& node) {
+    bool table_active = is_active(node.input(0));
+    if (!table_active && data_inputs_.count(node.input(1))) {
+      const Shape& table = shape_of(node, node.input(0));
+      const Shape& ids = shape_of(node, node.input(1));
+      if (table.size() != 2 || ids.size() != 2 || int_attribute(node, "axis", 0) != 0)
+        return unsupported(node, "embedding needs a [vocab, dim] table and [batch, sequence] ids");
+      NodeV1& n = emit(node, "embedding", {ref_of(node, node.input(1)).ref}, {node.output(0)});
+      n.vocab = table[0];
+      n.dim = table[1];
+      return;
+    }
+    if (!table_active) return unsupported(node, "embedding ids must be a graph input");
+    unsupported(node, "gathers along a computed or multi-element index");
+  }
+
+  void add_losses() {
+    if (options_.loss == "none") return;
+    for (const onnx::ValueInfoProto& out : graph_.output()) {
+      if (!is_active(out.name())) continue;
+      auto it = refs_.find(out.name());
+      std::string input = it != refs_.end() ? it->second.ref : externals_.count(out.name()) ? externals_[out.name()] : "";
+      if (input.empty()) continue;
+      NodeV1 n;
+      n.name = unique_name("loss");
+      n.op = options_.loss;
+      n.inputs = {input};
+      result_.graph.nodes.push_back(n);
+    }
+  }
+
+  const onnx::GraphProto& graph_;
+  const TensorFacts& facts_;
+  const std::set<std::string>& data_inputs_;
+  const OnnxImportOptions& options_;
+  const std::string& source_;
+  int64_t opset_;
+  std::set<std::string> activations_, graph_outputs_, used_names_, emitted_names_;
+  std::map<std::string, std::vector<int>> consumers_;
+  std::map<std::string, Ref> refs_;
+  std::map<std::string, std::string> externals_;
+  std::map<int, NormMatch> norms_;
+  std::set<int> absorbed_;
+  std::map<int, std::pair<int64_t, int64_t>> ranges_;
+  std::map<std::pair<std::string, int64_t>, Group> slice_groups_, gather_groups_;
+  std::vector<Group> own_groups_;
+  std::map<int, Group*> group_of_;
+  std::map<const Group*, std::string> emitted_groups_;
+  std::vector<Unsupported> unsupported_;
+  OnnxImport result_;
+};
+
+}  // namespace
+
+OnnxImport lower_graph(const onnx::GraphProto& graph, const TensorFacts& facts, const std::set<std::string>& data_inputs,
+                       const OnnxImportOptions& options, const std::string& source, int64_t opset) {
+  return Lowerer(graph, facts, data_inputs, options, source, opset).run();
+}
+
+}  // namespace pase

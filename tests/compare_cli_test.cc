@@ -1,0 +1,107 @@
+// `pase compare`: the DP optimum against every baseline, as table, CSV, JSON and SVG.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "graphs/graph_file.h"
+#include "test_support.h"
+
+using json = nlohmann::json;
+
+namespace {
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("pase compare: alexnet") {
+  std::string csv = pase::test::write_temp_file("compare.csv", "");
+  std::string out = pase::test::write_temp_file("compare.json", "");
+  std::string svg = pase::test::write_temp_file("compare.svg", "");
+  pase::test::CommandResult result =
+      pase::test::run_pase("compare \"" + pase::test::source_path("data/graphs/alexnet.json") +
+                           "\" --devices 4,8,16,32,64 --csv \"" + csv + "\" --json \"" + out + "\" --svg \"" + svg + "\"");
+  REQUIRE(result.status == 0);
+  CHECK(result.error == "");
+
+  SUBCASE("the table") {
+    CHECK(result.output.find("alexnet: predicted cost per strategy, cost model pase (flop)") == 0);
+    CHECK(result.output.find("     8  pase                     97098296512      6.19x") != std::string::npos);
+    CHECK(result.output.find("     8  data-parallel           601108833248      1.00x           -") != std::string::npos);
+    CHECK(result.output.find("note: megatron skipped: not transformer-like (no einsum with a head letter 'h')\n") !=
+          std::string::npos);
+  }
+  SUBCASE("JSON: the DP is never worse than a baseline, MCMC never better than the DP") {
+    json doc = json::parse(pase::read_text_file(out));
+    CHECK(doc["format"] == "pase-compare");
+    CHECK(doc["strategies"] == json({"data-parallel", "owt", "mcmc", "pase"}));
+    CHECK(doc["skipped"][0]["strategy"] == "megatron");
+    REQUIRE(doc["results"].size() == 5);
+    for (const json& at : doc["results"]) {
+      CAPTURE(at["devices"]);
+      double optimum = 0, data_parallel = 0;
+      for (const json& s : at["strategies"]) {
+        if (s["name"] == "pase") optimum = s["cost"];
+        if (s["name"] == "data-parallel") data_parallel = s["cost"];
+      }
+      REQUIRE(optimum > 0);
+      for (const json& s : at["strategies"]) {
+        CHECK(s["cost"].get<double>() >= optimum * (1 - 1e-9));
+        CHECK(s["speedup"].get<double>() == doctest::Approx(data_parallel / s["cost"].get<double>()));
+      }
+      CHECK(at["strategies"][0]["speedup"] == 1.0);
+      CHECK(at["strategies"][2]["search_seconds"].is_number());
+      CHECK(at["strategies"][3]["search_seconds"].is_number());
+      CHECK(at["strategies"][1]["search_seconds"].is_null());
+    }
+    CHECK(doc["results"][1]["devices"] == 8);
+    CHECK(doc["results"][1]["strategies"][3]["cost"].get<double>() == doctest::Approx(97098296512.0).epsilon(1e-12));
+  }
+  SUBCASE("CSV: one row per strategy and device count") {
+    std::string text = pase::read_text_file(csv);
+    CHECK(text.find("graph,devices,strategy,cost,unit,speedup,search_seconds,note\n") == 0);
+    CHECK(count(text, "\n") == 1 + 5 * 4);
+    CHECK(text.find("\nalexnet,8,pase,97098296512,flop,6.190725,") != std::string::npos);
+    CHECK(text.find("\nalexnet,8,owt,126443873248,flop,4.753958,,\n") != std::string::npos);
+  }
+  SUBCASE("SVG: a well-formed grouped bar chart") {
+    std::string text = pase::read_text_file(svg);
+    CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") == 0);
+    CHECK(text.substr(text.size() - 7) == "</svg>\n");
+    CHECK(count(text, "class=\"bar\"") == 5 * 4);  // one bar per strategy and p
+    CHECK(count(text, "<rect") == count(text, "</rect>") + 1 + 4);  // background and legend swatches are self-closed
+    CHECK(count(text, "<text") == count(text, "</text>"));
+    CHECK(count(text, "<title>") == count(text, "</title>"));
+    for (const char* label : {">data-parallel</text>", ">owt</text>", ">mcmc</text>", ">pase</text>",
+                              ">devices (p)</text>", ">speed-up over data-parallel</text>", ">64</text>"})
+      CHECK(text.find(label) != std::string::npos);
+    CHECK(text.find("<title>8 pase: 6.19072</title>") != std::string::npos);
+    CHECK(text.find("stroke-dasharray") != std::string::npos);  // the 1x reference line
+  }
+}
+
+TEST_CASE("pase compare: transformer has a megatron bar") {
+  pase::test::CommandResult result = pase::test::run_pase(
+      "compare \"" + pase::test::source_path("data/graphs/transformer.json") + "\" --devices 4,8 --mcmc-iterations 2000");
+  REQUIRE(result.status == 0);
+  CHECK(result.output.find("megatron") != std::string::npos);
+  CHECK(result.output.find("note: owt skipped: no fc layer, owt would equal data-parallel\n") != std::string::npos);
+  CHECK(result.output.find("seed 1, 2000 iterations") != std::string::npos);
+}
+
+TEST_CASE("pase compare: bad input") {
+  std::string alexnet = "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\"";
+  pase::test::CommandResult zero = pase::test::run_pase("compare " + alexnet + " --devices 4,0");
+  CHECK(zero.status == 1);
+  CHECK(zero.error == "error: --devices: expected a positive number of devices, got 0\n");
+  pase::test::CommandResult missing = pase::test::run_pase("compare nothere.json --devices 4");
+  CHECK(missing.status == 1);
+  CHECK(missing.error == "error: nothere.json: cannot open file\n");
+}

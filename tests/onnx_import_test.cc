@@ -1,0 +1,255 @@
+// The ONNX importer: committed torchvision/PyTorch fixtures import, validate
+// and solve; tiny hand-built models check the one-line error messages.
+#ifdef PASE_HAVE_ONNX
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+
+#include <onnx/onnx_pb.h>
+
+#include "graphs/error.h"
+#include "graphs/graph.h"
+#include "onnximport/import_onnx.h"
+#include "test_support.h"
+
+using namespace pase;
+
+namespace {
+
+const char* const kFixtures[] = {"alexnet", "vgg16", "resnet50", "inception_v3", "densenet121", "transformer_encoder"};
+
+std::string fixture(const std::string& name) { return test::source_path("data/onnx/" + name + ".onnx"); }
+
+const NodeV1& node_named(const GraphFileV1& file, const std::string& name) {
+  for (const NodeV1& node : file.nodes)
+    if (node.name == name) return node;
+  FAIL("no node " << name);
+  return file.nodes.front();
+}
+
+// A tiny model built with the protobuf API, saved to a temporary file.
+class TinyModel {
+ public:
+  TinyModel() {
+    model_.set_ir_version(7);
+    model_.add_opset_import()->set_version(14);
+    model_.mutable_graph()->set_name("tiny");
+  }
+  void input(const std::string& name, const std::vector<int64_t>& dims, int32_t type = onnx::TensorProto::FLOAT) {
+    describe(model_.mutable_graph()->add_input(), name, dims, type);
+  }
+  void output(const std::string& name) {
+    onnx::ValueInfoProto* info = model_.mutable_graph()->add_output();
+    info->set_name(name);
+    info->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  onnx::NodeProto& node(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs) {
+    onnx::NodeProto& n = *model_.mutable_graph()->add_node();
+    n.set_name(name);
+    n.set_op_type(op);
+    for (const std::string& in : inputs) n.add_input(in);
+    for (const std::string& out : outputs) n.add_output(out);
+    return n;
+  }
+  static void attribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
+    onnx::AttributeProto& a = *node.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(value);
+  }
+  static void attribute(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
+    onnx::AttributeProto& a = *node.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a.add_ints(v);
+  }
+  std::string save(const std::string& file_name) const {
+    return test::write_temp_file(file_name, model_.SerializeAsString());
+  }
+
+ private:
+  static void describe(onnx::ValueInfoProto* info, const std::string& name, const std::vector<int64_t>& dims, int32_t type) {
+    info->set_name(name);
+    onnx::TypeProto::Tensor& tensor = *info->mutable_type()->mutable_tensor_type();
+    tensor.set_elem_type(type);
+    for (int64_t d : dims) tensor.mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  onnx::ModelProto model_;
+};
+
+// x [2,4,8,8] -> Conv(group 2) -> Relu -> y
+std::string grouped_conv_model() {
+  TinyModel m;
+  m.input("x", {2, 4, 8, 8});
+  m.input("w", {4, 2, 3, 3});
+  onnx::NodeProto& conv = m.node("depthwise", "Conv", {"x", "w"}, {"c"});
+  TinyModel::attribute(conv, "group", int64_t{2});
+  TinyModel::attribute(conv, "kernel_shape", std::vector<int64_t>{3, 3});
+  TinyModel::attribute(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("relu", "Relu", {"c"}, {"y"});
+  m.output("y");
+  return m.save("grouped.onnx");
+}
+
+}  // namespace
+
+TEST_CASE("import_onnx: every fixture imports and validates") {
+  for (const char* name : kFixtures) {
+    CAPTURE(name);
+    OnnxImport result = import_onnx(fixture(name), OnnxImportOptions{});
+    Graph graph = build_graph(result.graph, name);
+    CHECK(result.graph.name == name);
+    CHECK(result.notes.empty());
+    REQUIRE(!graph.vertices.empty());
+    CHECK(graph.vertices.back().op == "softmax_xent");
+    REQUIRE(result.graph.tensors.size() == 1);  // the data input; weights fold into the ops
+    CHECK(result.graph.tensors[0].second[0] == 128);
+  }
+}
+
+TEST_CASE("import_onnx: alexnet matches torchvision's layers and the zoo's spatial shapes") {
+  GraphFileV1 result = import_onnx(fixture("alexnet"), OnnxImportOptions{}).graph;
+  Graph imported = build_graph(result, "alexnet.onnx");
+  Graph zoo = load_graph(test::source_path("data/graphs/alexnet.json"));
+  // torchvision: 64/192/384/256/256 channels on 224x224 with padding 2 in conv1;
+  // the paper's zoo: 96/256/384/384/256 on 227x227 without. Spatial sizes agree.
+  const std::vector<std::string> convs = {"/features/features.0/Conv", "/features/features.3/Conv", "/features/features.6/Conv",
+                                          "/features/features.8/Conv", "/features/features.10/Conv"};
+  const std::vector<std::string> zoo_convs = {"conv1", "conv2", "conv3", "conv4", "conv5"};
+  const std::vector<Shape> filters = {{64, 3, 11, 11}, {192, 64, 5, 5}, {384, 192, 3, 3}, {256, 384, 3, 3}, {256, 256, 3, 3}};
+  for (size_t k = 0; k < convs.size(); ++k) {
+    CAPTURE(convs[k]);
+    const Vertex& v = imported.vertices[imported.find_vertex(convs[k])];
+    const Vertex& z = zoo.vertices[zoo.find_vertex(zoo_convs[k])];
+    CHECK(v.filter == filters[k]);
+    CHECK(v.filter[2] == z.filter[2]);
+    CHECK(v.stride == z.stride);
+    CHECK(v.outputs[0][2] == z.outputs[0][2]);
+    CHECK(v.outputs[0][3] == z.outputs[0][3]);
+  }
+  CHECK(imported.vertices[imported.find_vertex("/features/features.12/MaxPool")].outputs[0] == Shape{128, 256, 6, 6});
+  // The adaptive avgpool is a 1x1 identity on 6x6 and leaves no vertex.
+  CHECK(imported.find_vertex("/avgpool/AveragePool") < 0);
+  const std::vector<std::string> fcs = {"/classifier/classifier.1/Gemm", "/classifier/classifier.4/Gemm",
+                                        "/classifier/classifier.6/Gemm"};
+  const std::vector<int64_t> units = {4096, 4096, 1000};  // the zoo's fc8 has 1024
+  const std::vector<std::string> zoo_fcs = {"fc6", "fc7", "fc8"};
+  for (size_t k = 0; k < fcs.size(); ++k) {
+    const Vertex& v = imported.vertices[imported.find_vertex(fcs[k])];
+    const Vertex& z = zoo.vertices[zoo.find_vertex(zoo_fcs[k])];
+    CHECK(v.units == units[k]);
+    CHECK(v.inputs[0].shape == z.inputs[0].shape);  // [128, 9216], [128, 4096], [128, 4096]
+  }
+  // ReLU and Dropout fold into the producer's pointwise count.
+  CHECK(node_named(result, "/features/features.0/Conv").pointwise == 1);
+  CHECK(node_named(result, "/classifier/classifier.1/Gemm").pointwise == 2);
+  CHECK(imported.vertices.size() == zoo.vertices.size());
+}
+
+TEST_CASE("import_onnx: transformer shape arithmetic") {
+  GraphFileV1 result = import_onnx(fixture("transformer_encoder"), OnnxImportOptions{}).graph;
+  std::map<std::string, int> ops;
+  for (const NodeV1& node : result.nodes) ++ops[node.op];
+  CHECK(ops["norm"] == 12);    // two decomposed LayerNorms per layer
+  CHECK(ops["split"] == 6);    // q, k, v Slices with computed bounds, one split per layer
+  CHECK(ops["matmul"] == 12);  // q.k^T and attention.v
+  CHECK(ops["fc"] == 24);
+  const NodeV1& qkv = node_named(result, "/encoder/layers.0/self_attn/Slice");
+  CHECK(*qkv.parts == std::vector<int64_t>{512, 512, 512});
+  CHECK(node_named(result, "/encoder/layers.0/self_attn/MatMul_1").outputs->at(0) == Shape{1024, 128, 128});
+}
+
+TEST_CASE("import_onnx: --batch and --loss") {
+  SUBCASE("batch re-sizes the data input") {
+    OnnxImportOptions options;
+    options.batch = 32;
+    GraphFileV1 result = import_onnx(fixture("resnet50"), options).graph;
+    CHECK(result.tensors[0].second == Shape{32, 3, 224, 224});
+    CHECK(node_named(result, "/fc/Gemm").outputs->at(0) == Shape{32, 1000});
+  }
+  SUBCASE("no loss") {
+    OnnxImportOptions options;
+    options.loss = "none";
+    GraphFileV1 result = import_onnx(fixture("alexnet"), options).graph;
+    CHECK(result.nodes.back().name == "/classifier/classifier.6/Gemm");
+  }
+}
+
+TEST_CASE("pase solve: onnx fixtures at p = 8") {
+  for (const char* name : kFixtures) {
+    CAPTURE(name);
+    test::CommandResult result = test::run_pase("solve " + fixture(name) + " --devices 8");
+    if (std::string(name) == "densenet121") {
+      // Dense joins keep up to 25 concats alive at once: the tables are refused.
+      CHECK(result.status == 3);
+      CHECK(result.error.rfind("error: refused: the DP tables would need more than 2^64 bytes", 0) == 0);
+      continue;
+    }
+    CHECK(result.status == 0);
+    CHECK(result.output.find("total cost ") != std::string::npos);
+  }
+  test::CommandResult resnet = test::run_pase("solve " + fixture("resnet50") + " --devices 8 --json");
+  REQUIRE(resnet.status == 0);
+  for (const char* layer : {"\"/conv1/Conv\"", "\"/layer1/layer1.0/conv1/Conv\"", "\"/layer4/layer4.2/Add\"", "\"/fc/Gemm\""})
+    CHECK(resnet.output.find(std::string("\"name\": ") + layer) != std::string::npos);
+}
+
+TEST_CASE("pase import: writes a pase-graph file") {
+  std::string out = test::write_temp_file("alexnet-import.json", "");
+  test::CommandResult result = test::run_pase("import " + fixture("alexnet") + " -o " + out + " --batch 64");
+  CHECK(result.status == 0);
+  Graph graph = load_graph(out);
+  CHECK(graph.vertices.front().inputs[0].shape == Shape{64, 3, 224, 224});
+}
+
+TEST_CASE("import_onnx: errors") {
+  SUBCASE("corrupt file") {
+    std::string path = test::write_temp_file("corrupt.onnx", "this is not a protobuf \xff\xff\xff");
+    test::CommandResult result = test::run_pase("import " + path);
+    CHECK(result.status == 1);
+    CHECK(result.error ==
+          "error: " + path + ": not an ONNX model (the file does not parse as an ONNX ModelProto with a graph)\n");
+  }
+  SUBCASE("unsupported op") {
+    std::string path = grouped_conv_model();
+    test::CommandResult result = test::run_pase("import " + path);
+    CHECK(result.status == 1);
+    CHECK(result.error == "error: " + path +
+                              ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
+                              "Conv x1 ('depthwise'); --lenient imports them as zero-cost pass-through vertices\n");
+  }
+  SUBCASE("unsupported op, lenient") {
+    std::string path = grouped_conv_model();
+    test::CommandResult result = test::run_pase("import " + path + " --lenient");
+    CHECK(result.status == 0);
+    CHECK(result.error ==
+          "note: lenient: node 'depthwise' (Conv, grouped convolution, group 2) output 0 imported as an elementwise vertex "
+          "with pointwise 0\n");
+    GraphFileV1 file = parse_graph_file(result.output, "lenient.json");
+    CHECK(node_named(file, "depthwise").op == "elementwise");
+    CHECK(node_named(file, "depthwise").pointwise == 1);  // the Relu
+  }
+  SUBCASE("unknown shape") {
+    TinyModel m;
+    m.input("x", {2, 6});
+    m.input("target", {2}, onnx::TensorProto::INT64);  // a shape only known at run time
+    m.node("reshape", "Reshape", {"x", "target"}, {"r"});
+    m.node("relu", "Relu", {"r"}, {"y"});
+    m.output("y");
+    std::string path = m.save("unknown.onnx");
+    test::CommandResult result = test::run_pase("solve " + path + " --devices 2");
+    CHECK(result.status == 1);
+    CHECK(result.error == "error: " + path +
+                              ": node 'reshape': cannot infer the shape of output 'r' (Reshape; ONNX shape inference and the "
+                              "constant evaluator left it unknown)\n");
+  }
+  SUBCASE("bad loss") {
+    OnnxImportOptions options;
+    options.loss = "mse";
+    CHECK_THROWS_WITH_AS(import_onnx(fixture("alexnet"), options), "--loss: unknown loss 'mse' (choose softmax_xent or none)",
+                         InputError);
+  }
+}
+#endif  // PASE_HAVE_ONNX

@@ -1,0 +1,57 @@
+// The DP's result does not depend on the thread count or on the order kind
+// (orders change table sizes, never the optimum).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "costmodel/cost_tables.h"
+#include "graphs/error.h"
+#include "graphs/zoo.h"
+#include "solver/solve.h"
+
+using namespace pase;
+
+TEST_CASE("solve: same strategy and cost bit for bit whatever the thread count") {
+  for (const char* name : {"inception3", "transformer"}) {
+    CAPTURE(name);
+    Graph graph = build_graph(build_zoo_graph(name, 32), name);
+    Machine machine;
+    machine.devices = 8;
+    CostTables tables = build_cost_tables(graph, machine);
+    SolveOptions one, two, four;
+    one.dp.threads = 1;
+    two.dp.threads = 2;
+    four.dp.threads = 4;
+    Solution correct = solve(graph, tables, one);
+    for (const SolveOptions* options : {&two, &four}) {
+      Solution result = solve(graph, tables, *options);
+      CHECK(result.cost == correct.cost);
+      CHECK(result.choice == correct.choice);
+    }
+  }
+}
+
+TEST_CASE("solve: every order kind gives the same optimum on the zoo") {
+  for (const ZooEntry& entry : zoo_entries()) {
+    CAPTURE(entry.name);
+    Graph graph = build_graph(build_zoo_graph(entry.name, 16), entry.name);
+    Machine machine;
+    machine.devices = 4;
+    CostTables tables = build_cost_tables(graph, machine);
+    Solution correct = solve(graph, tables, SolveOptions{});
+    for (OrderKind kind : all_order_kinds()) {
+      CAPTURE(order_kind_name(kind));
+      SolveOptions options;
+      options.order = kind;
+      Solution result;
+      try {
+        result = solve(graph, tables, options);
+      } catch (const ResourceError&) {
+        CHECK(kind == OrderKind::Bfs);  // breadth-first can need huge tables (Inception: 10^13 bytes)
+        continue;
+      }
+      CHECK(std::fabs(result.cost - correct.cost) <= 1e-9 * correct.cost);
+      CHECK(std::fabs(tables.objective.evaluate(result.choice) - result.cost) <= 1e-9 * result.cost);
+    }
+  }
+}
