@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -23,6 +24,7 @@ struct SolveCliOptions {
   std::string out;
   bool json = false;
   bool stats = false;
+  bool plan_only = false;
   std::string order = "generateseq";
   uint64_t max_table_bytes = 0;  // 0: half of physical memory
   int threads = 0;
@@ -113,6 +115,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
+  cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
   cmd->add_option("--order", o->order, "Vertex order: generateseq (default), bfs, mindegree or minfill");
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");
@@ -125,15 +128,44 @@ CommandRunner register_solve(CLI::App& app) {
     options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
     options.dp.threads = o->threads;
 
+    using Clock = std::chrono::steady_clock;
+    auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    auto t0 = Clock::now();
     Graph graph = load_graph_input(o->graph);
+    double load_seconds = seconds_since(t0);
+    auto t1 = Clock::now();
     CostTables tables = build_cost_tables(graph, *model);
+    double price_seconds = seconds_since(t1);
+    if (o->plan_only) {
+      Solution plan = plan_only(tables, options.order);
+      if (o->json) {
+        nlohmann::ordered_json doc = {{"graph", graph.name},
+                                      {"devices", tables.machine.devices},
+                                      {"order_kind", o->order},
+                                      {"vertices", graph.vertices.size()},
+                                      {"max_dependent_set", plan.stats.max_dependent_set},
+                                      {"largest_table_entries", plan.tables.entries[plan.tables.largest_vertex]},
+                                      {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
+                                      {"table_entries", plan.tables.total_entries},
+                                      {"table_bytes", plan.tables.total_bytes}};
+        std::cout << doc.dump(2) << "\n";
+      } else {
+        print_stats(std::cout, graph, plan, o->order);
+        std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes << ")\n";
+      }
+      return 0;
+    }
+    auto t2 = Clock::now();
     Solution solution = solve(graph, tables, options);
+    double solve_seconds = seconds_since(t2);
+    auto t3 = Clock::now();
 
     SolverReport report;
     report.order_kind = o->order;
     for (int v : solution.plan.order) report.order.push_back(graph.vertices[v].name);
     report.max_dependent_set = solution.stats.max_dependent_set;
     report.table_entries = solution.stats.table_entries;
+    report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
     report.peak_table_bytes = solution.stats.peak_table_bytes;
     report.seconds = solution.stats.seconds;
     if (o->json || !o->out.empty()) {
@@ -145,7 +177,12 @@ CommandRunner register_solve(CLI::App& app) {
       }
     }
     if (!o->json) print_table(std::cout, graph, tables, solution);
-    if (o->stats) print_stats(o->json ? std::cerr : std::cout, graph, solution, o->order);
+    if (o->stats) {
+      std::ostream& out = o->json ? std::cerr : std::cout;
+      print_stats(out, graph, solution, o->order);
+      out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(price_seconds) << " s, solve "
+          << format_cost(solve_seconds) << " s, report " << format_cost(seconds_since(t3)) << " s\n";
+    }
     return 0;
   };
 }

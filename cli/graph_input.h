@@ -6,7 +6,8 @@
 
 namespace pase {
 
-/// Reads a pase-graph JSON file (InputError naming the file on any problem).
+/// Reads a pase-graph JSON file, or imports an ONNX model (`.onnx`) with default
+/// import options; InputError naming the file on any problem.
 [[nodiscard]] Graph load_graph_input(const std::string& path);
 
 }  // namespace pase

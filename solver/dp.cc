@@ -146,27 +146,42 @@ TableJob plan_job(const Objective& objective, const std::vector<int>& scope, siz
 }
 
 // min over s of base[s] + sum of rows[j][s], and the first s reaching it
-// (ties go to the first configuration). The sum is stored, the minimum is a
-// vectorizable reduction, and the argmin is the first exact match.
-__attribute__((target_clones("avx2", "default"))) std::pair<double, size_t> min_of_sum(const double* base, const std::vector<const double*>& rows, double* scratch,
+// (ties go to the first configuration). One fused pass for the common cases
+// of up to two rows; more rows are summed into `scratch` first.
+std::pair<double, size_t> min_of_sum(const double* base, const std::vector<const double*>& rows, double* scratch,
                                      size_t n) {
-  const double* values = base;
-  if (!rows.empty()) {
-    const double* first = rows[0];
+  double best = std::numeric_limits<double>::infinity();
+  size_t at = 0;
+  auto scan = [&](auto value_at) {
+    for (size_t s = 0; s < n; ++s) {
+      double value = value_at(s);
+      if (value < best) {
+        best = value;
+        at = s;
+      }
+    }
+  };
+  if (rows.empty()) {
+    scan([&](size_t s) { return base[s]; });
+  } else if (rows.size() == 1) {
+    const double* a = rows[0];
+    scan([&](size_t s) { return base[s] + a[s]; });
+  } else if (rows.size() == 2) {
+    const double* a = rows[0];
+    const double* b = rows[1];
+    scan([&](size_t s) { return base[s] + a[s] + b[s]; });
+  } else {
+    const double* a = rows[0];
 #pragma omp simd
-    for (size_t s = 0; s < n; ++s) scratch[s] = base[s] + first[s];
+    for (size_t s = 0; s < n; ++s) scratch[s] = base[s] + a[s];
     for (size_t j = 1; j < rows.size(); ++j) {
       const double* row = rows[j];
 #pragma omp simd
       for (size_t s = 0; s < n; ++s) scratch[s] += row[s];
     }
-    values = scratch;
+    scan([&](size_t s) { return scratch[s]; });
   }
-  double best = values[0];
-#pragma omp simd reduction(min : best)
-  for (size_t s = 0; s < n; ++s) best = values[s] < best ? values[s] : best;
-  size_t at = 0;
-  while (values[at] != best) ++at;
+  if (best == std::numeric_limits<double>::infinity()) at = 0;  // all infinite: keep the first
   return {best, at};
 }
 

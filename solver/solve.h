@@ -21,6 +21,9 @@ struct Solution {
   DpStats stats;
 };
 
+/// Orders the vertices and sizes their tables without running the DP.
+[[nodiscard]] Solution plan_only(const CostTables& tables, OrderKind order);
+
 /// Orders the vertices, checks the table sizes and runs the DP.
 [[nodiscard]] Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options);
 

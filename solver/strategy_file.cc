@@ -74,6 +74,7 @@ nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& table
                      {"order", solver->order},
                      {"max_dependent_set", solver->max_dependent_set},
                      {"table_entries", solver->table_entries},
+                     {"largest_table_entries", solver->largest_table_entries},
                      {"peak_table_bytes", solver->peak_table_bytes},
                      {"seconds", solver->seconds}};
   }

@@ -28,6 +28,7 @@ struct SolverReport {
   std::vector<std::string> order;
   size_t max_dependent_set = 0;
   uint64_t table_entries = 0;
+  uint64_t largest_table_entries = 0;
   uint64_t peak_table_bytes = 0;
   double seconds = 0.0;
 };

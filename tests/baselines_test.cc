@@ -44,7 +44,7 @@ TEST_CASE("run_baseline: valid and never cheaper than the DP optimum on the zoo"
   McmcOptions mcmc;
   mcmc.max_iterations = 30000;
   for (const char* name : {"alexnet", "inception3", "resnet101", "rnnlm", "transformer"}) {
-    for (int64_t p : {4, 8, 16}) {
+    for (int64_t p : {4, 8, 16, 32}) {
       CAPTURE(name);
       CAPTURE(p);
       Priced priced = price(name, p);
