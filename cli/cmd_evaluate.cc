@@ -126,7 +126,7 @@ CommandRunner register_evaluate(CLI::App& app) {
     double total = tables.objective.evaluate(choice);
 
     if (o->json || !o->out.empty()) {
-      std::string text = strategy_json(graph, tables, choice, total, nullptr).dump(2) + "\n";
+      std::string text = format_strategy_file(strategy_json(graph, tables, choice, total, nullptr));
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
         std::ofstream out(o->out, std::ios::binary);

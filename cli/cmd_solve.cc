@@ -27,6 +27,7 @@ struct SolveCliOptions {
   bool plan_only = false;
   std::string order = "generateseq";
   uint64_t max_table_bytes = 0;  // 0: half of physical memory
+  uint64_t max_work = DpOptions{}.max_work;
   int threads = 0;
 };
 
@@ -118,6 +119,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
   cmd->add_option("--order", o->order, "Vertex order: generateseq (default), bfs, mindegree or minfill");
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
+  cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
@@ -127,6 +129,7 @@ CommandRunner register_solve(CLI::App& app) {
     options.order = parse_order_kind(o->order);
     options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
     options.dp.threads = o->threads;
+    options.dp.max_work = o->max_work;
 
     using Clock = std::chrono::steady_clock;
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -147,11 +150,13 @@ CommandRunner register_solve(CLI::App& app) {
                                       {"largest_table_entries", plan.tables.entries[plan.tables.largest_vertex]},
                                       {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
                                       {"table_entries", plan.tables.total_entries},
-                                      {"table_bytes", plan.tables.total_bytes}};
+                                      {"table_bytes", plan.tables.total_bytes},
+                                      {"work", plan.tables.total_work}};
         std::cout << doc.dump(2) << "\n";
       } else {
         print_stats(std::cout, graph, plan, o->order);
-        std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes << ")\n";
+        std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes
+                  << "), work " << plan.tables.total_work << " steps (limit " << options.dp.max_work << ")\n";
       }
       return 0;
     }
@@ -169,7 +174,7 @@ CommandRunner register_solve(CLI::App& app) {
     report.peak_table_bytes = solution.stats.peak_table_bytes;
     report.seconds = solution.stats.seconds;
     if (o->json || !o->out.empty()) {
-      std::string text = strategy_json(graph, tables, solution.choice, solution.cost, &report).dump(2) + "\n";
+      std::string text = format_strategy_file(strategy_json(graph, tables, solution.choice, solution.cost, &report));
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
         std::ofstream file(o->out, std::ios::binary);

@@ -1,6 +1,8 @@
 #include "costmodel/cost_tables.h"
 
+#include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include <tbb/parallel_for.h>
 
@@ -10,12 +12,28 @@
 namespace pase {
 namespace {
 
-// Groups configurations by the split they give one tensor.
-void classify(const SplitMap& map, const ConfigSet& configs, std::vector<int32_t>& class_of,
+// Groups configurations by the split they give one tensor. Splits are packed
+// into one integer (mixed radix, base devices + 1) when they fit, which avoids
+// building a vector per configuration; otherwise whole tuples are compared.
+void classify(const SplitMap& map, const ConfigSet& configs, int64_t devices, std::vector<int32_t>& class_of,
               std::vector<std::vector<int64_t>>& splits) {
-  std::map<std::vector<int64_t>, int32_t> index;
   std::vector<int64_t> split(map.size());
   class_of.resize(configs.size());
+  const double bits = static_cast<double>(map.size()) * std::log2(static_cast<double>(devices) + 1.0);
+  if (bits < 62) {
+    std::unordered_map<uint64_t, int32_t> index;
+    const uint64_t base = static_cast<uint64_t>(devices) + 1;
+    for (size_t s = 0; s < configs.size(); ++s) {
+      tensor_split(map, configs[s], split.data());
+      uint64_t key = 0;
+      for (int64_t part : split) key = key * base + static_cast<uint64_t>(part);
+      auto [it, inserted] = index.emplace(key, static_cast<int32_t>(splits.size()));
+      if (inserted) splits.push_back(split);
+      class_of[s] = it->second;
+    }
+    return;
+  }
+  std::map<std::vector<int64_t>, int32_t> index;
   for (size_t s = 0; s < configs.size(); ++s) {
     tensor_split(map, configs[s], split.data());
     auto [it, inserted] = index.emplace(split, static_cast<int32_t>(splits.size()));
@@ -64,8 +82,8 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     pair.u = edge.src;
     pair.v = edge.dst;
     std::vector<std::vector<int64_t>> u_splits, v_splits;
-    classify(tables.models[edge.src].outputs[edge.src_port], tables.configs[edge.src], pair.u_class, u_splits);
-    classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], pair.v_class, v_splits);
+    classify(tables.models[edge.src].outputs[edge.src_port], tables.configs[edge.src], model.devices(), pair.u_class, u_splits);
+    classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], model.devices(), pair.v_class, v_splits);
     pair.u_classes = static_cast<int32_t>(u_splits.size());
     pair.v_classes = static_cast<int32_t>(v_splits.size());
     const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];

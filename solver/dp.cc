@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <memory>
 
 #include <tbb/blocked_range.h>
@@ -111,19 +112,35 @@ TableJob plan_job(const Objective& objective, const std::vector<int>& scope, siz
       job.radix[i] = w_configs;
       continue;
     }
-    // Number the distinct class tuples over the edges to w, in order of first appearance.
+    // Number the distinct class tuples over the edges to w, in order of first
+    // appearance. A tuple is packed into one integer (mixed radix over the
+    // edges' class counts); a dense lookup serves when that space is small.
     std::vector<const EdgeRows*> mine;
     for (const EdgeRows& edge : edges)
       if (static_cast<size_t>(edge.scope_index) == i) mine.push_back(&edge);
-    std::map<std::vector<int32_t>, int32_t> seen;
+    uint64_t key_space = 1;
+    for (const EdgeRows* edge : mine) key_space = saturating_mul(key_space, edge->rows.size() / configs);
     std::vector<int32_t>& map = job.virtual_of[i];
     map.resize(w_configs);
-    std::vector<int32_t> key(mine.size());
+    std::vector<int32_t> dense(key_space <= 4 * w_configs ? key_space : 0, -1);
+    std::unordered_map<uint64_t, int32_t> sparse;
+    std::map<std::vector<int32_t>, int32_t> by_tuple;  // only if packed keys would overflow
+    std::vector<int32_t> tuple(mine.size());
     for (size_t c = 0; c < w_configs; ++c) {
-      for (size_t j = 0; j < mine.size(); ++j) key[j] = (*mine[j]->w_class)[c];
-      auto [it, inserted] = seen.emplace(key, static_cast<int32_t>(representative[i].size()));
-      if (inserted) representative[i].push_back(c);
-      map[c] = it->second;
+      uint64_t key = 0;
+      for (size_t j = 0; j < mine.size(); ++j) {
+        tuple[j] = (*mine[j]->w_class)[c];
+        key = key * (mine[j]->rows.size() / configs) + static_cast<uint64_t>(tuple[j]);
+      }
+      int32_t next = static_cast<int32_t>(representative[i].size());
+      int32_t& slot = key_space == kSaturated ? by_tuple.emplace(tuple, -1).first->second
+                      : dense.empty()         ? sparse.emplace(key, -1).first->second
+                                              : dense[key];
+      if (slot < 0) {
+        slot = next;
+        representative[i].push_back(c);
+      }
+      map[c] = slot;
     }
     job.radix[i] = representative[i].size();
   }
@@ -281,6 +298,7 @@ TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan
     uint64_t per_entry = sizeof(double) + static_cast<uint64_t>(ArgminTable::width_for(objective.config_count(v)));
     sizes.total_entries = saturating_add(sizes.total_entries, entries);
     sizes.total_bytes = saturating_add(sizes.total_bytes, saturating_mul(entries, per_entry));
+    sizes.total_work = saturating_add(sizes.total_work, saturating_mul(entries, objective.config_count(v)));
     if (sizes.largest_vertex < 0 || entries > sizes.entries[sizes.largest_vertex]) sizes.largest_vertex = v;
   }
   return sizes;
@@ -291,11 +309,18 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
   auto start = std::chrono::steady_clock::now();
   const size_t n = objective.vertex_count();
   TablePlan sizes = measure_tables(objective, plan);
+  auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
   if (sizes.total_bytes > options.max_table_bytes) {
     int v = sizes.largest_vertex;
-    auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
     throw ResourceError("the DP tables would need " + text(sizes.total_bytes) + " bytes, above the limit of " +
                         std::to_string(options.max_table_bytes) + " (--max-table-bytes); the largest is vertex '" +
+                        names[v] + "' with " + text(sizes.entries[v]) + " entries over its dependent set of " +
+                        std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")");
+  }
+  if (sizes.total_work > options.max_work) {
+    int v = sizes.largest_vertex;
+    throw ResourceError("the DP would take " + text(sizes.total_work) + " steps (table entries x configurations), above the limit of " +
+                        std::to_string(options.max_work) + " (--max-work; about 10^9 steps per second per core); the largest table is vertex '" +
                         names[v] + "' with " + text(sizes.entries[v]) + " entries over its dependent set of " +
                         std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")");
   }

@@ -19,6 +19,7 @@ namespace pase {
 
 struct DpOptions {
   uint64_t max_table_bytes = uint64_t{8} << 30;  ///< refuse plans whose tables need more
+  uint64_t max_work = uint64_t{2000} * 1000 * 1000 * 1000;  ///< refuse plans needing more (entry, configuration) steps
   int threads = 0;                               ///< 0: all cores
 };
 
@@ -27,6 +28,7 @@ struct TablePlan {
   std::vector<uint64_t> entries;  ///< per vertex (saturates at UINT64_MAX)
   uint64_t total_entries = 0;
   uint64_t total_bytes = 0;       ///< cost tables + argmin tables, all alive at once (upper bound)
+  uint64_t total_work = 0;        ///< sum of entries x own configurations: the DP's inner steps (upper bound)
   int largest_vertex = -1;
 };
 
@@ -46,7 +48,7 @@ struct DpResult {
 /// Table sizes of a plan.
 [[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan);
 
-/// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables exceed the limit.
+/// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables or the work exceed the limits.
 [[nodiscard]] DpResult solve_dp(const Objective& objective, const EliminationPlan& plan,
                                 const std::vector<std::string>& names, const DpOptions& options);
 

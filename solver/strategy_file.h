@@ -33,6 +33,9 @@ struct SolverReport {
   double seconds = 0.0;
 };
 
+/// The strategy document as text: one top-level field per line, one layer per line.
+[[nodiscard]] std::string format_strategy_file(const nlohmann::ordered_json& strategy);
+
 /// Builds the strategy document (fields in a fixed order).
 [[nodiscard]] nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& tables,
                                                    const std::vector<int32_t>& choice, double total_cost,

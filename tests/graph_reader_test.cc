@@ -150,6 +150,22 @@ TEST_CASE("pase solve: missing file and bad options") {
   }
 }
 
+TEST_CASE("pase solve: work over the limit is refused with its size") {
+  auto result = run_pase("solve " + pase::test::source_path("data/graphs/transformer.json") + " --devices 8 --max-work 1000");
+  CHECK(result.status == 3);
+  CHECK(result.error.rfind("error: refused: the DP would take ", 0) == 0);
+  CHECK(result.error.find("above the limit of 1000 (--max-work; ") != std::string::npos);
+  CHECK(std::count(result.error.begin(), result.error.end(), '\n') == 1);
+}
+
+TEST_CASE("pase solve --plan-only sizes the tables without solving") {
+  auto result = run_pase("solve " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 8 --plan-only --json");
+  CHECK(result.status == 0);
+  CHECK(result.output.find("\"max_dependent_set\": 1") != std::string::npos);
+  CHECK(result.output.find("\"largest_table_entries\": ") != std::string::npos);
+  CHECK(result.output.find("total_cost") == std::string::npos);
+}
+
 TEST_CASE("pase models") {
   SUBCASE("lists the zoo") {
     auto result = run_pase("models");

@@ -193,7 +193,7 @@ TEST_CASE("pase solve: onnx fixtures at p = 8") {
   test::CommandResult resnet = test::run_pase("solve " + fixture("resnet50") + " --devices 8 --json");
   REQUIRE(resnet.status == 0);
   for (const char* layer : {"\"/conv1/Conv\"", "\"/layer1/layer1.0/conv1/Conv\"", "\"/layer4/layer4.2/Add\"", "\"/fc/Gemm\""})
-    CHECK(resnet.output.find(std::string("\"name\": ") + layer) != std::string::npos);
+    CHECK(resnet.output.find(std::string("\"name\":") + layer) != std::string::npos);
 }
 
 TEST_CASE("pase import: writes a pase-graph file") {
