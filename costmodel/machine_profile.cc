@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graphs/error.h"
+#include "graphs/json_document.h"
 #include "graphs/graph_file.h"
 
 namespace pase {
@@ -182,14 +183,7 @@ const char* layout_name(GemmLayout layout) {
 }
 
 MachineProfile parse_machine_profile(const std::string& text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    std::string what = error.what();
-    auto colon = what.find(": ", what.find("parse error"));
-    throw InputError(source + ": malformed JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
-  }
+  json root = parse_json_document(text, source);
   if (!root.is_object()) throw InputError(source + ": expected a JSON object at the top level");
   Reader r(source);
   r.check_fields(root, kTopFields, "");

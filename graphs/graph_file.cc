@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graphs/error.h"
+#include "graphs/json_document.h"
 
 namespace pase {
 namespace {
@@ -212,20 +213,6 @@ NodeV1 parse_node(const json& node, size_t index, const std::string& source) {
   return out;
 }
 
-// Byte offset -> "line L, column C" so a JSON error points into the file.
-std::string line_and_column(const std::string& text, size_t offset) {
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
 json height_width_json(const HeightWidth& hw) {
   if (hw.h == hw.w) return hw.h;
   return json::array({hw.h, hw.w});
@@ -276,16 +263,7 @@ std::string read_text_file(const std::string& path) {
 }
 
 GraphFileV1 parse_graph_file(const std::string& text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    std::string what = error.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "; keep the reason.
-    auto colon = what.find(": ", what.find("parse error"));
-    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-    throw InputError(source + ": malformed JSON at " + line_and_column(text, error.byte ? error.byte - 1 : 0) + ": " + reason);
-  }
+  json root = parse_json_document(text, source);
   if (!root.is_object()) fail(source, "expected a JSON object at the top level, got " + type_name(root));
   auto field = [&](const std::string& f) { return source + ": field '" + f + "'"; };
   check_fields(root, kTopFields, source, "a pase-graph file");

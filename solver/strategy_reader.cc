@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graphs/error.h"
+#include "graphs/json_document.h"
 #include "graphs/graph_file.h"
 #include "solver/config_lookup.h"
 
@@ -38,14 +39,7 @@ std::string join(const std::vector<int64_t>& values) {
 }  // namespace
 
 StrategyFileV1 parse_strategy_file(const std::string& text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    std::string what = error.what();
-    auto colon = what.find(": ", what.find("parse error"));
-    fail(source, "malformed JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
-  }
+  json root = parse_json_document(text, source);
   if (!root.is_object()) fail(source, "expected a JSON object at the top level, got " + describe(root));
   auto field = [&](const std::string& f) { return source + ": field '" + f + "'"; };
   if (!root.contains("format")) fail(field("format"), "missing (expected \"pase-strategy\")");

@@ -162,7 +162,7 @@ TEST_CASE("parse_machine_profile") {
     } catch (const InputError& error) {
       result = error.what();
     }
-    CHECK(result.rfind("m.json: malformed JSON: ", 0) == 0);
+    CHECK(result.rfind("m.json: malformed JSON at line 1, column 12: ", 0) == 0);
     CHECK_THROWS_WITH_AS((void)read_machine_profile("/nonexistent/m.json"), "/nonexistent/m.json: cannot open file",
                          InputError);
   }
