@@ -39,8 +39,7 @@ int calibrate(const CalibrateOptions& options, const std::string& out) {
   (void)require_gpus();  // refuse before anything else happens
   MachineProfile profile = measure_profile(options, [](const std::string& line) { std::cerr << line << "\n"; });
   std::string text = write_machine_profile(profile);
-  std::ofstream file(out, std::ios::binary);
-  if (!(file << text)) throw InputError(out + ": cannot write file");
+  write_text_file(out, text);
   std::cerr << "wrote " << out << "\n";
   return kExitOk;
 }

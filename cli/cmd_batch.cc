@@ -247,8 +247,7 @@ CommandRunner register_batch(CLI::App& app) {
     if (progress) std::cerr << "\r\033[K" << std::flush;
     if (!o->summary.empty()) {
       std::string text = summary_kind == ".json" ? summary_json(results, *models[0]).dump(2) + "\n" : summary_csv(results);
-      std::ofstream out(o->summary, std::ios::binary);
-      if (!(out << text)) throw InputError(o->summary + ": cannot write file");
+      write_text_file(o->summary, text);
     }
     std::cout << "batch: " << results.size() - failed - mismatched << " ok, " << failed << " failed, " << mismatched
               << " mismatched";

@@ -17,6 +17,7 @@
 #include "cli/svg_chart.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
 #include "solver/baselines.h"
 #include "solver/solve.h"
 
@@ -56,11 +57,6 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!(out << text)) throw InputError(path + ": cannot write file");
-}
-
 }  // namespace
 
 CommandRunner register_compare(CLI::App& app) {
@@ -69,10 +65,7 @@ CommandRunner register_compare(CLI::App& app) {
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   cmd->add_option("--devices,-p", o->devices, "Device counts, comma-separated (4,8,16,32,64)")->required()->delimiter(',');
   add_cost_model_options(cmd, o->model);
-  cmd->add_option("--seed", o->mcmc.seed, "mcmc: random seed (default 1)");
-  cmd->add_option("--mcmc-iterations", o->mcmc.max_iterations, "mcmc: iteration budget (default 200000)");
-  cmd->add_option("--mcmc-temperature", o->mcmc.temperature, "mcmc: temperature relative to the best cost (default 0.001)");
-  cmd->add_option("--mcmc-seconds", o->mcmc.max_seconds, "mcmc: time budget per device count in seconds (default: none)");
+  add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
   cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");
@@ -138,7 +131,7 @@ CommandRunner register_compare(CLI::App& app) {
         csv << csv_field(graph.name) << "," << row.devices << "," << row.strategy << ","
             << format_number("%.17g", row.cost) << "," << unit << "," << format_number("%.6f", row.speedup) << ","
             << (row.seconds < 0 ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << "\n";
-      write_file(o->csv, csv.str());
+      write_text_file(o->csv, csv.str());
     }
     if (!o->json.empty()) {
       nlohmann::ordered_json doc;
@@ -166,7 +159,7 @@ CommandRunner register_compare(CLI::App& app) {
         }
         doc["results"].push_back(entry);
       }
-      write_file(o->json, doc.dump(2) + "\n");
+      write_text_file(o->json, doc.dump(2) + "\n");
     }
     if (!o->svg.empty()) {
       BarChart chart;
@@ -183,7 +176,7 @@ CommandRunner register_compare(CLI::App& app) {
             values[std::find(shown.begin(), shown.end(), row.strategy) - shown.begin()] = row.speedup;
         chart.values.push_back(values);
       }
-      write_file(o->svg, render_svg(chart));
+      write_text_file(o->svg, render_svg(chart));
     }
     return 0;
   };

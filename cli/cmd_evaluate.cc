@@ -11,6 +11,7 @@
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
 #include "solver/baselines.h"
 #include "solver/config_lookup.h"
 #include "solver/strategy_file.h"
@@ -83,10 +84,7 @@ CommandRunner register_evaluate(CLI::App& app) {
   baseline->excludes(strategy);
   cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
   add_cost_model_options(cmd, o->model);
-  cmd->add_option("--seed", o->mcmc.seed, "mcmc: random seed (default 1)");
-  cmd->add_option("--mcmc-iterations", o->mcmc.max_iterations, "mcmc: iteration budget (default 200000)");
-  cmd->add_option("--mcmc-temperature", o->mcmc.temperature, "mcmc: temperature relative to the best cost (default 0.001)");
-  cmd->add_option("--mcmc-seconds", o->mcmc.max_seconds, "mcmc: time budget in seconds (default: none)");
+  add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
   return [cmd, o]() -> int {
@@ -129,8 +127,7 @@ CommandRunner register_evaluate(CLI::App& app) {
       std::string text = format_strategy_file(strategy_json(graph, tables, choice, total, nullptr));
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
-        std::ofstream out(o->out, std::ios::binary);
-        if (!(out << text)) throw InputError(o->out + ": cannot write file");
+        write_text_file(o->out, text);
       }
     }
     if (!o->json) {

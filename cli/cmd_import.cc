@@ -42,8 +42,7 @@ CommandRunner register_import(CLI::App& app) {
     if (o->out.empty()) {
       std::cout << text;
     } else {
-      std::ofstream file(o->out, std::ios::binary);
-      if (!(file << text)) throw InputError(o->out + ": cannot write file");
+      write_text_file(o->out, text);
     }
     return 0;
 #else

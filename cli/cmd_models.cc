@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
 #include "graphs/zoo.h"
 
 namespace pase {
@@ -40,8 +41,7 @@ CommandRunner register_models(CLI::App& app) {
     if (options->out.empty()) {
       std::cout << text;
     } else {
-      std::ofstream file(options->out, std::ios::binary);
-      if (!(file << text)) throw InputError(options->out + ": cannot write file");
+      write_text_file(options->out, text);
     }
     return 0;
   };

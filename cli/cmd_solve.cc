@@ -10,6 +10,7 @@
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
 #include "graphs/graph.h"
 #include "solver/solve.h"
 #include "solver/strategy_file.h"
@@ -177,8 +178,7 @@ CommandRunner register_solve(CLI::App& app) {
       std::string text = format_strategy_file(strategy_json(graph, tables, solution.choice, solution.cost, &report));
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
-        std::ofstream file(o->out, std::ios::binary);
-        if (!(file << text)) throw InputError(o->out + ": cannot write file");
+        write_text_file(o->out, text);
       }
     }
     if (!o->json) print_table(std::cout, graph, tables, solution);

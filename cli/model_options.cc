@@ -13,6 +13,13 @@ void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
   command->add_option("--machine", options.machine_file, "Machine profile (pase-machine JSON)");
 }
 
+void add_mcmc_options(CLI::App* command, McmcOptions& options) {
+  command->add_option("--seed", options.seed, "mcmc: random seed (default 1)");
+  command->add_option("--mcmc-iterations", options.max_iterations, "mcmc: iteration budget (default 200000)");
+  command->add_option("--mcmc-temperature", options.temperature, "mcmc: temperature relative to the best cost (default 0.001)");
+  command->add_option("--mcmc-seconds", options.max_seconds, "mcmc: time budget in seconds per search (default: none)");
+}
+
 std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices) {
   if (devices < 1) throw InputError("--devices: expected a positive number of devices, got " + std::to_string(devices));
   if (devices > (int64_t{1} << 30)) throw InputError("--devices: at most 2^30 devices, got " + std::to_string(devices));

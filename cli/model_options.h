@@ -1,12 +1,14 @@
 #pragma once
 // Command-line options that choose and configure the cost model, shared by
-// every subcommand that prices strategies (solve, evaluate, compare, batch).
+// every subcommand that prices strategies (solve, evaluate, compare, batch),
+// and the MCMC search settings shared by evaluate and compare.
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "costmodel/cost_model.h"
+#include "solver/mcmc.h"
 
 namespace pase {
 
@@ -19,6 +21,9 @@ struct CostModelOptions {
 
 /// Adds --flops, --bandwidth, --cost-model and --machine to a subcommand.
 void add_cost_model_options(CLI::App* command, CostModelOptions& options);
+
+/// Adds --seed, --mcmc-iterations, --mcmc-temperature and --mcmc-seconds (the mcmc baseline's search).
+void add_mcmc_options(CLI::App* command, McmcOptions& options);
 
 /// Validates the options and builds the model for `devices` devices (InputError on bad values).
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices);

@@ -262,6 +262,11 @@ std::string read_text_file(const std::string& path) {
   return buffer.str();
 }
 
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << text) || !out.flush()) throw InputError(path + ": cannot write file");
+}
+
 GraphFileV1 parse_graph_file(const std::string& text, const std::string& source) {
   json root = parse_json_document(text, source);
   if (!root.is_object()) fail(source, "expected a JSON object at the top level, got " + type_name(root));

@@ -63,4 +63,7 @@ struct GraphFileV1 {
 /// Reads a whole file into a string, or throws InputError naming it.
 [[nodiscard]] std::string read_text_file(const std::string& path);
 
+/// Writes (replaces) a file, or throws InputError naming it.
+void write_text_file(const std::string& path, const std::string& text);
+
 }  // namespace pase
