@@ -5,11 +5,15 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include "graphs/error.h"
 
@@ -53,6 +57,7 @@ class ArgminTable {
 // A finished table waiting for the vertex that consumes it.
 struct Message {
   std::vector<double> cost;
+  int producer_position = 0;     // where the producing vertex sits in the order
   std::vector<int> scope;        // D(w), latest first; the consumer is last (stride 1)
   std::vector<uint64_t> stride;  // mixed-radix strides of `scope`
 };
@@ -328,23 +333,38 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
   DpResult result;
   result.choice.assign(n, 0);
   std::vector<ArgminTable> argmins(n);
-  std::vector<std::vector<std::unique_ptr<Message>>> inbox(n);  // messages waiting for each vertex
-  std::vector<std::vector<int>> incident(n);                    // pair indices per vertex
+  std::vector<std::vector<int>> incident(n);  // pair indices per vertex
   for (size_t e = 0; e < objective.pairs.size(); ++e) {
     incident[objective.pairs[e].u].push_back(static_cast<int>(e));
     incident[objective.pairs[e].v].push_back(static_cast<int>(e));
   }
-  uint64_t live_bytes = 0;
+  // A vertex can be processed once every table waiting for it has arrived;
+  // vertices whose tables do not depend on each other run concurrently.
+  std::vector<std::vector<std::unique_ptr<Message>>> inbox(n);
+  std::unique_ptr<std::mutex[]> inbox_mutex(new std::mutex[n]);
+  std::vector<int> pending(n, 0);
+  for (int v : plan.order) {
+    result.stats.max_dependent_set = std::max(result.stats.max_dependent_set, plan.dependent[v].size());
+    result.stats.table_entries += sizes.entries[v];
+    if (!plan.dependent[v].empty()) ++pending[plan.dependent[v].back()];
+  }
+  std::vector<double> component_cost(n, 0.0);
+  std::atomic<uint64_t> live_bytes{0}, peak_bytes{0};
+  auto add_live = [&](uint64_t bytes) {
+    uint64_t now = live_bytes.fetch_add(bytes) + bytes;
+    uint64_t peak = peak_bytes.load();
+    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
+    }
+  };
 
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
-  for (int v : plan.order) {
+  tbb::task_group group;
+  std::function<void(int)> process = [&](int v) {
     const std::vector<int>& scope = plan.dependent[v];
     const size_t configs = objective.config_count(v);
     const std::vector<double>& own = objective.vertex_cost[v];
     std::vector<uint64_t> stride = strides_of(scope, objective);
     const uint64_t entries = sizes.entries[v];
-    result.stats.max_dependent_set = std::max(result.stats.max_dependent_set, scope.size());
-    result.stats.table_entries += entries;
 
     std::vector<EdgeRows> edges;
     for (int e : incident[v]) {
@@ -364,8 +384,12 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
                          : pair.cost[static_cast<size_t>(c) * pair.v_classes + pair.v_class[s]];
       edges.push_back(std::move(rows));
     }
+    // Tables arrive in any order; summing them in plan order keeps the result
+    // identical bit for bit whatever the thread count.
+    std::vector<std::unique_ptr<Message>>& waiting = inbox[v];
+    std::sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a->producer_position < b->producer_position; });
     std::vector<MessageRead> reads;
-    for (const auto& message : inbox[v]) {
+    for (const auto& message : waiting) {
       MessageRead read;
       read.cost = message->cost.data();
       for (size_t i = 0; i + 1 < message->scope.size(); ++i) {
@@ -378,10 +402,10 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     auto table = std::make_unique<Message>();
     table->scope = scope;
     table->stride = stride;
+    table->producer_position = plan.position[v];
     table->cost.resize(entries);
     argmins[v] = ArgminTable(entries, configs);
-    live_bytes += entries * sizeof(double) + argmins[v].bytes();
-    result.stats.peak_table_bytes = std::max(result.stats.peak_table_bytes, live_bytes);
+    add_live(entries * sizeof(double) + argmins[v].bytes());
 
     TableJob job = plan_job(objective, scope, configs, own.data(), edges, reads);
     double* out_cost = table->cost.data();
@@ -391,41 +415,55 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     std::vector<uint32_t> compact_arg(job.entries);
     fill_table(job, arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
     // Expand the compact table to every configuration of D(v).
-    arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), [&](const tbb::blocked_range<uint64_t>& range) {
-        if (!compacted) {
-          for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) out_argmin.set(alpha, compact_arg[alpha]);
-          return;
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), [&](const tbb::blocked_range<uint64_t>& range) {
+      if (!compacted) {
+        for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) out_argmin.set(alpha, compact_arg[alpha]);
+        return;
+      }
+      std::vector<uint64_t> digit(scope.size());
+      uint64_t rest = range.begin();
+      for (size_t i = 0; i < scope.size(); ++i) {
+        digit[i] = rest / stride[i];
+        rest %= stride[i];
+      }
+      for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) {
+        uint64_t compact = 0;
+        for (size_t i = 0; i < scope.size(); ++i)
+          compact += (job.virtual_of[i].empty() ? digit[i] : static_cast<uint64_t>(job.virtual_of[i][digit[i]])) * job.stride[i];
+        out_cost[alpha] = compact_cost[compact];
+        out_argmin.set(alpha, compact_arg[compact]);
+        for (size_t i = scope.size(); i-- > 0;) {  // odometer, last digit fastest
+          if (++digit[i] < objective.config_count(scope[i])) break;
+          digit[i] = 0;
         }
-        std::vector<uint64_t> digit(scope.size());
-        uint64_t rest = range.begin();
-        for (size_t i = 0; i < scope.size(); ++i) {
-          digit[i] = rest / stride[i];
-          rest %= stride[i];
-        }
-        for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) {
-          uint64_t compact = 0;
-          for (size_t i = 0; i < scope.size(); ++i)
-            compact += (job.virtual_of[i].empty() ? digit[i] : static_cast<uint64_t>(job.virtual_of[i][digit[i]])) * job.stride[i];
-          out_cost[alpha] = compact_cost[compact];
-          out_argmin.set(alpha, compact_arg[compact]);
-          for (size_t i = scope.size(); i-- > 0;) {  // odometer, last digit fastest
-            if (++digit[i] < objective.config_count(scope[i])) break;
-            digit[i] = 0;
-          }
-        }
-      });
+      }
     });
 
-    for (auto& message : inbox[v]) live_bytes -= message->cost.size() * sizeof(double);
-    inbox[v].clear();
+    uint64_t consumed = 0;
+    for (const auto& message : waiting) consumed += message->cost.size() * sizeof(double);
+    waiting.clear();
+    live_bytes.fetch_sub(consumed);
     if (scope.empty()) {
-      result.cost += table->cost[0];  // a finished connected component
-      live_bytes -= sizeof(double);
-    } else {
-      inbox[scope.back()].push_back(std::move(table));
+      component_cost[v] = table->cost[0];  // a finished connected component
+      live_bytes.fetch_sub(sizeof(double));
+      return;
     }
-  }
+    int consumer = scope.back();
+    bool ready = false;
+    {
+      std::lock_guard<std::mutex> lock(inbox_mutex[consumer]);
+      inbox[consumer].push_back(std::move(table));
+      ready = --pending[consumer] == 0;
+    }
+    if (ready) group.run([&process, consumer] { process(consumer); });
+  };
+  arena.execute([&] {
+    for (int v : plan.order)
+      if (pending[v] == 0) group.run([&process, v] { process(v); });
+    group.wait();
+  });
+  for (int v : plan.order) result.cost += component_cost[v];  // in plan order: deterministic
+  result.stats.peak_table_bytes = peak_bytes.load();
 
   for (size_t i = plan.order.size(); i-- > 0;) {
     int v = plan.order[i];
