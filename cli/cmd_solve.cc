@@ -1,6 +1,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
+
+#include <tbb/global_control.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -135,6 +138,9 @@ CommandRunner register_solve(CLI::App& app) {
     using Clock = std::chrono::steady_clock;
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     auto t0 = Clock::now();
+    // --threads caps the whole command (pricing too), not only the DP.
+    std::optional<tbb::global_control> thread_cap;
+    if (o->threads > 0) thread_cap.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(o->threads));
     Graph graph = load_graph_input(o->graph);
     double load_seconds = seconds_since(t0);
     auto t1 = Clock::now();

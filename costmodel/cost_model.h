@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "costmodel/machine.h"
 #include "costmodel/vertex_model.h"
@@ -22,6 +23,9 @@ class CostModel {
   [[nodiscard]] virtual double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const = 0;
   /// Machine facts recorded in the strategy file.
   [[nodiscard]] virtual Machine machine() const = 0;
+  /// out[i * b.size() + j] = redistribution(tensor, a[i], b[j]); models may do it faster than pair by pair.
+  virtual void redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
+                                     const std::vector<std::vector<int64_t>>& b, double* out) const;
 };
 
 /// The analytic model of the PaSE paper (cost-model.md), in FLOP.
@@ -34,6 +38,8 @@ class PaseCostModel final : public CostModel {
   [[nodiscard]] double layer(const VertexModel& model, const int32_t* config) const override;
   [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
   [[nodiscard]] Machine machine() const override { return machine_; }
+  void redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
+                             const std::vector<std::vector<int64_t>>& b, double* out) const override;
 
  private:
   Machine machine_;

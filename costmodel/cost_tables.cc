@@ -88,9 +88,7 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     pair.v_classes = static_cast<int32_t>(v_splits.size());
     const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
     pair.cost.resize(u_splits.size() * v_splits.size());
-    for (size_t a = 0; a < u_splits.size(); ++a)
-      for (size_t b = 0; b < v_splits.size(); ++b)
-        pair.cost[a * v_splits.size() + b] = model.redistribution(tensor, u_splits[a].data(), v_splits[b].data());
+    model.redistribution_matrix(tensor, u_splits, v_splits, pair.cost.data());
   });
   return tables;
 }

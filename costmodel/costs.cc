@@ -128,4 +128,51 @@ double PaseCostModel::redistribution(const Shape& tensor, const int64_t* a, cons
   return redistribution_cost(tensor, a, b, machine_.word_cost());
 }
 
+void CostModel::redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
+                                      const std::vector<std::vector<int64_t>>& b, double* out) const {
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t j = 0; j < b.size(); ++j) out[i * b.size() + j] = redistribution(tensor, a[i].data(), b[j].data());
+}
+
+void PaseCostModel::redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
+                                          const std::vector<std::vector<int64_t>>& b, double* out) const {
+  // Per-split extents and products once per class, so a pair costs `rank`
+  // mins and multiplies. Same operations in the same order as
+  // redistribution_words, hence the same values bit for bit.
+  const size_t rank = tensor.size();
+  auto extents = [&](const std::vector<std::vector<int64_t>>& splits, std::vector<double>& ext, std::vector<int64_t>& parts) {
+    ext.resize(splits.size() * rank);
+    parts.resize(splits.size());
+    for (size_t c = 0; c < splits.size(); ++c) {
+      int64_t product = 1;
+      for (size_t i = 0; i < rank; ++i) {
+        ext[c * rank + i] = static_cast<double>(tensor[i]) / static_cast<double>(splits[c][i]);
+        product *= splits[c][i];
+      }
+      parts[c] = product;
+    }
+  };
+  std::vector<double> a_ext, b_ext;
+  std::vector<int64_t> a_parts, b_parts;
+  extents(a, a_ext, a_parts);
+  extents(b, b_ext, b_parts);
+  std::vector<double> need(b.size());
+  for (size_t j = 0; j < b.size(); ++j) {
+    double product = 1.0;
+    for (size_t i = 0; i < rank; ++i) product *= b_ext[j * rank + i];
+    need[j] = product;
+  }
+  const double r = machine_.word_cost();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double* x = a_ext.data() + i * rank;
+    for (size_t j = 0; j < b.size(); ++j) {
+      const double* y = b_ext.data() + j * rank;
+      double overlap = 1.0;
+      for (size_t d = 0; d < rank; ++d) overlap *= std::min(x[d], y[d]);
+      if (b_parts[j] > a_parts[i]) overlap = 0.0;
+      out[i * b.size() + j] = r * 2.0 * std::max(0.0, need[j] - overlap);
+    }
+  }
+}
+
 }  // namespace pase
