@@ -2,11 +2,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/onnx_loader.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
-#ifdef PASE_HAVE_ONNX
-#include "onnximport/import_onnx.h"
-#endif
 
 namespace pase {
 namespace {
@@ -31,12 +29,11 @@ CommandRunner register_import(CLI::App& app) {
   cmd->add_flag("--lenient", o->lenient, "Import unsupported ops as zero-cost pass-through vertices instead of refusing");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-#ifdef PASE_HAVE_ONNX
     OnnxImportOptions options;
     if (o->batch != 0) options.batch = o->batch;
     options.loss = o->loss;
     options.lenient = o->lenient;
-    OnnxImport imported = import_onnx(o->model, options);
+    OnnxImport imported = import_onnx_model(o->model, options);
     for (const std::string& note : imported.notes) std::cerr << "note: " << note << "\n";
     std::string text = write_graph_file(imported.graph);
     if (o->out.empty()) {
@@ -45,9 +42,6 @@ CommandRunner register_import(CLI::App& app) {
       write_text_file(o->out, text);
     }
     return 0;
-#else
-    throw InputError(o->model + ": this pase was built without ONNX support (install libonnx-dev and rebuild)");
-#endif
   };
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include <tbb/global_control.h>
+#include <tbb/task_group.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -137,12 +138,16 @@ CommandRunner register_solve(CLI::App& app) {
 
     using Clock = std::chrono::steady_clock;
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-    auto t0 = Clock::now();
     // --threads caps the whole command (pricing too), not only the DP.
     std::optional<tbb::global_control> thread_cap;
     if (o->threads > 0) thread_cap.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(o->threads));
+    // Start the worker threads while the graph file is read and checked.
+    tbb::task_group warm_up;
+    warm_up.run([] {});
+    auto t0 = Clock::now();
     Graph graph = load_graph_input(o->graph);
     double load_seconds = seconds_since(t0);
+    warm_up.wait();
     auto t1 = Clock::now();
     CostTables tables = build_cost_tables(graph, *model);
     double price_seconds = seconds_since(t1);

@@ -1,16 +1,12 @@
 #include "cli/graph_input.h"
 
-#ifdef PASE_HAVE_ONNX
-#include "onnximport/import_onnx.h"
-#endif
+#include "cli/onnx_loader.h"
 
 namespace pase {
 
 Graph load_graph_input(const std::string& path) {
-#ifdef PASE_HAVE_ONNX
   // An ONNX model is imported with the defaults of `pase import`.
-  if (is_onnx_path(path)) return build_graph(import_onnx(path, OnnxImportOptions{}).graph, path);
-#endif
+  if (is_onnx_file(path)) return build_graph(import_onnx_model(path, OnnxImportOptions{}).graph, path);
   return load_graph(path);
 }
 

@@ -8,6 +8,7 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/costs.h"
+#include "graphs/error.h"
 
 namespace pase {
 namespace {
@@ -64,17 +65,24 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   tables.models.resize(n);
   tables.configs.resize(n);
   tables.objective.vertex_cost.resize(n);
-  for (size_t v = 0; v < n; ++v) {
+  // In parallel; a refusal is reported for the first vertex that has one, whatever the scheduling.
+  std::vector<std::string> refusals(n);
+  tbb::parallel_for(size_t{0}, n, [&](size_t v) {
     const Vertex& vertex = graph.vertices[v];
     tables.models[v] = build_vertex_model(vertex);
-    tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
-  }
-  tbb::parallel_for(size_t{0}, n, [&](size_t v) {
+    try {
+      tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
+    } catch (const ResourceError& error) {
+      refusals[v] = error.what();
+      return;
+    }
     const ConfigSet& configs = tables.configs[v];
     std::vector<double>& cost = tables.objective.vertex_cost[v];
     cost.resize(configs.size());
     for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
   });
+  for (const std::string& refusal : refusals)
+    if (!refusal.empty()) throw ResourceError(refusal);
   tables.objective.pairs.resize(graph.edges.size());
   tbb::parallel_for(size_t{0}, graph.edges.size(), [&](size_t e) {
     const TensorEdge& edge = graph.edges[e];

@@ -76,19 +76,19 @@ nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& table
       tensor_split(model.inputs[j], config, split.data());
       inputs.push_back({{"tensor", vertex.inputs[j].ref}, {"shape", vertex.inputs[j].shape}, {"split", split}});
     }
-    layer["inputs"] = inputs;
+    layer["inputs"] = std::move(inputs);
     json outputs = json::array();
     for (size_t k = 0; k < vertex.outputs.size(); ++k) {
       std::vector<int64_t> split(model.outputs[k].size());
       tensor_split(model.outputs[k], config, split.data());
       outputs.push_back({{"shape", vertex.outputs[k]}, {"split", split}});
     }
-    layer["outputs"] = outputs;
-    layers.push_back(layer);
+    layer["outputs"] = std::move(outputs);
+    layers.push_back(std::move(layer));
   }
   doc["layer_cost"] = layer_total;
   doc["redistribution_cost"] = total_cost - layer_total;
-  doc["layers"] = layers;
+  doc["layers"] = std::move(layers);
   if (solver) {
     doc["solver"] = {{"order_kind", solver->order_kind},
                      {"order", solver->order},
