@@ -229,8 +229,8 @@ void fill_table(const TableJob& job, tbb::task_arena& arena, double* out_cost, u
   const size_t inner_factors = 1 + inner_edges.size() + inner_reads.size();
   const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(run, (uint64_t{1} << 16) / (configs * inner_factors)));
   const uint64_t chunks_per_run = (run + chunk - 1) / chunk;
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, outer_count * chunks_per_run), [&](const tbb::blocked_range<uint64_t>& items) {
+  const uint64_t items_total = outer_count * chunks_per_run;
+  auto fill = [&](const tbb::blocked_range<uint64_t>& items) {
       std::vector<double> base(configs), acc(configs);
       std::vector<uint64_t> digit(k);
       std::vector<const double*> rows;
@@ -269,8 +269,13 @@ void fill_table(const TableJob& job, tbb::task_arena& arena, double* out_cost, u
           out_arg[outer * run + d] = static_cast<uint32_t>(best);
         }
       }
-    });
-  });
+  };
+  // Small tables are not worth scheduling: fill them on this thread.
+  if (job.entries * configs * inner_factors < (uint64_t{1} << 15)) {
+    fill(tbb::blocked_range<uint64_t>(0, items_total));
+    return;
+  }
+  arena.execute([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, items_total), fill); });
 }
 
 std::vector<uint64_t> strides_of(const std::vector<int>& scope, const Objective& objective) {
@@ -415,7 +420,7 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     std::vector<uint32_t> compact_arg(job.entries);
     fill_table(job, arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
     // Expand the compact table to every configuration of D(v).
-    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), [&](const tbb::blocked_range<uint64_t>& range) {
+    auto expand = [&](const tbb::blocked_range<uint64_t>& range) {
       if (!compacted) {
         for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) out_argmin.set(alpha, compact_arg[alpha]);
         return;
@@ -437,7 +442,9 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
           digit[i] = 0;
         }
       }
-    });
+    };
+    if (entries < 4096) expand(tbb::blocked_range<uint64_t>(0, entries));
+    else tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), expand);
 
     uint64_t consumed = 0;
     for (const auto& message : waiting) consumed += message->cost.size() * sizeof(double);
