@@ -30,7 +30,7 @@ struct SolveCliOptions {
   bool json = false;
   bool stats = false;
   bool plan_only = false;
-  std::string order = "generateseq";
+  std::string order = "mindegree";
   uint64_t max_table_bytes = 0;  // 0: half of physical memory
   uint64_t max_work = DpOptions{}.max_work;
   int threads = 0;
@@ -122,7 +122,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
-  cmd->add_option("--order", o->order, "Vertex order: generateseq (default), bfs, mindegree or minfill");
+  cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");

@@ -9,7 +9,9 @@
 namespace pase {
 
 struct SolveOptions {
-  OrderKind order = OrderKind::GenerateSeq;
+  /// GenerateSeq's rule with ties broken by table size: never a larger table
+  /// than plain GenerateSeq on the zoo (bench/run_bench.py --orders), often smaller.
+  OrderKind order = OrderKind::MinDegree;
   DpOptions dp;
 };
 

@@ -11,6 +11,7 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/zoo.h"
 #include "solver/ordering.h"
+#include "solver/solve.h"
 
 using namespace pase;
 
@@ -142,4 +143,22 @@ TEST_CASE("min_fill: prefers eliminations that add no edges") {
   EliminationPlan plan = min_fill(graph, {2, 2, 2, 2, 2});
   CHECK(plan.order.front() == 4);
   CHECK(plan.dependent[4] == std::vector<int>{0});
+}
+
+TEST_CASE("make_plan: the default order never needs a larger table than GenerateSeq on the zoo") {
+  for (const ZooEntry& entry : zoo_entries()) {
+    Graph graph = build_graph(build_zoo_graph(entry.name, entry.default_batch), entry.name);
+    for (int64_t devices : {8, 32}) {
+      CAPTURE(entry.name);
+      CAPTURE(devices);
+      Machine machine;
+      machine.devices = devices;
+      CostTables tables = build_cost_tables(graph, machine);
+      Solution by_default = plan_only(tables, SolveOptions{}.order);
+      Solution by_generate_seq = plan_only(tables, OrderKind::GenerateSeq);
+      CHECK(by_default.tables.entries[by_default.tables.largest_vertex] <=
+            by_generate_seq.tables.entries[by_generate_seq.tables.largest_vertex]);
+      CHECK(by_default.tables.total_work <= by_generate_seq.tables.total_work);
+    }
+  }
 }
