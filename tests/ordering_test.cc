@@ -158,7 +158,7 @@ TEST_CASE("make_plan: the default order never needs a larger table than Generate
       Solution by_generate_seq = plan_only(tables, OrderKind::GenerateSeq);
       CHECK(by_default.tables.entries[by_default.tables.largest_vertex] <=
             by_generate_seq.tables.entries[by_generate_seq.tables.largest_vertex]);
-      CHECK(by_default.tables.total_work <= by_generate_seq.tables.total_work);
+      // Total work may differ either way by a little (AlexNet p = 8: 4023 vs 4009 steps).
     }
   }
 }
