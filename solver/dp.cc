@@ -320,20 +320,18 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
   const size_t n = objective.vertex_count();
   TablePlan sizes = measure_tables(objective, plan);
   auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
-  if (sizes.total_bytes > options.max_table_bytes) {
+  auto largest = [&] {
     int v = sizes.largest_vertex;
+    return "'" + names[v] + "' with " + text(sizes.entries[v]) + " entries over its dependent set of " +
+           std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")";
+  };
+  if (sizes.total_bytes > options.max_table_bytes)
     throw ResourceError("the DP tables would need " + text(sizes.total_bytes) + " bytes, above the limit of " +
-                        std::to_string(options.max_table_bytes) + " (--max-table-bytes); the largest is vertex '" +
-                        names[v] + "' with " + text(sizes.entries[v]) + " entries over its dependent set of " +
-                        std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")");
-  }
-  if (sizes.total_work > options.max_work) {
-    int v = sizes.largest_vertex;
-    throw ResourceError("the DP would take " + text(sizes.total_work) + " steps (table entries x configurations), above the limit of " +
-                        std::to_string(options.max_work) + " (--max-work; about 10^9 steps per second per core); the largest table is vertex '" +
-                        names[v] + "' with " + text(sizes.entries[v]) + " entries over its dependent set of " +
-                        std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")");
-  }
+                        std::to_string(options.max_table_bytes) + " (--max-table-bytes); the largest is vertex " + largest());
+  if (sizes.total_work > options.max_work)
+    throw ResourceError("the DP would take " + text(sizes.total_work) +
+                        " steps (table entries x configurations), above the limit of " + std::to_string(options.max_work) +
+                        " (--max-work; about 10^9 steps per second per core); the largest table is vertex " + largest());
 
   DpResult result;
   result.choice.assign(n, 0);
