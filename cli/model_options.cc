@@ -26,7 +26,10 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
   if (!(options.flops > 0)) throw InputError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
   if (!(options.bandwidth > 0))
     throw InputError("--bandwidth: expected a positive GB/s, got " + std::to_string(options.bandwidth));
+  const CostModelOptions defaults;
   if (options.cost_model == "pase") {
+    if (!options.machine_file.empty())
+      throw InputError("--machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)");
     Machine machine;
     machine.devices = devices;
     machine.flops_tflops = options.flops;
@@ -36,6 +39,8 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
   if (options.cost_model == "calibrated") {
     if (options.machine_file.empty())
       throw InputError("--cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)");
+    if (options.flops != defaults.flops || options.bandwidth != defaults.bandwidth)
+      throw InputError("--flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options");
     return std::make_unique<CalibratedCostModel>(read_machine_profile(options.machine_file), devices);
   }
   throw InputError("--cost-model: unknown cost model '" + options.cost_model + "' (choose pase or calibrated)");

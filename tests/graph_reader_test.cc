@@ -184,3 +184,20 @@ TEST_CASE("pase models") {
     CHECK(result.error == "error: unknown model 'alexnett' (did you mean 'alexnet'?); `pase models` lists them\n");
   }
 }
+
+TEST_CASE("pase solve: cost-model options that would be ignored are refused") {
+  std::string graph = pase::test::source_path("data/graphs/alexnet.json");
+  SUBCASE("--machine without the calibrated model") {
+    auto result = run_pase("solve " + graph + " --devices 8 --machine " + pase::test::source_path("data/machines/gtx1080ti-node.json"));
+    CHECK(result.status == 1);
+    CHECK(result.error ==
+          "error: --machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)\n");
+  }
+  SUBCASE("--flops with the calibrated model") {
+    auto result = run_pase("solve " + graph + " --devices 8 --cost-model calibrated --flops 20 --machine " +
+                           pase::test::source_path("data/machines/gtx1080ti-node.json"));
+    CHECK(result.status == 1);
+    CHECK(result.error ==
+          "error: --flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options\n");
+  }
+}
