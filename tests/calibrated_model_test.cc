@@ -16,20 +16,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// Peak 10 TFLOP/s, 500 GB/s memory, 8 per node; intra 10 GB/s + 5 µs, inter 2 GB/s + 20 µs.
-const char* kProfile = R"({
-  "format": "pase-machine", "version": 1, "name": "test-node", "source": "test",
-  "device": {"name": "Test GPU", "peak_tflops": 10, "memory_gb": 8, "memory_bandwidth_gbps": 500},
-  "devices_per_node": 8,
-  "intra_node": {"bandwidth_gbps": 10, "latency_us": 5},
-  "inter_node": {"bandwidth_gbps": 2, "latency_us": 20},
-  "gemm": {
-    "m": [64, 256], "n": [64, 256], "k": [64, 256],
-    "nn_tflops": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
-    "nt_tflops": [[[2, 2], [2, 2]], [[2, 2], [2, 2]]],
-    "tn_tflops": [[[4, 4], [4, 4]], [[4, 4], [4, 4]]]
-  }
-})";
+const char* const kProfile = test::kTestMachineProfile;
 
 CalibratedCostModel test_model(int64_t devices_per_node = 8) {
   MachineProfile profile = parse_machine_profile(kProfile, "m.json");

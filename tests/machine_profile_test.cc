@@ -15,22 +15,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// 10 TFLOP/s peak; a 2x2x2 grid where nn differs at every corner.
-json base_profile() {
-  return json::parse(R"({
-    "format": "pase-machine", "version": 1, "name": "test-node", "source": "test",
-    "device": {"name": "Test GPU", "peak_tflops": 10, "memory_gb": 8, "memory_bandwidth_gbps": 500},
-    "devices_per_node": 8,
-    "intra_node": {"bandwidth_gbps": 10, "latency_us": 5},
-    "inter_node": {"bandwidth_gbps": 2, "latency_us": 20},
-    "gemm": {
-      "m": [64, 256], "n": [64, 256], "k": [64, 256],
-      "nn_tflops": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
-      "nt_tflops": [[[2, 2], [2, 2]], [[2, 2], [2, 2]]],
-      "tn_tflops": [[[4, 4], [4, 4]], [[4, 4], [4, 4]]]
-    }
-  })");
-}
+json base_profile() { return json::parse(test::kTestMachineProfile); }
 
 std::string error_of(const json& doc) {
   try {

@@ -52,6 +52,20 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
 
 std::string source_path(const std::string& relative) { return std::string(PASE_SOURCE_DIR) + "/" + relative; }
 
+const char* const kTestMachineProfile = R"({
+  "format": "pase-machine", "version": 1, "name": "test-node", "source": "test",
+  "device": {"name": "Test GPU", "peak_tflops": 10, "memory_gb": 8, "memory_bandwidth_gbps": 500},
+  "devices_per_node": 8,
+  "intra_node": {"bandwidth_gbps": 10, "latency_us": 5},
+  "inter_node": {"bandwidth_gbps": 2, "latency_us": 20},
+  "gemm": {
+    "m": [64, 256], "n": [64, 256], "k": [64, 256],
+    "nn_tflops": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
+    "nt_tflops": [[[2, 2], [2, 2]], [[2, 2], [2, 2]]],
+    "tn_tflops": [[[4, 4], [4, 4]], [[4, 4], [4, 4]]]
+  }
+})";
+
 Graph graph_from_json(const std::string& text, const std::string& source) {
   return build_graph(parse_graph_file(text, source), source);
 }

@@ -21,6 +21,11 @@ std::string write_temp_file(const std::string& name, const std::string& text);
 /// Path of a file in the source tree ("data/graphs/alexnet.json").
 std::string source_path(const std::string& relative);
 
+/// A small pase-machine profile: 10 TFLOP/s peak, 500 GB/s memory, 8 per node,
+/// intra 10 GB/s + 5 us, inter 2 GB/s + 20 us, and a 2x2x2 GEMM grid whose nn
+/// table differs at every corner (1..8 TFLOP/s), nt all 2, tn all 4.
+extern const char* const kTestMachineProfile;
+
 /// Builds a graph from pase-graph JSON text.
 Graph graph_from_json(const std::string& text, const std::string& source = "test.json");
 
