@@ -6,12 +6,15 @@
 
 #include <stdexcept>
 
+#include "graphs/error.h"
+
 namespace pase {
 
 /// A CUDA or cuBLAS call failed; what() is "file:line: call: STATUS_NAME (reason)".
-class GpuError : public std::runtime_error {
+/// A refusal like any other (exit 3): there is no usable GPU to measure.
+class GpuError : public ResourceError {
  public:
-  using std::runtime_error::runtime_error;
+  using ResourceError::ResourceError;
 };
 
 /// "CUBLAS_STATUS_NOT_INITIALIZED", ...

@@ -19,25 +19,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    return app.exit(error) == 0 ? 0 : static_cast<int>(kExitUsage);  // --help is not an error
   }
-  try {
+  return run_reporting_errors([&] {
     for (const CommandRunner& run : runners) {
       int status = run();
       if (status >= 0) return status;
     }
-    return kExitUsage;
-  } catch (const InputError& error) {
-    std::cerr << "error: " << error.what() << "\n";
-    return kExitInputError;
-  } catch (const ResourceError& error) {
-    std::cerr << "error: refused: " << error.what() << "\n";
-    return kExitRefused;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "error: refused: out of memory\n";
-    return kExitRefused;
-  } catch (const std::exception& error) {
-    std::cerr << "error: internal: " << error.what() << "\n";
-    return kExitInternal;
-  }
+    return static_cast<int>(kExitUsage);
+  });
 }

@@ -201,3 +201,14 @@ TEST_CASE("pase solve: cost-model options that would be ignored are refused") {
           "error: --flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options\n");
   }
 }
+
+TEST_CASE("pase: command-line mistakes exit 2, --help exits 0") {
+  auto missing = run_pase("solve");
+  CHECK(missing.status == 2);
+  CHECK(missing.error.find("graph is required") != std::string::npos);
+  auto unknown = run_pase("solve x.json --devices 2 --frobnicate");
+  CHECK(unknown.status == 2);
+  auto help = run_pase("solve --help");
+  CHECK(help.status == 0);
+  CHECK(help.output.find("--devices") != std::string::npos);
+}
