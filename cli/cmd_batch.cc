@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/text_output.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
@@ -52,12 +53,6 @@ struct BatchResult {
 };
 
 constexpr double kExpectTolerance = 1e-9;  // relative, as cost-model.md promises between implementations
-
-std::string format_number(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 std::string extension_of(const std::string& path) { return fs::path(path).extension().string(); }
 
@@ -99,13 +94,6 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
     doc["results"].push_back(entry);
   }
   return doc;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string summary_csv(const std::vector<BatchResult>& results) {

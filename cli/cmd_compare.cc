@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/text_output.h"
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
 #include "cli/svg_chart.h"
@@ -43,19 +44,6 @@ struct CompareRow {
 };
 
 const char* const kOptimum = "pase";  // the DP optimum's row
-
-std::string format_number(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 }  // namespace
 

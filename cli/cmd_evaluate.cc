@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/text_output.h"
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
@@ -30,12 +31,6 @@ struct EvaluateCliOptions {
   std::string out;
   bool json = false;
 };
-
-std::string format_number(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 // FLOP counts print whole (as `solve` does); other units (seconds) need significant digits.
 std::string format_total(double cost, const std::string& unit) {
