@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <mutex>
 
 #include "graphs/error.h"
@@ -44,7 +45,10 @@ PaseOnnxImportFunction load_plugin(const std::string& model_path) {
 }  // namespace
 
 bool is_onnx_file(const std::string& path) {
-  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (path.size() < 5) return false;
+  std::string tail = path.substr(path.size() - 5);
+  for (char& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".onnx";
 }
 
 OnnxImport import_onnx_model(const std::string& path, const OnnxImportOptions& options) {

@@ -6,7 +6,7 @@
 
 namespace pase {
 
-/// True when `path` names an ONNX file (by its .onnx extension).
+/// True when `path` names an ONNX file (by its .onnx extension, any case).
 [[nodiscard]] bool is_onnx_file(const std::string& path);
 
 /// import_onnx through the plugin next to the executable; InputError if the

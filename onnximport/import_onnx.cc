@@ -48,12 +48,6 @@ void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data
 
 }  // namespace
 
-bool is_onnx_path(const std::string& path) {
-  if (path.size() < 5) return false;
-  std::string tail = path.substr(path.size() - 5);
-  std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return tail == ".onnx";
-}
 
 OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options) {
   if (options.loss != "softmax_xent" && options.loss != "none")

@@ -27,7 +27,4 @@ struct OnnxImport {
 /// Imports `path`; InputError ("FILE: node 'X': ...") on anything it cannot map.
 [[nodiscard]] OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options);
 
-/// True when `path` names an ONNX file (by its .onnx extension).
-[[nodiscard]] bool is_onnx_path(const std::string& path);
-
 }  // namespace pase
