@@ -119,7 +119,7 @@ CommandRunner register_evaluate(CLI::App& app) {
     double total = tables.objective.evaluate(choice);
 
     if (o->json || !o->out.empty()) {
-      std::string text = format_strategy_file(strategy_json(graph, tables, choice, total, nullptr));
+      std::string text = write_strategy_file(graph, tables, choice, total, nullptr);
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
         write_text_file(o->out, text);

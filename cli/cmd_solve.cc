@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
@@ -186,7 +188,7 @@ CommandRunner register_solve(CLI::App& app) {
     report.peak_table_bytes = solution.stats.peak_table_bytes;
     report.seconds = solution.stats.seconds;
     if (o->json || !o->out.empty()) {
-      std::string text = format_strategy_file(strategy_json(graph, tables, solution.choice, solution.cost, &report));
+      std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report);
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
         write_text_file(o->out, text);

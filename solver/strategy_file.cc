@@ -1,6 +1,7 @@
 #include "solver/strategy_file.h"
 
 #include "costmodel/costs.h"
+#include "graphs/json_text.h"
 
 namespace pase {
 
@@ -21,84 +22,131 @@ std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tab
   return reports;
 }
 
-std::string format_strategy_file(const nlohmann::ordered_json& strategy) {
-  // nlohmann's indented dump puts every number of every split on its own line;
-  // a layer per line is as readable, diffs well and writes several times faster.
-  std::string text = "{\n";
-  bool first = true;
-  for (auto it = strategy.begin(); it != strategy.end(); ++it) {
-    text += first ? "  " : ",\n  ";
-    first = false;
-    text += nlohmann::ordered_json(it.key()).dump() + ": ";
-    if (it.key() == "layers") {
-      text += "[";
-      for (size_t i = 0; i < it.value().size(); ++i) text += (i ? ",\n    " : "\n    ") + it.value()[i].dump();
-      text += it.value().empty() ? "]" : "\n  ]";
-    } else {
-      text += it.value().dump();
-    }
-  }
-  return text + "\n}\n";
-}
+std::string write_strategy_file(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
+                                double total_cost, const SolverReport* solver) {
+  // Written straight to text: building the document as nlohmann::json first
+  // took longer than solving the smaller graphs. The layout is a layer per
+  // line, which reads well and diffs well.
+  std::string out;
+  out.reserve(512 + 400 * graph.vertices.size());
+  auto field = [&out](const char* key) {
+    out += out.empty() ? "{\n  " : ",\n  ";
+    append_json_string(out, key);
+    out += ": ";
+  };
+  auto member = [&out](bool first, const char* key) {
+    if (!first) out += ',';
+    append_json_string(out, key);
+    out += ':';
+  };
+  field("format");
+  append_json_string(out, "pase-strategy");
+  field("version");
+  append_json_number(out, int64_t{1});
+  field("graph");
+  append_json_string(out, graph.name);
+  field("devices");
+  append_json_number(out, tables.machine.devices);
+  field("machine");
+  out += '{';
+  member(true, "flops_tflops");
+  append_json_number(out, tables.machine.flops_tflops);
+  member(false, "bandwidth_gbps");
+  append_json_number(out, tables.machine.bandwidth_gbps);
+  out += '}';
+  field("cost_model");
+  append_json_string(out, tables.cost_model);
+  field("cost_unit");
+  append_json_string(out, tables.unit);
+  field("total_cost");
+  append_json_number(out, total_cost);
 
-nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                                     double total_cost, const SolverReport* solver) {
-  using json = nlohmann::ordered_json;
-  json doc;
-  doc["format"] = "pase-strategy";
-  doc["version"] = 1;
-  doc["graph"] = graph.name;
-  doc["devices"] = tables.machine.devices;
-  doc["machine"] = {{"flops_tflops", tables.machine.flops_tflops}, {"bandwidth_gbps", tables.machine.bandwidth_gbps}};
-  doc["cost_model"] = tables.cost_model;
-  doc["cost_unit"] = tables.unit;
-  doc["total_cost"] = total_cost;
-  double layer_total = 0.0;
-  json layers = json::array();
   std::vector<LayerReport> reports = layer_reports(graph, tables, choice);
+  double layer_total = 0.0;
+  for (const LayerReport& r : reports) layer_total += r.cost;
+  field("layer_cost");
+  append_json_number(out, layer_total);
+  field("redistribution_cost");
+  append_json_number(out, total_cost - layer_total);
+  field("layers");
+  out += '[';
+  std::vector<int64_t> split;
   for (size_t v = 0; v < graph.vertices.size(); ++v) {
     const Vertex& vertex = graph.vertices[v];
     const VertexModel& model = tables.models[v];
     const int32_t* config = tables.configs[v][choice[v]];
     const LayerReport& r = reports[v];
-    layer_total += r.cost;
-    json layer;
-    layer["name"] = r.name;
-    layer["op"] = r.op;
-    layer["dims"] = r.dims;
-    layer["domain"] = model.domain;
-    layer["config"] = r.config;
-    layer["devices_used"] = r.devices_used;
-    layer["cost"] = r.cost;
-    json inputs = json::array();
+    out += v ? ",\n    {" : "\n    {";
+    member(true, "name");
+    append_json_string(out, r.name);
+    member(false, "op");
+    append_json_string(out, r.op);
+    member(false, "dims");
+    append_json_string(out, r.dims);
+    member(false, "domain");
+    append_json_array(out, model.domain);
+    member(false, "config");
+    append_json_array(out, r.config);
+    member(false, "devices_used");
+    append_json_number(out, r.devices_used);
+    member(false, "cost");
+    append_json_number(out, r.cost);
+    member(false, "inputs");
+    out += '[';
     for (size_t j = 0; j < vertex.inputs.size() && j < model.inputs.size(); ++j) {
-      std::vector<int64_t> split(model.inputs[j].size());
+      split.resize(model.inputs[j].size());
       tensor_split(model.inputs[j], config, split.data());
-      inputs.push_back({{"tensor", vertex.inputs[j].ref}, {"shape", vertex.inputs[j].shape}, {"split", split}});
+      out += j ? ",{" : "{";
+      member(true, "tensor");
+      append_json_string(out, vertex.inputs[j].ref);
+      member(false, "shape");
+      append_json_array(out, vertex.inputs[j].shape);
+      member(false, "split");
+      append_json_array(out, split);
+      out += '}';
     }
-    layer["inputs"] = std::move(inputs);
-    json outputs = json::array();
+    out += ']';
+    member(false, "outputs");
+    out += '[';
     for (size_t k = 0; k < vertex.outputs.size(); ++k) {
-      std::vector<int64_t> split(model.outputs[k].size());
+      split.resize(model.outputs[k].size());
       tensor_split(model.outputs[k], config, split.data());
-      outputs.push_back({{"shape", vertex.outputs[k]}, {"split", split}});
+      out += k ? ",{" : "{";
+      member(true, "shape");
+      append_json_array(out, vertex.outputs[k]);
+      member(false, "split");
+      append_json_array(out, split);
+      out += '}';
     }
-    layer["outputs"] = std::move(outputs);
-    layers.push_back(std::move(layer));
+    out += "]}";
   }
-  doc["layer_cost"] = layer_total;
-  doc["redistribution_cost"] = total_cost - layer_total;
-  doc["layers"] = std::move(layers);
+  out += graph.vertices.empty() ? "]" : "\n  ]";
   if (solver) {
-    doc["solver"] = {{"order_kind", solver->order_kind},
-                     {"order", solver->order},
-                     {"max_dependent_set", solver->max_dependent_set},
-                     {"table_entries", solver->table_entries},
-                     {"largest_table_entries", solver->largest_table_entries},
-                     {"peak_table_bytes", solver->peak_table_bytes},
-                     {"seconds", solver->seconds}};
+    field("solver");
+    out += '{';
+    member(true, "order_kind");
+    append_json_string(out, solver->order_kind);
+    member(false, "order");
+    out += '[';
+    for (size_t i = 0; i < solver->order.size(); ++i) {
+      if (i) out += ',';
+      append_json_string(out, solver->order[i]);
+    }
+    out += ']';
+    member(false, "max_dependent_set");
+    append_json_number(out, static_cast<uint64_t>(solver->max_dependent_set));
+    member(false, "table_entries");
+    append_json_number(out, solver->table_entries);
+    member(false, "largest_table_entries");
+    append_json_number(out, solver->largest_table_entries);
+    member(false, "peak_table_bytes");
+    append_json_number(out, solver->peak_table_bytes);
+    member(false, "seconds");
+    append_json_number(out, solver->seconds);
+    out += '}';
   }
-  return doc;
+  out += "\n}\n";
+  return out;
 }
 
 }  // namespace pase

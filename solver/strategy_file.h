@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
 
@@ -33,12 +31,10 @@ struct SolverReport {
   double seconds = 0.0;
 };
 
-/// The strategy document as text: one top-level field per line, one layer per line.
-[[nodiscard]] std::string format_strategy_file(const nlohmann::ordered_json& strategy);
-
-/// Builds the strategy document (fields in a fixed order).
-[[nodiscard]] nlohmann::ordered_json strategy_json(const Graph& graph, const CostTables& tables,
-                                                   const std::vector<int32_t>& choice, double total_cost,
-                                                   const SolverReport* solver);
+/// The strategy file as text, fields in a fixed order: one top-level field
+/// per line, one layer per line. `solver` may be null (no solver section).
+[[nodiscard]] std::string write_strategy_file(const Graph& graph, const CostTables& tables,
+                                              const std::vector<int32_t>& choice, double total_cost,
+                                              const SolverReport* solver);
 
 }  // namespace pase

@@ -26,7 +26,7 @@ struct Fixture {
     return build_cost_tables(graph, machine);
   }();
   Solution optimum = solve(graph, tables, SolveOptions{});
-  json document = json::parse(strategy_json(graph, tables, optimum.choice, optimum.cost, nullptr).dump());
+  json document = json::parse(write_strategy_file(graph, tables, optimum.choice, optimum.cost, nullptr));
 
   json& layer(const std::string& name) {
     for (json& l : document["layers"])
@@ -188,4 +188,25 @@ TEST_CASE("pase evaluate") {
     CHECK(both.status != 0);
     CHECK(both.error.find("--strategy excludes --baseline") != std::string::npos);
   }
+}
+
+TEST_CASE("write_strategy_file: a top-level field or a layer per line") {
+  Fixture f;
+  std::string text = write_strategy_file(f.graph, f.tables, f.optimum.choice, f.optimum.cost, nullptr);
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    lines.push_back(text.substr(start, end - start));
+  }
+  const size_t layers = f.graph.vertices.size();
+  REQUIRE(lines.size() == 11 + 1 + layers + 2);  // { + 10 fields, "layers": [, a line per layer, ], }
+  CHECK(lines.front() == "{");
+  CHECK(lines[1] == "  \"format\": \"pase-strategy\",");
+  CHECK(lines[11] == "  \"layers\": [");
+  for (size_t i = 0; i < layers; ++i) {
+    json layer = json::parse(lines[12 + i].substr(4, lines[12 + i].size() - 4 - (i + 1 < layers ? 1 : 0)));
+    CHECK(layer["name"] == f.graph.vertices[i].name);
+  }
+  CHECK(lines[12 + layers] == "  ]");
+  CHECK(lines.back() == "}");
 }
