@@ -7,10 +7,12 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/process_memory.h"
 #include "graphs/error.h"
 
 int main(int argc, char** argv) {
   using namespace pase;
+  prepare_process_heap();
   CLI::App app{"pase: optimal per-layer parallelization strategies for DNN training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pase 0.1.0");
