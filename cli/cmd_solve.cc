@@ -4,7 +4,6 @@
 #include <optional>
 
 #include <tbb/global_control.h>
-#include <tbb/task_group.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -127,7 +126,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
-  cmd->add_option("--threads", o->threads, "Worker threads (default: all cores)");
+  cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
@@ -143,13 +142,9 @@ CommandRunner register_solve(CLI::App& app) {
     // --threads caps the whole command (pricing too), not only the DP.
     std::optional<tbb::global_control> thread_cap;
     if (o->threads > 0) thread_cap.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(o->threads));
-    // Start the worker threads while the graph file is read and checked.
-    tbb::task_group warm_up;
-    warm_up.run([] {});
     auto t0 = Clock::now();
     Graph graph = load_graph_input(o->graph);
     double load_seconds = seconds_since(t0);
-    warm_up.wait();
     auto t1 = Clock::now();
     CostTables tables = build_cost_tables(graph, *model);
     double price_seconds = seconds_since(t1);

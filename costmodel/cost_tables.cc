@@ -4,8 +4,6 @@
 #include <map>
 #include <unordered_map>
 
-#include <tbb/parallel_for.h>
-
 #include "costmodel/cost_model.h"
 #include "costmodel/costs.h"
 #include "graphs/error.h"
@@ -28,7 +26,7 @@ void classify(const SplitMap& map, const ConfigSet& configs, int64_t devices, st
       tensor_split(map, configs[s], split.data());
       uint64_t key = 0;
       for (int64_t part : split) key = key * base + static_cast<uint64_t>(part);
-      auto [it, inserted] = index.emplace(key, static_cast<int32_t>(splits.size()));
+      auto [it, inserted] = index.try_emplace(key, static_cast<int32_t>(splits.size()));
       if (inserted) splits.push_back(split);
       class_of[s] = it->second;
     }
@@ -37,7 +35,7 @@ void classify(const SplitMap& map, const ConfigSet& configs, int64_t devices, st
   std::map<std::vector<int64_t>, int32_t> index;
   for (size_t s = 0; s < configs.size(); ++s) {
     tensor_split(map, configs[s], split.data());
-    auto [it, inserted] = index.emplace(split, static_cast<int32_t>(splits.size()));
+    auto [it, inserted] = index.try_emplace(split, static_cast<int32_t>(splits.size()));
     if (inserted) splits.push_back(split);
     class_of[s] = it->second;
   }
@@ -65,26 +63,20 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   tables.models.resize(n);
   tables.configs.resize(n);
   tables.objective.vertex_cost.resize(n);
-  // In parallel; a refusal is reported for the first vertex that has one, whatever the scheduling.
-  std::vector<std::string> refusals(n);
-  tbb::parallel_for(size_t{0}, n, [&](size_t v) {
+  // One thread: in parallel this phase ran no faster (measured up to the
+  // Transformer at p = 64), its many small allocations and first-touch page
+  // faults being the cost, and it kept small solves from staying on one thread.
+  for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
     tables.models[v] = build_vertex_model(vertex);
-    try {
-      tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
-    } catch (const ResourceError& error) {
-      refusals[v] = error.what();
-      return;
-    }
+    tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
     const ConfigSet& configs = tables.configs[v];
     std::vector<double>& cost = tables.objective.vertex_cost[v];
     cost.resize(configs.size());
     for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
-  });
-  for (const std::string& refusal : refusals)
-    if (!refusal.empty()) throw ResourceError(refusal);
+  }
   tables.objective.pairs.resize(graph.edges.size());
-  tbb::parallel_for(size_t{0}, graph.edges.size(), [&](size_t e) {
+  for (size_t e = 0; e < graph.edges.size(); ++e) {
     const TensorEdge& edge = graph.edges[e];
     PairCost& pair = tables.objective.pairs[e];
     pair.u = edge.src;
@@ -97,7 +89,7 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
     pair.cost.resize(u_splits.size() * v_splits.size());
     model.redistribution_matrix(tensor, u_splits, v_splits, pair.cost.data());
-  });
+  }
   return tables;
 }
 

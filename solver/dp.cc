@@ -138,8 +138,8 @@ TableJob plan_job(const Objective& objective, const std::vector<int>& scope, siz
         key = key * (mine[j]->rows.size() / configs) + static_cast<uint64_t>(tuple[j]);
       }
       int32_t next = static_cast<int32_t>(representative[i].size());
-      int32_t& slot = key_space == kSaturated ? by_tuple.emplace(tuple, -1).first->second
-                      : dense.empty()         ? sparse.emplace(key, -1).first->second
+      int32_t& slot = key_space == kSaturated ? by_tuple.try_emplace(tuple, -1).first->second
+                      : dense.empty()         ? sparse.try_emplace(key, -1).first->second
                                               : dense[key];
       if (slot < 0) {
         slot = next;
@@ -396,7 +396,8 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     }
   };
 
-  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+  const int threads = options.threads > 0 ? options.threads : sizes.total_work < kSerialWork ? 1 : tbb::task_arena::automatic;
+  tbb::task_arena arena(threads);
   tbb::task_group group;
   std::function<void(int)> process = [&](int v) {
     const std::vector<int>& scope = plan.dependent[v];
