@@ -1,9 +1,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <optional>
-
-#include <tbb/global_control.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -139,9 +136,6 @@ CommandRunner register_solve(CLI::App& app) {
 
     using Clock = std::chrono::steady_clock;
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-    // --threads caps the whole command (pricing too), not only the DP.
-    std::optional<tbb::global_control> thread_cap;
-    if (o->threads > 0) thread_cap.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(o->threads));
     auto t0 = Clock::now();
     Graph graph = load_graph_input(o->graph);
     double load_seconds = seconds_since(t0);
