@@ -20,6 +20,13 @@ void prepare_process_heap() {
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHeapStep / 2));
   mallopt(M_TOP_PAD, static_cast<int>(kHeapStep));
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * kHeapStep));
+  // One arena for every thread: a worker's own arena is a fresh mapping that
+  // faults 4 KiB at a time (about 400 faults for a Transformer p = 16 DP on
+  // the second thread), while this heap is warm and huge-page backed. The
+  // DP allocates a few blocks per vertex, so the shared lock is not
+  // contended; with pricing in parallel it was (measured), which is one more
+  // reason pricing stays on one thread.
+  mallopt(M_ARENA_MAX, 1);
   char* before = static_cast<char*>(sbrk(0));
   // More than the top chunk holds, so the heap grows by the pad. Large, so
   // that malloc's bookkeeping writes land at the ends of the new space and

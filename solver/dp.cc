@@ -29,6 +29,25 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
 
 uint64_t saturating_add(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
 
+// A buffer left uninitialised: every DP table entry is written before it is
+// read, and zero-filling fresh tables first cost a pass over memory and page
+// faults (visible on small solves).
+template <typename T>
+class RawBuffer {
+ public:
+  RawBuffer() = default;
+  explicit RawBuffer(size_t size) : data_(size ? new T[size] : nullptr), size_(size) {}
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  [[nodiscard]] size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  size_t size_ = 0;
+};
+
 // Argmins in the narrowest unsigned type that holds the vertex's configuration count.
 class ArgminTable {
  public:
@@ -51,12 +70,12 @@ class ArgminTable {
 
  private:
   int width_ = 1;
-  std::vector<uint8_t> bytes_;
+  RawBuffer<uint8_t> bytes_;
 };
 
 // A finished table waiting for the vertex that consumes it.
 struct Message {
-  std::vector<double> cost;
+  RawBuffer<double> cost;
   int producer_position = 0;     // where the producing vertex sits in the order
   std::vector<int> scope;        // D(w), latest first; the consumer is last (stride 1)
   std::vector<uint64_t> stride;  // mixed-radix strides of `scope`
@@ -443,7 +462,7 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     table->scope = scope;
     table->stride = stride;
     table->producer_position = plan.position[v];
-    table->cost.resize(entries);
+    table->cost = RawBuffer<double>(entries);
     argmins[v] = ArgminTable(entries, configs);
     add_live(entries * sizeof(double) + argmins[v].bytes());
 
@@ -451,8 +470,8 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     double* out_cost = table->cost.data();
     ArgminTable& out_argmin = argmins[v];
     const bool compacted = job.entries != entries;
-    std::vector<double> compact_cost(compacted ? job.entries : 0);
-    std::vector<uint32_t> compact_arg(job.entries);
+    RawBuffer<double> compact_cost(compacted ? job.entries : 0);
+    RawBuffer<uint32_t> compact_arg(job.entries);
     fill_table(job, arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
     // Expand the compact table to every configuration of D(v).
     auto expand = [&](const tbb::blocked_range<uint64_t>& range) {
