@@ -63,12 +63,29 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   tables.models.resize(n);
   tables.configs.resize(n);
   tables.objective.vertex_cost.resize(n);
+  // Layers repeat (the Transformer's twelve encoder and decoder layers, the
+  // blocks of ResNet and Inception), and a vertex's prices depend only on its
+  // model and cutoff: those are priced once per distinct (model, cutoff) and
+  // copied. Edges likewise, keyed on both ends' kinds, the ports and the
+  // tensor. The copies are the same doubles the pricing would give.
+  //
   // One thread: in parallel this phase ran no faster (measured up to the
   // Transformer at p = 64), its many small allocations and first-touch page
   // faults being the cost, and it kept small solves from staying on one thread.
+  std::unordered_map<std::string, int> first_of_kind;
+  std::vector<int> kind(n);
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
     tables.models[v] = build_vertex_model(vertex);
+    std::string key = model_key(tables.models[v]);
+    key.append(reinterpret_cast<const char*>(&vertex.cutoff), sizeof(vertex.cutoff));
+    auto [it, inserted] = first_of_kind.try_emplace(std::move(key), static_cast<int>(v));
+    kind[v] = it->second;
+    if (!inserted) {
+      tables.configs[v] = tables.configs[kind[v]];
+      tables.objective.vertex_cost[v] = tables.objective.vertex_cost[kind[v]];
+      continue;
+    }
     tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
     const ConfigSet& configs = tables.configs[v];
     std::vector<double>& cost = tables.objective.vertex_cost[v];
@@ -76,9 +93,20 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
   }
   tables.objective.pairs.resize(graph.edges.size());
+  std::map<std::vector<int64_t>, size_t> first_of_edge_kind;
   for (size_t e = 0; e < graph.edges.size(); ++e) {
     const TensorEdge& edge = graph.edges[e];
+    const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
     PairCost& pair = tables.objective.pairs[e];
+    std::vector<int64_t> key = {kind[edge.src], edge.src_port, kind[edge.dst], edge.dst_port};
+    key.insert(key.end(), tensor.begin(), tensor.end());
+    auto [it, inserted] = first_of_edge_kind.try_emplace(std::move(key), e);
+    if (!inserted) {
+      pair = tables.objective.pairs[it->second];
+      pair.u = edge.src;
+      pair.v = edge.dst;
+      continue;
+    }
     pair.u = edge.src;
     pair.v = edge.dst;
     std::vector<std::vector<int64_t>> u_splits, v_splits;
@@ -86,7 +114,6 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], model.devices(), pair.v_class, v_splits);
     pair.u_classes = static_cast<int32_t>(u_splits.size());
     pair.v_classes = static_cast<int32_t>(v_splits.size());
-    const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
     pair.cost.resize(u_splits.size() * v_splits.size());
     model.redistribution_matrix(tensor, u_splits, v_splits, pair.cost.data());
   }

@@ -1,7 +1,9 @@
 #include "costmodel/vertex_model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "graphs/einsum.h"
 
@@ -246,6 +248,70 @@ VertexModel build_vertex_model(const Vertex& v) {
     }
   }
   return {};
+}
+
+namespace {
+
+// Appends fixed-width values, and a length before every sequence, so that
+// distinct models cannot produce the same bytes.
+class KeyWriter {
+ public:
+  template <typename T>
+  void value(T x) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &x, sizeof(T));
+    key_.append(bytes, sizeof(T));
+  }
+  template <typename T>
+  void sequence(const std::vector<T>& items) {
+    value<uint64_t>(items.size());
+    for (const T& item : items) value(item);
+  }
+  void text(const std::string& s) {
+    value<uint64_t>(s.size());
+    key_ += s;
+  }
+  void split_maps(const std::vector<SplitMap>& maps) {
+    value<uint64_t>(maps.size());
+    for (const SplitMap& map : maps) {
+      value<uint64_t>(map.size());
+      for (const std::vector<int>& dims : map) sequence(dims);
+    }
+  }
+  std::string take() { return std::move(key_); }
+
+ private:
+  std::string key_;
+};
+
+}  // namespace
+
+std::string model_key(const VertexModel& model) {
+  KeyWriter w;
+  w.text(model.letters);
+  w.sequence(model.domain);
+  w.sequence(model.splittable);
+  w.value(model.contiguous_only);
+  w.split_maps(model.inputs);
+  w.split_maps(model.outputs);
+  const LayerCostSpec& c = model.cost;
+  w.value(c.kind);
+  w.sequence(c.batch);
+  w.sequence(c.m);
+  w.sequence(c.n);
+  w.sequence(c.k);
+  w.value(c.n_scale);
+  w.value(c.k_scale);
+  w.value(c.pointwise);
+  w.value(c.lstm_state_exchange);
+  w.value(c.axis);
+  w.sequence(c.axes);
+  w.value(c.in_h);
+  w.value(c.in_w);
+  w.value(c.window_r);
+  w.value(c.window_s);
+  return w.take();
 }
 
 }  // namespace pase

@@ -26,6 +26,9 @@ struct LayerCostSpec {
   double in_h = 0, in_w = 0, window_r = 0, window_s = 0;  ///< pool2d halo
 };
 
+// model_key (vertex_model.cc) writes every field of these two structs: a
+// field added here must be added there, or vertices that differ in it would
+// share prices.
 struct VertexModel {
   std::string letters;            ///< one letter per domain dimension ("bchwrsn")
   Shape domain;
@@ -38,5 +41,9 @@ struct VertexModel {
 
 /// Builds the model of a validated vertex.
 [[nodiscard]] VertexModel build_vertex_model(const Vertex& vertex);
+
+/// Bytes that identify a model: equal keys if and only if the models are
+/// equal, field by field. Lets repeated layers be priced once.
+[[nodiscard]] std::string model_key(const VertexModel& model);
 
 }  // namespace pase

@@ -5,6 +5,9 @@
 #include "costmodel/configs.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/costs.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/vertex_model.h"
+#include "graphs/zoo.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -170,4 +173,76 @@ TEST_CASE("enumerate_configs") {
     CostTables tables = build_cost_tables(graph, machine);
     for (const auto& config : tuples(tables.configs[0])) CHECK((config[2] == 1 && config[3] == 1));
   }
+}
+
+// Repeated layers are priced once and copied: every copied entry must equal a
+// fresh call to the model, on every zoo graph.
+TEST_CASE("build_cost_tables: shared prices equal fresh pricing") {
+  for (const ZooEntry& entry : zoo_entries()) {
+    CAPTURE(entry.name);
+    Graph graph = build_graph(build_zoo_graph(entry.name, entry.default_batch), entry.name);
+    Machine machine;
+    machine.devices = 16;
+    PaseCostModel model(machine);
+    CostTables tables = build_cost_tables(graph, model);
+    size_t shared_vertices = 0;
+    for (size_t v = 0; v < graph.vertices.size(); ++v) {
+      ConfigSet fresh = enumerate_configs(tables.models[v], graph.vertices[v].cutoff, 16, kDefaultMaxConfigs, "v");
+      REQUIRE(fresh.splits == tables.configs[v].splits);
+      for (size_t s = 0; s < fresh.size(); ++s)
+        REQUIRE(tables.objective.vertex_cost[v][s] == model.layer(tables.models[v], fresh[s]));
+      for (size_t w = 0; w < v; ++w)
+        if (model_key(tables.models[w]) == model_key(tables.models[v]) &&
+            graph.vertices[w].cutoff == graph.vertices[v].cutoff) {
+          ++shared_vertices;
+          break;
+        }
+    }
+    if (entry.name == "transformer") CHECK(shared_vertices > graph.vertices.size() / 2);
+    for (size_t e = 0; e < graph.edges.size(); ++e) {
+      const TensorEdge& edge = graph.edges[e];
+      const PairCost& pair = tables.objective.pairs[e];
+      REQUIRE(pair.u == edge.src);
+      REQUIRE(pair.v == edge.dst);
+      const SplitMap& out = tables.models[edge.src].outputs[edge.src_port];
+      const SplitMap& in = tables.models[edge.dst].inputs[edge.dst_port];
+      const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
+      std::vector<int64_t> a(out.size()), b(in.size());
+      for (size_t i = 0; i < tables.configs[edge.src].size(); i += 3) {
+        tensor_split(out, tables.configs[edge.src][i], a.data());
+        for (size_t j = 0; j < tables.configs[edge.dst].size(); j += 5) {
+          tensor_split(in, tables.configs[edge.dst][j], b.data());
+          REQUIRE(pair.at(i, j) == model.redistribution(tensor, a.data(), b.data()));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("model_key: equal for equal models, different when one field differs") {
+  Graph graph = test::graph_from_json(
+      R"({"format": "pase-graph", "version": 1, "cutoff": 1, "tensors": {"x": [8, 16]},
+          "nodes": [{"name": "a", "op": "elementwise", "inputs": ["x"]},
+                    {"name": "b", "op": "elementwise", "inputs": ["a"]},
+                    {"name": "c", "op": "elementwise", "inputs": ["b"], "cutoff": 4},
+                    {"name": "d", "op": "softmax", "inputs": ["c"], "axis": 1}]})");
+  std::vector<VertexModel> models;
+  for (const Vertex& v : graph.vertices) models.push_back(build_vertex_model(v));
+  CHECK(model_key(models[0]) == model_key(models[1]));
+  CHECK(model_key(models[0]) != model_key(models[3]));
+  VertexModel changed = models[0];
+  changed.cost.pointwise += 1;
+  CHECK(model_key(changed) != model_key(models[0]));
+  changed = models[0];
+  changed.splittable[1] = 0;
+  CHECK(model_key(changed) != model_key(models[0]));
+  changed = models[0];
+  changed.inputs[0][0] = {0, 1};
+  CHECK(model_key(changed) != model_key(models[0]));
+  // Same model, different cutoff: different configurations, so not shared.
+  Machine machine;
+  machine.devices = 8;
+  CostTables tables = build_cost_tables(graph, machine);
+  CHECK(model_key(models[1]) == model_key(models[2]));
+  CHECK(tables.configs[1].size() > tables.configs[2].size());
 }
