@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -262,10 +263,19 @@ std::pair<double, size_t> min_of_sum(const double* base, const double* const* ro
   return first_minimum(n, [scratch](size_t s) { return scratch[s]; });
 }
 
+constexpr uint64_t kGrainSteps = uint64_t{1} << 16;
+
+struct FillScratch {
+  std::vector<double> base, acc;
+  std::vector<uint64_t> digit, inner_offset;
+  std::vector<const double*> rows;
+};
+
 // Fills cost/argmin over the job's (virtual) entries. The last member of D(v)
 // changes fastest; the factors that do not read it are summed once per run
 // into `base`, and the sweep over the fast digit adds only the others.
-void fill_table(const TableJob& job, tbb::task_arena& arena, double* out_cost, uint32_t* out_arg) {
+// `arena` null: the whole DP runs on this thread, without TBB.
+void fill_table(const TableJob& job, tbb::task_arena* arena, double* out_cost, uint32_t* out_arg) {
   const size_t k = job.radix.size();
   const size_t configs = job.configs;
   const size_t fast = k ? k - 1 : 0;
@@ -286,10 +296,18 @@ void fill_table(const TableJob& job, tbb::task_arena& arena, double* out_cost, u
   const uint64_t chunks_per_run = (run + chunk - 1) / chunk;
   const uint64_t items_total = outer_count * chunks_per_run;
   auto fill = [&](const tbb::blocked_range<uint64_t>& items) {
-      std::vector<double> base(configs), acc(configs);
-      std::vector<uint64_t> digit(k);
-      std::vector<const double*> rows;
-      std::vector<uint64_t> inner_offset(inner_reads.size());
+      // Per-thread scratch, kept across chunks and tables: a chunk can be a
+      // few microseconds of work, and all threads share one malloc arena.
+      thread_local FillScratch scratch;
+      std::vector<double>& base = scratch.base;
+      std::vector<double>& acc = scratch.acc;
+      std::vector<uint64_t>& digit = scratch.digit;
+      std::vector<const double*>& rows = scratch.rows;
+      std::vector<uint64_t>& inner_offset = scratch.inner_offset;
+      base.resize(configs);
+      acc.resize(configs);
+      digit.resize(k);
+      inner_offset.resize(inner_reads.size());
       for (uint64_t item = items.begin(); item != items.end(); ++item) {
         const uint64_t outer = item / chunks_per_run;
         const uint64_t first = (item % chunks_per_run) * chunk, last = std::min(run, first + chunk);
@@ -325,12 +343,15 @@ void fill_table(const TableJob& job, tbb::task_arena& arena, double* out_cost, u
         }
       }
   };
-  // Small tables are not worth scheduling: fill them on this thread.
-  if (job.entries * configs * inner_factors < (uint64_t{1} << 15)) {
+  // Chunks of at least kGrainSteps inner steps: small tables are filled on
+  // this thread, and large ones are not cut finer than scheduling pays for.
+  const uint64_t item_steps = chunk * configs * inner_factors;
+  const uint64_t grain = std::max<uint64_t>(1, kGrainSteps / item_steps);
+  if (!arena || items_total <= grain) {
     fill(tbb::blocked_range<uint64_t>(0, items_total));
     return;
   }
-  arena.execute([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, items_total), fill); });
+  arena->execute([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, items_total, grain), fill); });
 }
 
 std::vector<uint64_t> strides_of(const std::vector<int>& scope, const Objective& objective) {
@@ -416,8 +437,15 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
   };
 
   const int threads = options.threads > 0 ? options.threads : sizes.total_work < kSerialWork ? 1 : tbb::task_arena::automatic;
-  tbb::task_arena arena(threads);
-  tbb::task_group group;
+  // On one thread the DP does not touch TBB at all: starting its scheduler
+  // costs about 2 ms, as much as a whole small solve.
+  const bool serial = threads == 1;
+  std::optional<tbb::task_arena> arena;
+  std::optional<tbb::task_group> group;
+  if (!serial) {
+    arena.emplace(threads);
+    group.emplace();
+  }
   std::function<void(int)> process = [&](int v) {
     const std::vector<int>& scope = plan.dependent[v];
     const size_t configs = objective.config_count(v);
@@ -472,7 +500,7 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     const bool compacted = job.entries != entries;
     RawBuffer<double> compact_cost(compacted ? job.entries : 0);
     RawBuffer<uint32_t> compact_arg(job.entries);
-    fill_table(job, arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
+    fill_table(job, serial ? nullptr : &*arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
     // Expand the compact table to every configuration of D(v).
     auto expand = [&](const tbb::blocked_range<uint64_t>& range) {
       if (!compacted) {
@@ -497,7 +525,7 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
         }
       }
     };
-    if (entries < 4096) expand(tbb::blocked_range<uint64_t>(0, entries));
+    if (serial || entries < 4096) expand(tbb::blocked_range<uint64_t>(0, entries));
     else tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), expand);
 
     uint64_t consumed = 0;
@@ -516,13 +544,27 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
       inbox[consumer].push_back(std::move(table));
       ready = --pending[consumer] == 0;
     }
-    if (ready) group.run([&process, consumer] { process(consumer); });
+    // Serially, the plan-order loop below reaches the consumer next.
+    if (ready && !serial) group->run([&process, consumer] { process(consumer); });
   };
-  arena.execute([&] {
+  if (serial) {
+    // Every table's consumer comes later in the order than its producer.
+    for (int v : plan.order) process(v);
+  } else {
+    // The vertices that wait for no table, listed before any task starts:
+    // once tasks run, they count `pending` down, and a consumer that reached
+    // zero is started by its last producer. Reading `pending` while spawning
+    // raced with that and could start such a consumer twice, the second time
+    // without its inbox, which wrote wrong argmins (found by the
+    // thread-count determinism test failing about one run in ten).
+    std::vector<int> leaves;
     for (int v : plan.order)
-      if (pending[v] == 0) group.run([&process, v] { process(v); });
-    group.wait();
-  });
+      if (pending[v] == 0) leaves.push_back(v);
+    arena->execute([&] {
+      for (int v : leaves) group->run([&process, v] { process(v); });
+      group->wait();
+    });
+  }
   for (int v : plan.order) result.cost += component_cost[v];  // in plan order: deterministic
   result.stats.peak_table_bytes = peak_bytes.load();
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
 
 namespace pase {
 
@@ -23,6 +25,14 @@ Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions&
   std::vector<std::string> names;
   for (const Vertex& v : graph.vertices) names.push_back(v.name);
   DpResult result = solve_dp(tables.objective, solution.plan, names, options.dp);
+  // The strategy read back from the argmin tables must price at the optimum
+  // the DP found (up to the order of summation). Anything else is a solver
+  // bug, reported as an internal error instead of printed as an answer.
+  const double achieved = tables.objective.evaluate(result.choice);
+  const double scale = std::max(std::abs(achieved), std::abs(result.cost));
+  if (achieved != result.cost && !(std::abs(achieved - result.cost) <= 1e-9 * scale))
+    throw std::logic_error("the strategy read back from the DP costs " + std::to_string(achieved) +
+                           ", not the optimum " + std::to_string(result.cost) + " it found");
   solution.cost = result.cost;
   solution.choice = std::move(result.choice);
   solution.stats = result.stats;
