@@ -1,6 +1,8 @@
 #pragma once
 // A cost model prices one vertex configuration and one tensor redistribution.
 // The DP never sees it: build_cost_tables turns it into an Objective once.
+// Prices must depend only on the arguments: build_cost_tables prices each
+// distinct vertex model (and each distinct edge) once and copies the result.
 #include <cstdint>
 #include <memory>
 #include <string>

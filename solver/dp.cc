@@ -446,7 +446,9 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     arena.emplace(threads);
     group.emplace();
   }
-  std::function<void(int)> process = [&](int v) {
+  // Processes v; returns the consumer its table completed, if any, for the
+  // serial driver to run next (in parallel it is started as a task instead).
+  std::function<int(int)> process = [&](int v) -> int {
     const std::vector<int>& scope = plan.dependent[v];
     const size_t configs = objective.config_count(v);
     const std::vector<double>& own = objective.vertex_cost[v];
@@ -535,7 +537,7 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
     if (scope.empty()) {
       component_cost[v] = table->cost[0];  // a finished connected component
       live_bytes.fetch_sub(sizeof(double));
-      return;
+      return -1;
     }
     int consumer = scope.back();
     bool ready = false;
@@ -544,22 +546,26 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
       inbox[consumer].push_back(std::move(table));
       ready = --pending[consumer] == 0;
     }
-    // Serially, the plan-order loop below reaches the consumer next.
-    if (ready && !serial) group->run([&process, consumer] { process(consumer); });
+    if (!ready) return -1;
+    if (serial) return consumer;
+    group->run([&process, consumer] { process(consumer); });
+    return -1;
   };
+  // The vertices that wait for no table, listed before any task starts:
+  // once tasks run, they count `pending` down, and a consumer that reached
+  // zero is started by its last producer. Reading `pending` while spawning
+  // raced with that and could start such a consumer twice, the second time
+  // without its inbox, which wrote wrong argmins (found by the thread-count
+  // determinism test failing about one run in ten).
+  std::vector<int> leaves;
+  for (int v : plan.order)
+    if (pending[v] == 0) leaves.push_back(v);
   if (serial) {
-    // Every table's consumer comes later in the order than its producer.
-    for (int v : plan.order) process(v);
+    // Depth first, as a one-thread task pool would go: a consumer runs as
+    // soon as its last table arrives, so few tables wait at once.
+    for (int leaf : leaves)
+      for (int v = leaf; v >= 0;) v = process(v);
   } else {
-    // The vertices that wait for no table, listed before any task starts:
-    // once tasks run, they count `pending` down, and a consumer that reached
-    // zero is started by its last producer. Reading `pending` while spawning
-    // raced with that and could start such a consumer twice, the second time
-    // without its inbox, which wrote wrong argmins (found by the
-    // thread-count determinism test failing about one run in ten).
-    std::vector<int> leaves;
-    for (int v : plan.order)
-      if (pending[v] == 0) leaves.push_back(v);
     arena->execute([&] {
       for (int v : leaves) group->run([&process, v] { process(v); });
       group->wait();
