@@ -101,14 +101,10 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     std::vector<int64_t> key = {kind[edge.src], edge.src_port, kind[edge.dst], edge.dst_port};
     key.insert(key.end(), tensor.begin(), tensor.end());
     auto [it, inserted] = first_of_edge_kind.try_emplace(std::move(key), e);
-    if (!inserted) {
-      pair = tables.objective.pairs[it->second];
-      pair.u = edge.src;
-      pair.v = edge.dst;
-      continue;
-    }
+    if (!inserted) pair = tables.objective.pairs[it->second];  // then only its ends differ
     pair.u = edge.src;
     pair.v = edge.dst;
+    if (!inserted) continue;
     std::vector<std::vector<int64_t>> u_splits, v_splits;
     classify(tables.models[edge.src].outputs[edge.src_port], tables.configs[edge.src], model.devices(), pair.u_class, u_splits);
     classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], model.devices(), pair.v_class, v_splits);
