@@ -15,10 +15,10 @@ void prepare_process_heap() {
 #if defined(__GLIBC__) && defined(__linux__)
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
   constexpr std::size_t kHeapStep = std::size_t{64} << 20;
+  constexpr int kDefaultMmapMax = 65536;  // glibc's DEFAULT_MMAP_MAX
   // Blocks up to 32 MiB (glibc's ceiling) come from the heap, so DP tables
   // freed and allocated again reuse warm pages instead of fresh mappings.
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHeapStep / 2));
-  mallopt(M_TOP_PAD, static_cast<int>(kHeapStep));
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * kHeapStep));
   // One arena for every thread: a worker's own arena is a fresh mapping that
   // faults 4 KiB at a time (about 400 faults for a Transformer p = 16 DP on
@@ -27,19 +27,35 @@ void prepare_process_heap() {
   // contended; with pricing in parallel it was (measured), which is one more
   // reason pricing stays on one thread.
   mallopt(M_ARENA_MAX, 1);
-  char* before = static_cast<char*>(sbrk(0));
-  // More than the top chunk holds, so the heap grows by the pad. Large, so
-  // that malloc's bookkeeping writes land at the ends of the new space and
-  // the pages between stay untouched until after the madvise. Volatile: the
-  // compiler may otherwise drop an unused malloc/free pair.
-  void* volatile probe = std::malloc(kHeapStep / 2 - kHugePage);
-  char* after = static_cast<char*>(sbrk(0));
-  if (before != reinterpret_cast<char*>(-1) && after > before) {
-    auto first = (reinterpret_cast<std::uintptr_t>(before) + kHugePage - 1) & ~(kHugePage - 1);
-    auto last = reinterpret_cast<std::uintptr_t>(after) & ~(kHugePage - 1);
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-  }
+  // Grow the heap in one step, with one block and no pad, so that malloc's
+  // bookkeeping writes land at the two ends of the new space and the pages
+  // between stay untouched until the madvise (a 2 MiB range that already
+  // holds a 4 KiB page is never made huge). The block is larger than the
+  // mmap ceiling, so mmap is off while it is taken. Volatile: the compiler
+  // may otherwise drop an unused malloc/free pair.
+  mallopt(M_TOP_PAD, 0);
+  mallopt(M_MMAP_MAX, 0);
+  void* volatile probe = std::malloc(kHeapStep + kHeapStep / 2);
   std::free(probe);
+  mallopt(M_MMAP_MAX, kDefaultMmapMax);
+  mallopt(M_TOP_PAD, static_cast<int>(kHeapStep));
+  // The top chunk, where fresh allocations are carved from, now starts where
+  // the probe did and runs to the end of the heap. Below the first 2 MiB
+  // boundary above it the pages can only be 4 KiB, and the first MiB or so
+  // of allocations (reading the graph, pricing) would land there, at about
+  // 10 us a fault on a VM: a filler block, never touched, moves the top
+  // chunk up to the boundary. It is never freed; it holds address space only.
+  constexpr std::size_t kChunkHeader = 2 * sizeof(std::size_t);
+  const auto heap_end = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  const std::uintptr_t top = heap_end - mallinfo2().keepcost;
+  std::uintptr_t first_huge = (top + kHugePage - 1) & ~(kHugePage - 1);
+  if (first_huge != top && first_huge - top < 4 * kChunkHeader) first_huge += kHugePage;  // room for a filler
+  if (heap_end == static_cast<std::uintptr_t>(-1) || first_huge + kHugePage > heap_end) return;
+  madvise(reinterpret_cast<void*>(first_huge), (heap_end - first_huge) & ~(kHugePage - 1), MADV_HUGEPAGE);
+  if (first_huge != top) {
+    void* volatile filler = std::malloc(first_huge - top - kChunkHeader);  // volatile: as for the probe
+    (void)filler;
+  }
 #endif
 }
 
