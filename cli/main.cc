@@ -23,11 +23,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : static_cast<int>(kExitUsage);  // --help is not an error
   }
-  return run_reporting_errors([&] {
+  const int exit_status = run_reporting_errors([&] {
     for (const CommandRunner& run : runners) {
       int status = run();
       if (status >= 0) return status;
     }
     return static_cast<int>(kExitUsage);
   });
+  end_process(exit_status);
 }

@@ -1,7 +1,9 @@
 #include "cli/process_memory.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>  // defines __GLIBC__ where glibc is the C library
+#include <iostream>
 
 #if defined(__GLIBC__) && defined(__linux__)
 #include <malloc.h>
@@ -56,6 +58,25 @@ void prepare_process_heap() {
     void* volatile filler = std::malloc(first_huge - top - kChunkHeader);  // volatile: as for the probe
     (void)filler;
   }
+#endif
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PASE_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define PASE_LEAK_CHECKED 1
+#endif
+#endif
+
+void end_process(int status) {
+#ifdef PASE_LEAK_CHECKED
+  std::exit(status);  // atexit handlers: the leak check
+#else
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);  // std::cout writes through C's stdout buffer
+  std::_Exit(status);
 #endif
 }
 
