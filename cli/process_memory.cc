@@ -75,7 +75,7 @@ void end_process(int status) {
 #else
   std::cout.flush();
   std::cerr.flush();
-  std::fflush(nullptr);  // std::cout writes through C's stdout buffer
+  std::fflush(nullptr);  // any C stream too (the C++ streams write through C's buffers)
   std::_Exit(status);
 #endif
 }
