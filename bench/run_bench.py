@@ -10,10 +10,12 @@ The last three columns are the solver alone (ordering and DP, the
 `solver.seconds` of the strategy file): its median seconds on all cores and
 on one thread, and its speed-up, which start-up, reading and pricing (all
 serial) do not dilute.
+Each configuration (all cores, one thread) starts with --warmup untimed runs,
+then its timed runs back to back.
 Cases the size check refuses are listed as refused, with the reason.
 
     bench/run_bench.py [--pase build/pase] [--devices 4,8,...] [--repeats 5]
-                       [--graphs alexnet,...] [--orders] [--timeout 600]
+                       [--warmup 1] [--graphs alexnet,...] [--orders] [--timeout 600]
 
 --orders instead reports, for each graph and p, the largest table each
 vertex order needs (from `pase solve --plan-only`).
@@ -45,19 +47,36 @@ def run(cmd, timeout):
     return time.perf_counter() - start, proc
 
 
-def solve_times(pase, graph, p, threads, repeats, out, timeout):
+def solve_command(pase, graph, p, threads, out):
     cmd = [pase, "solve", graph, "--devices", str(p), "--out", out]
-    if threads:
-        cmd += ["--threads", str(threads)]
-    times, solver_times, proc = [], [], None
-    for _ in range(repeats):
-        seconds, proc = run(cmd, timeout)
-        if proc.returncode != 0:
-            return None, None, proc
-        times.append(seconds)
-        with open(out) as f:
-            solver_times.append(json.load(f)["solver"]["seconds"])
-    return statistics.median(times), statistics.median(solver_times), proc
+    return cmd + ["--threads", str(threads)] if threads else cmd
+
+
+def time_pair(pase, graph, p, repeats, warmup, out, timeout):
+    """Medians (whole command, solver alone) on all cores and on one thread.
+
+    Each configuration's runs go back to back, after `warmup` untimed ones:
+    on virtual machines a core left idle between runs wakes slowly (about
+    4 ms for the Transformer at p = 16 on the 2-core machine), which
+    alternating one-thread and all-core runs would charge to the latter.
+    The all-core runs write `out`; the one-thread runs write beside it.
+    """
+    outs = {0: out, 1: out + ".1-thread"}
+    medians, solver_medians = {}, {}
+    for threads, path in outs.items():
+        cmd = solve_command(pase, graph, p, threads, path)
+        for _ in range(warmup):
+            run(cmd, timeout)
+        times, solver_times = [], []
+        for _ in range(repeats):
+            seconds, proc = run(cmd, timeout)
+            if proc.returncode != 0:
+                sys.exit(f"error: {' '.join(cmd)} failed after succeeding: {proc.stderr.strip()}")
+            times.append(seconds)
+            with open(path) as f:
+                solver_times.append(json.load(f)["solver"]["seconds"])
+        medians[threads], solver_medians[threads] = statistics.median(times), statistics.median(solver_times)
+    return medians, solver_medians
 
 
 def human_bytes(n):
@@ -76,19 +95,23 @@ def bench(args):
     for name in args.graphs:
         graph = os.path.join(ROOT, "data", "graphs", name + ".json")
         for p in args.devices:
+            # A first run finds refusals before any timing.
             try:
-                median, solver_median, proc = solve_times(args.pase, graph, p, 0, args.repeats, out, args.timeout)
+                _, proc = run(solve_command(args.pase, graph, p, 0, out), args.timeout)
+                if proc.returncode == 0:
+                    medians, solver_medians = time_pair(args.pase, graph, p, args.repeats, args.warmup, out, args.timeout)
             except subprocess.TimeoutExpired:
                 print(f"{name:<12} {p:>5}  timed out after {args.timeout} s")
                 continue
-            if median is None:
+            if proc.returncode != 0:
                 reason = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
                 print(f"{name:<12} {p:>5}  refused: {reason[:150]}")
                 continue
             with open(out) as f:
                 strategy = json.load(f)
             solver = strategy["solver"]
-            single, solver_single, _ = solve_times(args.pase, graph, p, 1, args.repeats, out, args.timeout)
+            median, single = medians[0], medians[1]
+            solver_median, solver_single = solver_medians[0], solver_medians[1]
             speedup = single / median if single else float("nan")
             solver_speedup = solver_single / solver_median if solver_single else float("nan")
             ref = REFERENCE_SECONDS.get((name, p))
@@ -118,6 +141,7 @@ def main():
     parser.add_argument("--devices", default="4,8,16,32,64,128,256")
     parser.add_argument("--graphs", default=",".join(ZOO))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs before each configuration's timed ones")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--orders", action="store_true", help="report table sizes per vertex order instead")
     args = parser.parse_args()
