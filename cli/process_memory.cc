@@ -47,6 +47,7 @@ void prepare_process_heap() {
   // of allocations (reading the graph, pricing) would land there, at about
   // 10 us a fault on a VM: a filler block, never touched, moves the top
   // chunk up to the boundary. It is never freed; it holds address space only.
+#if __GLIBC_PREREQ(2, 33)  // mallinfo2
   constexpr std::size_t kChunkHeader = 2 * sizeof(std::size_t);
   const auto heap_end = reinterpret_cast<std::uintptr_t>(sbrk(0));
   const std::uintptr_t top = heap_end - mallinfo2().keepcost;
@@ -58,6 +59,7 @@ void prepare_process_heap() {
     void* volatile filler = std::malloc(first_huge - top - kChunkHeader);  // volatile: as for the probe
     (void)filler;
   }
+#endif
 #endif
 }
 
