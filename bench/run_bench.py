@@ -6,6 +6,7 @@ reading the graph, pricing, solving, writing the strategy JSON) over repeats,
 with all cores and with one thread, and prints: vertices, largest dependent
 set, table entries, peak table memory, median seconds, speed-up over one
 thread, and the ratio to the published PaSE tool where its time is known.
+Peak RSS is the process's peak resident memory (from --stats, first run).
 The last three columns are the solver alone (ordering and DP, the
 `solver.seconds` of the strategy file): its median seconds on all cores and
 on one thread, and its speed-up, which start-up, reading and pricing (all
@@ -89,15 +90,16 @@ def human_bytes(n):
 
 def bench(args):
     out = os.path.join(tempfile.mkdtemp(prefix="pase-bench-"), "strategy.json")
-    print(f"{'graph':<12} {'p':>5} {'vertices':>8} {'max|D|':>6} {'table entries':>14} {'peak tables':>12} "
+    print(f"{'graph':<12} {'p':>5} {'vertices':>8} {'max|D|':>6} {'table entries':>14} {'peak tables':>12} {'peak RSS':>10} "
           f"{'median s':>10} {'1-thread s':>10} {'speed-up':>8} {'vs published':>13} "
           f"{'solver s':>9} {'1-thread':>9} {'speed-up':>8}")
     for name in args.graphs:
         graph = os.path.join(ROOT, "data", "graphs", name + ".json")
         for p in args.devices:
-            # A first run finds refusals before any timing.
+            # A first, untimed run finds refusals and reports the process's
+            # peak resident memory (from --stats).
             try:
-                _, proc = run(solve_command(args.pase, graph, p, 0, out), args.timeout)
+                _, proc = run(solve_command(args.pase, graph, p, 0, out) + ["--stats"], args.timeout)
                 if proc.returncode == 0:
                     medians, solver_medians = time_pair(args.pase, graph, p, args.repeats, args.warmup, out, args.timeout)
             except subprocess.TimeoutExpired:
@@ -107,6 +109,8 @@ def bench(args):
                 reason = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
                 print(f"{name:<12} {p:>5}  refused: {reason[:150]}")
                 continue
+            resident = [line for line in proc.stdout.splitlines() if line.startswith("peak resident memory ")]
+            peak_rss = human_bytes(int(resident[0].split()[3])) if resident else "-"
             with open(out) as f:
                 strategy = json.load(f)
             solver = strategy["solver"]
@@ -117,7 +121,7 @@ def bench(args):
             ref = REFERENCE_SECONDS.get((name, p))
             ratio = f"{ref / median:>12.0f}x" if ref else f"{'':>13}"
             print(f"{name:<12} {p:>5} {len(strategy['layers']):>8} {solver['max_dependent_set']:>6} "
-                  f"{solver['table_entries']:>14} {human_bytes(solver['peak_table_bytes']):>12} "
+                  f"{solver['table_entries']:>14} {human_bytes(solver['peak_table_bytes']):>12} {peak_rss:>10} "
                   f"{median:>10.4f} {single:>10.4f} {speedup:>8.2f} {ratio} "
                   f"{solver_median:>9.4f} {solver_single:>9.4f} {solver_speedup:>8.2f}", flush=True)
 

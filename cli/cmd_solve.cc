@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
+#include "cli/process_memory.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
@@ -189,6 +190,7 @@ CommandRunner register_solve(CLI::App& app) {
       print_stats(out, graph, solution, o->order);
       out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(price_seconds) << " s, solve "
           << format_cost(solve_seconds) << " s, report " << format_cost(seconds_since(t3)) << " s\n";
+      if (uint64_t peak = peak_resident_bytes()) out << "peak resident memory " << peak << " bytes\n";
     }
     return 0;
   };

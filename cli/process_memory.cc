@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>  // defines __GLIBC__ where glibc is the C library
+#include <fstream>
 #include <iostream>
+#include <string>
 
 #if defined(__GLIBC__) && defined(__linux__)
 #include <malloc.h>
@@ -61,6 +63,14 @@ void prepare_process_heap() {
   }
 #endif
 #endif
+}
+
+uint64_t peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;  // "VmHWM:  1234 kB"
+  return 0;
 }
 
 #if defined(__SANITIZE_ADDRESS__)

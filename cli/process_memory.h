@@ -1,5 +1,6 @@
 // Start and end of a short-lived, allocation-heavy process.
 #pragma once
+#include <cstdint>
 
 namespace pase {
 
@@ -10,6 +11,10 @@ namespace pase {
 // solve itself on virtual machines where a fault costs ~10 us. Harmless (a
 // no-op) where glibc or THP is absent.
 void prepare_process_heap();
+
+// The process's peak resident memory so far, in bytes (VmHWM: this program's
+// own, not what the process held before exec); 0 where /proc is not there.
+[[nodiscard]] uint64_t peak_resident_bytes();
 
 // Flushes standard output and error (C++ and C streams) and ends the process
 // without running destructors: freeing every graph, table and string block by

@@ -99,7 +99,7 @@ TEST_CASE("solve_dp: a table is freed once the vertex reading it is done") {
   }
 }
 
-TEST_CASE("pase solve --stats reports the peak table bytes the strategy file records") {
+TEST_CASE("pase solve --stats reports the peak table bytes the strategy file records, and peak resident memory") {
   const std::string out = test::write_temp_file("peak.json", "");
   auto result = test::run_pase("solve " + test::source_path("data/graphs/transformer.json") +
                                " --devices 8 --threads 1 --stats -o " + out);
@@ -114,4 +114,11 @@ TEST_CASE("pase solve --stats reports the peak table bytes the strategy file rec
   // Below what every table alive at once would take (8 bytes of cost an entry alone).
   CHECK(reported > 0);
   CHECK(reported < strategy["solver"]["table_entries"].get<uint64_t>() * sizeof(double));
+#if defined(__linux__)
+  // Every live table entry is written, so the process held at least that much.
+  const std::string resident_label = "peak resident memory ";
+  const size_t resident_at = result.output.find(resident_label);
+  REQUIRE(resident_at != std::string::npos);
+  CHECK(std::stoull(result.output.substr(resident_at + resident_label.size())) >= reported);
+#endif
 }
