@@ -67,7 +67,8 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   // blocks of ResNet and Inception), and a vertex's prices depend only on its
   // model and cutoff: those are priced once per distinct (model, cutoff) and
   // copied. Edges likewise, keyed on both ends' kinds, the ports and the
-  // tensor. The copies are the same doubles the pricing would give.
+  // tensor; their cost matrices, the bulk of the objective, are shared rather
+  // than copied. The copies are the same doubles the pricing would give.
   //
   // One thread: in parallel this phase ran no faster (measured up to the
   // Transformer at p = 64), its many small allocations and first-touch page
@@ -110,8 +111,9 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], model.devices(), pair.v_class, v_splits);
     pair.u_classes = static_cast<int32_t>(u_splits.size());
     pair.v_classes = static_cast<int32_t>(v_splits.size());
-    pair.cost.resize(u_splits.size() * v_splits.size());
-    model.redistribution_matrix(tensor, u_splits, v_splits, pair.cost.data());
+    auto cost = std::make_shared<std::vector<double>>(u_splits.size() * v_splits.size());
+    model.redistribution_matrix(tensor, u_splits, v_splits, cost->data());
+    pair.cost = std::move(cost);
   }
   return tables;
 }

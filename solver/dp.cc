@@ -466,11 +466,12 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
       rows.w_class = v_produces ? &pair.v_class : &pair.u_class;
       int32_t w_classes = v_produces ? pair.v_classes : pair.u_classes;
       rows.rows.resize(static_cast<size_t>(w_classes) * configs);
+      const std::vector<double>& matrix = *pair.cost;
       for (int32_t c = 0; c < w_classes; ++c)
         for (size_t s = 0; s < configs; ++s)
           rows.rows[static_cast<size_t>(c) * configs + s] =
-              v_produces ? pair.cost[static_cast<size_t>(pair.u_class[s]) * pair.v_classes + c]
-                         : pair.cost[static_cast<size_t>(c) * pair.v_classes + pair.v_class[s]];
+              v_produces ? matrix[static_cast<size_t>(pair.u_class[s]) * pair.v_classes + c]
+                         : matrix[static_cast<size_t>(c) * pair.v_classes + pair.v_class[s]];
       edges.push_back(std::move(rows));
     }
     // Tables arrive in any order; summing them in plan order keeps the result

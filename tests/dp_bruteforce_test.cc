@@ -383,7 +383,9 @@ TEST_CASE("solve_dp: equals brute force on random table-driven objectives") {
           pair.v_classes = static_cast<int32_t>(objective.config_count(v));
           for (int32_t s = 0; s < pair.u_classes; ++s) pair.u_class.push_back(s);
           for (int32_t s = 0; s < pair.v_classes; ++s) pair.v_class.push_back(s);
-          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) pair.cost.push_back(static_cast<double>(rng() % 500));
+          auto matrix = std::make_shared<std::vector<double>>();
+          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) matrix->push_back(static_cast<double>(rng() % 500));
+          pair.cost = std::move(matrix);
           objective.pairs.push_back(pair);
           if (copies == 0) break;
         }

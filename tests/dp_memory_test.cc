@@ -48,8 +48,9 @@ Objective path_objective(int n, int configs, uint32_t seed) {
       pair.v_class.push_back(s);
     }
     pair.u_classes = pair.v_classes = configs;
-    pair.cost.resize(static_cast<size_t>(configs) * configs);
-    for (double& c : pair.cost) c = cost(rng);
+    auto matrix = std::make_shared<std::vector<double>>(static_cast<size_t>(configs) * configs);
+    for (double& c : *matrix) c = cost(rng);
+    pair.cost = std::move(matrix);
     objective.pairs.push_back(std::move(pair));
   }
   return objective;
