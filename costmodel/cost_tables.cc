@@ -43,6 +43,12 @@ void classify(const SplitMap& map, const ConfigSet& configs, int64_t devices, st
 
 }  // namespace
 
+std::vector<size_t> Objective::config_counts() const {
+  std::vector<size_t> counts(vertex_count());
+  for (size_t v = 0; v < counts.size(); ++v) counts[v] = config_count(v);
+  return counts;
+}
+
 double Objective::evaluate(const std::vector<int32_t>& choice) const {
   double total = 0.0;
   for (size_t v = 0; v < vertex_cost.size(); ++v) total += vertex_cost[v][choice[v]];

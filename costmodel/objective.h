@@ -31,6 +31,8 @@ struct Objective {
 
   [[nodiscard]] size_t vertex_count() const { return vertex_cost.size(); }
   [[nodiscard]] size_t config_count(size_t v) const { return vertex_cost[v].size(); }
+  /// config_count of every vertex, in vertex order (what the ordering heuristics weigh tables by).
+  [[nodiscard]] std::vector<size_t> config_counts() const;
   /// Objective value of a full assignment (configuration index per vertex).
   [[nodiscard]] double evaluate(const std::vector<int32_t>& choice) const;
 };

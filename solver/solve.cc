@@ -9,9 +9,7 @@ namespace pase {
 
 Solution plan_only(const CostTables& tables, OrderKind order) {
   Solution solution;
-  std::vector<size_t> config_counts;
-  for (size_t v = 0; v < tables.objective.vertex_count(); ++v) config_counts.push_back(tables.objective.config_count(v));
-  solution.plan = make_plan(undirected_neighbours(tables.objective), order, config_counts);
+  solution.plan = make_plan(undirected_neighbours(tables.objective), order, tables.objective.config_counts());
   solution.tables = measure_tables(tables.objective, solution.plan);
   for (const auto& set : solution.plan.dependent)
     solution.stats.max_dependent_set = std::max(solution.stats.max_dependent_set, set.size());

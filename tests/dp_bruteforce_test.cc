@@ -396,8 +396,7 @@ TEST_CASE("solve_dp: equals brute force on random table-driven objectives") {
     auto neighbours = undirected_neighbours(objective);
     std::vector<int> reversed(n);
     for (int v = 0; v < n; ++v) reversed[v] = n - 1 - v;
-    std::vector<size_t> counts;
-    for (int v = 0; v < n; ++v) counts.push_back(objective.config_count(v));
+    const std::vector<size_t> counts = objective.config_counts();
     for (const EliminationPlan& plan : {generate_seq(neighbours), plan_for_order(neighbours, bfs_order(neighbours)),
                                         plan_for_order(neighbours, reversed), min_degree(neighbours, counts),
                                         min_fill(neighbours, counts)}) {

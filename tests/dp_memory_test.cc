@@ -18,12 +18,6 @@ using namespace pase;
 
 namespace {
 
-std::vector<size_t> config_counts(const Objective& objective) {
-  std::vector<size_t> counts;
-  for (size_t v = 0; v < objective.vertex_count(); ++v) counts.push_back(objective.config_count(v));
-  return counts;
-}
-
 DpResult run_dp(const Objective& objective, const EliminationPlan& plan, int threads) {
   DpOptions options;
   options.threads = threads;
@@ -67,7 +61,7 @@ TEST_CASE("measure_tables and solve_dp: argmins in the narrowest type, one cost 
     cost[configs - 1] = 1.0;  // the last configuration is the cheapest
     objective.vertex_cost.push_back(cost);
   }
-  EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::GenerateSeq, config_counts(objective));
+  EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::GenerateSeq, objective.config_counts());
   const uint64_t argmin_bytes = 1 + 2 + 2 + 4;  // up to 256 configurations: 1 byte; 65536: 2; more: 4
   CHECK(measure_tables(objective, plan).total_bytes == 4 * sizeof(double) + argmin_bytes);
   DpResult result = run_dp(objective, plan, 1);
@@ -79,7 +73,7 @@ TEST_CASE("measure_tables and solve_dp: argmins in the narrowest type, one cost 
 TEST_CASE("solve_dp: a table is freed once the vertex reading it is done") {
   constexpr int kVertices = 6, kConfigs = 5;
   Objective objective = path_objective(kVertices, kConfigs, 7);
-  EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::GenerateSeq, config_counts(objective));
+  EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::GenerateSeq, objective.config_counts());
   // GenerateSeq walks the path from vertex 0: each table is over the next vertex.
   REQUIRE(plan.order == std::vector<int>{0, 1, 2, 3, 4, 5});
   const uint64_t table = kConfigs * sizeof(double), argmins = kConfigs * 1;
