@@ -53,7 +53,8 @@ std::vector<PlannedLayer> validation_plan(const Graph& graph, const std::string&
   std::vector<PlannedLayer> plan;
   for (const Vertex& vertex : graph.vertices) {
     VertexModel vm = build_vertex_model(vertex);
-    if (vm.cost.kind != LayerCostSpec::Kind::Gemm) continue;
+    const std::vector<int32_t> unsplit(vm.domain.size(), 1);
+    if (!describe_work(vm, unsplit.data()).has_gemm) continue;  // only GEMM layers are timed
     auto it = configs.find(vertex.name);
     if (it == configs.end())
       throw InputError(source + ": no layer '" + vertex.name + "' (is the strategy for graph '" + graph.name + "'?)");

@@ -9,18 +9,9 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/machine_profile.h"
+#include "graphs/layer_work.h"
 
 namespace pase {
-
-/// Per-device extents of a GEMM layer under one configuration (cost-model.md's G).
-struct GemmShape {
-  double batch = 1, m = 1, n = 1, k = 1;  ///< Bpp and per-device m, n, k
-  double cm = 1, cn = 1, ck = 1;          ///< split counts of the m, n and k roles
-  double pointwise = 0;
-};
-
-/// Reads the GEMM roles of a Gemm-kind vertex model for `config`.
-[[nodiscard]] GemmShape gemm_shape(const VertexModel& model, const int32_t* config);
 
 /// One GEMM a device runs: row-major C[M,N] = op(A[.,K]) · op(B[K,.]).
 struct GemmCall {
@@ -60,7 +51,9 @@ class CalibratedCostModel final : public CostModel {
   [[nodiscard]] double transfer_seconds(double elements, double group) const;
 
  private:
-  [[nodiscard]] double gemm_layer(const VertexModel& model, const int32_t* config) const;
+  /// A layer's work in seconds: the same items as the `pase` model's work_cost.
+  [[nodiscard]] double work_seconds(const LayerWork& work) const;
+  [[nodiscard]] double gemm_seconds(const GemmShape& gemm) const;
 
   MachineProfile profile_;
   int64_t devices_;

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "costmodel/vertex_model.h"
+#include "graphs/vertex_model.h"
 
 namespace pase {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "costmodel/machine.h"
-#include "costmodel/vertex_model.h"
+#include "graphs/vertex_model.h"
 
 namespace pase {
 

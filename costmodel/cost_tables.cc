@@ -6,6 +6,7 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/costs.h"
+#include "costmodel/model_key.h"
 #include "graphs/error.h"
 
 namespace pase {

@@ -8,7 +8,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/machine.h"
 #include "costmodel/objective.h"
-#include "costmodel/vertex_model.h"
+#include "graphs/vertex_model.h"
 #include "graphs/graph.h"
 
 namespace pase {

@@ -1,9 +1,11 @@
 #pragma once
-// The formulas of the `pase` cost model (cost-model.md), one function each.
-// All costs are in FLOP; r is the FLOP-equivalent cost of moving one word.
+// The prices of the `pase` cost model (docs/formats.md), in FLOP: one
+// function per kind of work a layer or an edge describes. r is the
+// FLOP-equivalent cost of moving one word.
 #include <cstdint>
 
-#include "costmodel/vertex_model.h"
+#include "graphs/layer_work.h"
+#include "graphs/redistribution_words.h"
 
 namespace pase {
 
@@ -13,13 +15,11 @@ namespace pase {
 /// Redistribution of a tensor produced with split `a` and consumed with split `b` (forward and backward).
 [[nodiscard]] double redistribution_cost(const Shape& tensor, const int64_t* a, const int64_t* b, double r);
 
-/// The words a device must fetch: max(0, need - overlap), without the factor 2r.
-[[nodiscard]] double redistribution_words(const Shape& tensor, const int64_t* a, const int64_t* b);
+/// A layer's work in FLOP: its pointwise operations, its GEMM's three
+/// products and three all-reduces, its halo, all-reduces and transfers.
+[[nodiscard]] double work_cost(const LayerWork& work, double r);
 
-/// Layer cost L(v, config).
+/// Layer cost L(v, config) = work_cost(describe_work(model, config), r).
 [[nodiscard]] double layer_cost(const VertexModel& model, const int32_t* config, double r);
-
-/// How a configuration splits one tensor of the vertex.
-void tensor_split(const SplitMap& map, const int32_t* config, int64_t* split_out);
 
 }  // namespace pase

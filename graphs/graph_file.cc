@@ -11,43 +11,12 @@
 
 #include "graphs/error.h"
 #include "graphs/json_document.h"
+#include "graphs/op_registry.h"
 
 namespace pase {
 namespace {
 
 using json = nlohmann::json;
-
-// Attributes each op accepts; `pointwise` is listed where the op fuses
-// pointwise work into its cost. Fields common to all nodes are separate.
-struct OpFields {
-  std::vector<std::string> required;
-  std::vector<std::string> optional;
-};
-
-const std::map<std::string, OpFields>& op_fields() {
-  static const std::map<std::string, OpFields> table = {
-      {"fc", {{"units"}, {"pointwise"}}},
-      {"einsum", {{"equation"}, {"pointwise"}}},
-      {"matmul", {{}, {"pointwise"}}},
-      {"conv2d", {{"filter"}, {"stride", "padding", "pointwise"}}},
-      {"pool2d", {{"window"}, {"stride", "padding"}}},
-      {"elementwise", {{}, {"pointwise"}}},
-      {"norm", {{}, {"axis"}}},
-      {"batchnorm", {{}, {}}},
-      {"softmax", {{}, {"axis"}}},
-      {"softmax_xent", {{}, {}}},
-      {"reduce_mean", {{"axes"}, {"keepdims"}}},
-      {"concat", {{"axis"}, {}}},
-      {"split", {{"parts", "axis"}, {}}},
-      {"reshape", {{"shape"}, {}}},
-      {"transpose", {{"perm"}, {}}},
-      {"stack", {{}, {"axis"}}},
-      {"unstack", {{}, {"axis"}}},
-      {"embedding", {{"vocab", "dim"}, {}}},
-      {"lstm", {{"units", "layers"}, {}}},
-  };
-  return table;
-}
 
 const std::vector<std::string> kCommonNodeFields = {"name", "op", "inputs", "cutoff", "outputs"};
 const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "nodes"};
@@ -152,16 +121,16 @@ NodeV1 parse_node(const json& node, size_t index, const std::string& source) {
 
   if (!node.contains("op")) fail(field("op"), "missing");
   out.op = get_string(node["op"], field("op"));
-  auto op_it = op_fields().find(out.op);
-  if (op_it == op_fields().end()) {
+  const OpDefinition* op = find_op(out.op);
+  if (op == nullptr) {
     std::string hint = closest_name(out.op, known_ops());
     fail(field("op"), "unknown op '" + out.op + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
   std::vector<std::string> allowed = kCommonNodeFields;
-  for (const auto& f : op_it->second.required) allowed.push_back(f);
-  for (const auto& f : op_it->second.optional) allowed.push_back(f);
+  for (const auto& f : op->required_fields) allowed.push_back(f);
+  for (const auto& f : op->optional_fields) allowed.push_back(f);
   check_fields(node, allowed, where, "op '" + out.op + "'");
-  for (const auto& f : op_it->second.required)
+  for (const auto& f : op->required_fields)
     if (!node.contains(f)) fail(field(f), "missing (required by op '" + out.op + "')");
 
   if (!node.contains("inputs")) fail(field("inputs"), "missing");
@@ -219,15 +188,6 @@ json height_width_json(const HeightWidth& hw) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& known_ops() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> list;
-    for (const auto& [name, fields] : op_fields()) list.push_back(name);
-    return list;
-  }();
-  return names;
-}
 
 std::string closest_name(const std::string& word, const std::vector<std::string>& names) {
   // Levenshtein distance; suggest only when at most a third of the word differs.

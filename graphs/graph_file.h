@@ -54,9 +54,6 @@ struct GraphFileV1 {
 /// Serialises a graph: one tensor and one node per line, fields in a fixed order.
 [[nodiscard]] std::string write_graph_file(const GraphFileV1& graph);
 
-/// Every op name the format knows, sorted.
-[[nodiscard]] const std::vector<std::string>& known_ops();
-
 /// The closest known name to `word` (for "did you mean"), or "" if none is close.
 [[nodiscard]] std::string closest_name(const std::string& word, const std::vector<std::string>& names);
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "graphs/error.h"
+#include "graphs/op_registry.h"
 #include "onnximport/norm_pattern.h"
 #include "onnximport/onnx_model.h"
 #include "onnximport/tensor_roles.h"
@@ -35,8 +36,10 @@ bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
   return false;
 }
 
+// Whether a pase op can absorb a following activation into its `pointwise` count.
 bool takes_pointwise(const std::string& op) {
-  return is_one_of(op, {"fc", "einsum", "matmul", "conv2d", "elementwise"});
+  const OpDefinition* definition = find_op(op);
+  return definition != nullptr && op_takes_field(*definition, "pointwise");
 }
 
 // Unary ops whose cost folds into the producer's pointwise count: (op, count).

@@ -2,9 +2,9 @@
 
 #include <chrono>
 
-#include "costmodel/costs.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
+#include "graphs/op_registry.h"
 #include "solver/config_lookup.h"
 
 namespace pase {
@@ -48,24 +48,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int batch_dimension(const Vertex& vertex, const VertexModel& model) {
-  switch (vertex.kind) {
-    case OpKind::Lstm:
-      return 2;  // "lsbnk"
-    case OpKind::Einsum:
-    case OpKind::Matmul: {
-      // The output's first letter is the batch in most equations, but not in a
-      // stacked projection like "sble,shek->sbhlk", where 'b' is.
-      auto at = model.letters.find('b');
-      return at == std::string::npos ? 0 : static_cast<int>(at);
-    }
-    case OpKind::Stack:
-    case OpKind::Unstack:
-    case OpKind::Concat:
-    case OpKind::Split:
-      return vertex.axis == 0 && model.domain.size() > 1 ? 1 : 0;
-    default:
-      return 0;  // conv/pool "b", fc's first dim, embedding 'a', and shape-domain ops
-  }
+  RoleDim role = op_definition(vertex.kind).roles.batch_dim;
+  return role ? role(vertex, model) : 0;  // conv/pool "b", fc's first dim, embedding 'a', shape-domain ops
 }
 
 std::vector<int32_t> data_parallel_choice(const Graph& graph, const CostTables& tables) {
@@ -82,17 +66,22 @@ std::vector<int32_t> owt_choice(const Graph& graph, const CostTables& tables) {
   const int64_t p = tables.machine.devices;
   std::vector<int32_t> choice = data_parallel_choice(graph, tables);
   for (size_t v = 0; v < graph.vertices.size(); ++v) {
-    if (graph.vertices[v].kind != OpKind::Fc) continue;
+    RoleDim role = op_definition(graph.vertices[v].kind).roles.owt_dim;
+    if (!role) continue;
     const VertexModel& model = tables.models[v];
-    int units_dim = static_cast<int>(model.domain.size()) - 2;  // (x..., N, K)
-    choice[v] = realize(graph.vertices[v], model, tables.configs[v], p, {{units_dim, p}});
+    choice[v] = realize(graph.vertices[v], model, tables.configs[v], p, {{role(graph.vertices[v], model), p}});
   }
   return choice;
 }
 
 bool is_transformer_like(const Graph& graph) {
-  for (const Vertex& vertex : graph.vertices)
-    if (vertex.kind == OpKind::Einsum && vertex.equation.find('h') != std::string::npos) return true;
+  for (const Vertex& vertex : graph.vertices) {
+    RoleDim role = op_definition(vertex.kind).roles.tensor_parallel_dim;
+    if (!role) continue;
+    VertexModel model = build_vertex_model(vertex);
+    int dim = role(vertex, model);
+    if (dim >= 0 && model.letters[static_cast<size_t>(dim)] == 'h') return true;
+  }
   return false;
 }
 
@@ -105,16 +94,9 @@ std::vector<int32_t> megatron_choice(const Graph& graph, const CostTables& table
     const Vertex& vertex = graph.vertices[v];
     const VertexModel& model = tables.models[v];
     std::vector<Wish> wishes = {{batch_dimension(vertex, model), batch_ways}};
-    if (vertex.kind == OpKind::Einsum) {
-      // Column/row-parallel projections: one model letter per einsum, heads first.
-      for (char letter : {'h', 'f', 'v'}) {
-        auto at = model.letters.find(letter);
-        if (at == std::string::npos) continue;
-        wishes.push_back({static_cast<int>(at), model_ways});
-        break;
-      }
-    } else if (vertex.kind == OpKind::Embedding) {
-      wishes.push_back({static_cast<int>(model.letters.find('c')), model_ways});  // vocab-parallel "abc,cd->abd"
+    if (RoleDim role = op_definition(vertex.kind).roles.tensor_parallel_dim) {
+      int dim = role(vertex, model);  // -1: this vertex has no model-parallel dimension
+      if (dim >= 0) wishes.push_back({dim, model_ways});
     } else if (!vertex.inputs.empty() && vertex.inputs[0].source.vertex >= 0 && !model.inputs.empty()) {
       // Everything else keeps the layout its first input arrives in (softmax over
       // split heads stays split, a norm after a row-parallel projection is data parallel).
@@ -152,7 +134,7 @@ BaselineResult run_baseline(const std::string& name, const Graph& graph, const C
     result.choice = data_parallel_choice(graph, tables);
   } else if (name == "owt") {
     bool has_fc = false;
-    for (const Vertex& vertex : graph.vertices) has_fc = has_fc || vertex.kind == OpKind::Fc;
+    for (const Vertex& vertex : graph.vertices) has_fc = has_fc || op_definition(vertex.kind).roles.owt_dim != nullptr;
     if (!has_fc) {
       result.applicable = false;
       result.note = "no fc layer, owt would equal data-parallel";

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "costmodel/configs.h"
-#include "costmodel/vertex_model.h"
+#include "graphs/vertex_model.h"
 
 namespace pase {
 

@@ -7,8 +7,9 @@
 #include "costmodel/configs.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/costs.h"
+#include "costmodel/model_key.h"
 #include "costmodel/cost_model.h"
-#include "costmodel/vertex_model.h"
+#include "graphs/vertex_model.h"
 #include "graphs/zoo.h"
 #include "test_support.h"
 
@@ -237,7 +238,13 @@ TEST_CASE("model_key: equal for equal models, different when one field differs")
   CHECK(model_key(models[0]) == model_key(models[1]));
   CHECK(model_key(models[0]) != model_key(models[3]));
   VertexModel changed = models[0];
-  changed.cost.pointwise += 1;
+  changed.work.pointwise += 1;
+  CHECK(model_key(changed) != model_key(models[0]));
+  changed = models[0];
+  changed.kind = OpKind::Norm;  // same domain and maps, another op's work
+  CHECK(model_key(changed) != model_key(models[0]));
+  changed = models[0];
+  changed.weights.push_back({"weight", {8}, {{0}}});
   CHECK(model_key(changed) != model_key(models[0]));
   changed = models[0];
   changed.splittable[1] = 0;

@@ -1,0 +1,173 @@
+// The GEMM family written as two-operand einsums: einsum, matmul (batched
+// "…mk,…kn->…mn") and embedding (a one-hot (b, s, V) times the (V, D) table,
+// "abc,cd->abd"). Domain: the output letters, then the reduction letters.
+#include <map>
+#include <stdexcept>
+
+#include "graphs/einsum.h"
+#include "graphs/ops/ops.h"
+
+namespace pase::ops {
+namespace {
+
+// Sizes each letter from the operands' shapes; `field` is where a mismatch is reported.
+Shape einsum_output(const NodeContext& node, const EinsumSpec& spec, const std::string& field) {
+  std::map<char, int64_t> size;
+  const std::string* terms[2] = {&spec.lhs, &spec.rhs};
+  for (size_t t = 0; t < 2; ++t) {
+    const std::string& term = *terms[t];
+    const Shape& shape = node.input(t);
+    if (term.size() != shape.size())
+      node.fail(field, "operand " + std::to_string(t) + " '" + term + "' has " + std::to_string(term.size()) +
+                           " letters but '" + node.node().inputs[t] + "' has shape " + shape_to_string(shape));
+    for (size_t d = 0; d < term.size(); ++d) {
+      auto [it, inserted] = size.emplace(term[d], shape[d]);
+      if (!inserted && it->second != shape[d])
+        node.fail(field, "shape mismatch: letter '" + std::string(1, term[d]) + "' is " + std::to_string(it->second) +
+                             " in operand 0 but " + std::to_string(shape[d]) + " in operand 1 ('" + node.node().inputs[t] +
+                             "' is " + shape_to_string(shape) + ")");
+    }
+  }
+  Shape out;
+  for (char c : spec.out) out.push_back(size[c]);
+  return node.checked(field, out);
+}
+
+std::vector<Vertex> infer_with_equation(const NodeContext& node, Vertex v, const std::string& field) {
+  EinsumSpec spec;
+  try {
+    spec = parse_einsum(v.equation);
+  } catch (const std::invalid_argument& error) {
+    node.fail("equation", "'" + v.equation + "': " + error.what());
+  }
+  v.outputs = {einsum_output(node, spec, field)};
+  return {std::move(v)};
+}
+
+std::vector<Vertex> infer_einsum(const NodeContext& node, Vertex v) {
+  v.equation = node.required(node.node().equation, "equation");
+  return infer_with_equation(node, std::move(v), "equation");
+}
+
+std::vector<Vertex> infer_matmul(const NodeContext& node, Vertex v) {
+  const Shape& a = node.input(0);
+  const Shape& b = node.input(1);
+  if (a.size() < 2 || a.size() != b.size() || a.size() > 20)
+    node.fail("inputs", "matmul needs two operands of the same rank >= 2, got " + shape_to_string(a) + " and " +
+                            shape_to_string(b));
+  std::string batch;
+  for (size_t d = 0; d + 2 < a.size(); ++d) batch += static_cast<char>('a' + d);
+  v.equation = batch + "mk," + batch + "kn->" + batch + "mn";
+  return infer_with_equation(node, std::move(v), "inputs");
+}
+
+std::vector<Vertex> infer_embedding(const NodeContext& node, Vertex v) {
+  if (!node.input_is_external(0))
+    node.fail("inputs[0]", "embedding ids '" + node.node().inputs[0] + "' must be an external tensor (listed in 'tensors')");
+  node.expect_rank(0, 2, "batch, sequence");
+  v.vocab = node.required(node.node().vocab, "vocab");
+  v.dim = node.required(node.node().dim, "dim");
+  v.equation = "abc,cd->abd";
+  const Shape& ids = node.input(0);
+  v.outputs = {node.checked("dim", {ids[0], ids[1], v.dim})};
+  return {std::move(v)};
+}
+
+// Shared by the three: the einsum's domain, port maps and GEMM roles over
+// the operand shapes (embedding's are the one-hot and the table).
+VertexModel einsum_model(const Vertex& v, const Shape& lhs_shape, const Shape& rhs_shape) {
+  EinsumSpec spec = parse_einsum(v.equation);  // validated when the graph was built
+  VertexModel m;
+  m.kind = v.kind;
+  m.letters = spec.domain;
+  const std::string operands[2] = {spec.lhs, spec.rhs};
+  const Shape* shapes[2] = {&lhs_shape, &rhs_shape};
+  for (char c : spec.domain)
+    for (int t = 0; t < 2; ++t) {
+      auto at = operands[t].find(c);
+      if (at != std::string::npos) {
+        m.domain.push_back((*shapes[t])[at]);
+        break;
+      }
+    }
+  m.splittable.assign(m.domain.size(), 1);
+  m.inputs = {letters_map(spec.lhs, spec.domain), letters_map(spec.rhs, spec.domain)};
+  m.outputs = {letters_map(spec.out, spec.domain)};
+  m.work.batch = indices_of(spec.batch, spec.domain);
+  m.work.m = indices_of(spec.m_letters, spec.domain);
+  m.work.n = indices_of(spec.n_letters, spec.domain);
+  m.work.k = indices_of(spec.reduction, spec.domain);
+  m.work.pointwise = static_cast<double>(v.pointwise);
+  return m;
+}
+
+VertexModel model_einsum(const Vertex& v) { return einsum_model(v, v.inputs[0].shape, v.inputs[1].shape); }
+
+VertexModel model_embedding(const Vertex& v) {
+  const Shape& ids = v.inputs[0].shape;
+  VertexModel m = einsum_model(v, {ids[0], ids[1], v.vocab}, {v.vocab, v.dim});
+  m.inputs = {letters_map("ab", m.letters)};  // the ids are the one-hot's first two letters
+  m.weights = {{"table", {v.vocab, v.dim}, letters_map("cd", m.letters)}};
+  m.work.pointwise = 0;
+  return m;
+}
+
+// The output's first letter is the batch in most equations, but not in a
+// stacked projection like "sble,shek->sbhlk", where 'b' is.
+int batch_letter(const Vertex&, const VertexModel& m) {
+  auto at = m.letters.find('b');
+  return at == std::string::npos ? 0 : static_cast<int>(at);
+}
+
+// Megatron's column/row-parallel projections: one model letter per einsum, heads first.
+int head_or_feature_letter(const Vertex&, const VertexModel& m) {
+  for (char letter : {'h', 'f', 'v'}) {
+    auto at = m.letters.find(letter);
+    if (at != std::string::npos) return static_cast<int>(at);
+  }
+  return -1;
+}
+
+int vocabulary_letter(const Vertex&, const VertexModel& m) { return static_cast<int>(m.letters.find('c')); }
+
+OpDefinition gemm_family(const std::string& name, OpKind kind) {
+  OpDefinition op;
+  op.name = name;
+  op.kind = kind;
+  op.min_inputs = op.max_inputs = 2;
+  op.optional_fields = {"pointwise"};
+  op.model = model_einsum;
+  op.describe_work = describe_gemm;
+  op.roles.batch_dim = batch_letter;
+  return op;
+}
+
+}  // namespace
+
+OpDefinition einsum() {
+  OpDefinition op = gemm_family("einsum", OpKind::Einsum);
+  op.required_fields = {"equation"};
+  op.infer = infer_einsum;
+  op.roles.tensor_parallel_dim = head_or_feature_letter;
+  return op;
+}
+
+OpDefinition matmul() {
+  OpDefinition op = gemm_family("matmul", OpKind::Matmul);
+  op.infer = infer_matmul;
+  return op;
+}
+
+OpDefinition embedding() {
+  OpDefinition op;
+  op.name = "embedding";
+  op.kind = OpKind::Embedding;
+  op.required_fields = {"vocab", "dim"};
+  op.infer = infer_embedding;
+  op.model = model_embedding;
+  op.describe_work = describe_gemm;
+  op.roles.tensor_parallel_dim = vocabulary_letter;  // vocab-parallel "abc,cd->abd"
+  return op;
+}
+
+}  // namespace pase::ops

@@ -1,0 +1,65 @@
+// fc: a fully connected layer over the last dimension. x = (x1…x_{q-1}, K),
+// weight (K, N): domain (x1…x_{q-1}, N, K), a GEMM with m = the x dims.
+#include "graphs/ops/ops.h"
+
+namespace pase::ops {
+namespace {
+
+std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
+  const Shape& x = node.input(0);
+  if (x.size() < 2) node.expect_rank(0, 2, "batch dims then features");
+  v.units = node.required(node.node().units, "units");
+  Shape out = x;
+  out.back() = v.units;
+  v.outputs = {node.checked("units", out)};
+  return {std::move(v)};
+}
+
+VertexModel model(const Vertex& v) {
+  const Shape& x = v.inputs[0].shape;
+  const size_t q = x.size();
+  VertexModel m;
+  m.kind = v.kind;
+  m.domain.assign(x.begin(), x.end() - 1);
+  m.domain.push_back(v.units);
+  m.domain.push_back(x.back());
+  static const std::string batch_letters = "bstuvwxyzacdefghij";
+  for (size_t i = 0; i + 1 < q; ++i) m.letters += i < batch_letters.size() ? batch_letters[i] : '?';
+  m.letters += "nk";
+  m.splittable.assign(m.domain.size(), 1);
+  SplitMap in, out;
+  for (size_t i = 0; i + 1 < q; ++i) {
+    in.push_back({static_cast<int>(i)});
+    out.push_back({static_cast<int>(i)});
+    m.work.m.push_back(static_cast<int>(i));
+  }
+  const int n_dim = static_cast<int>(q - 1), k_dim = static_cast<int>(q);
+  in.push_back({k_dim});
+  out.push_back({n_dim});
+  m.inputs = {in};
+  m.outputs = {out};
+  m.weights = {{"weight", {x.back(), v.units}, {{k_dim}, {n_dim}}}};
+  m.work.n = {n_dim};
+  m.work.k = {k_dim};
+  m.work.pointwise = static_cast<double>(v.pointwise);
+  return m;
+}
+
+int units_dim(const Vertex&, const VertexModel& m) { return static_cast<int>(m.domain.size()) - 2; }  // (x…, N, K)
+
+}  // namespace
+
+OpDefinition fc() {
+  OpDefinition op;
+  op.name = "fc";
+  op.kind = OpKind::Fc;
+  op.required_fields = {"units"};
+  op.optional_fields = {"pointwise"};
+  op.infer = infer;
+  op.model = model;
+  op.describe_work = describe_gemm;
+  op.roles.owt_dim = units_dim;
+  return op;
+}
+
+}  // namespace pase::ops

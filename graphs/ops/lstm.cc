@@ -1,0 +1,71 @@
+// lstm: x = (b, s, U), `layers` stacked layers of `units` = U. Domain
+// "lsbnk" = (L, s, b, U, U) with the sequence unsplittable: per layer and
+// step a GEMM of the (b, 2U) input-and-state by the (2U, 4U) gate weights,
+// plus moving the (b, U) state from its output split to the next step's
+// input split.
+#include "graphs/ops/ops.h"
+#include "graphs/redistribution_words.h"
+
+namespace pase::ops {
+namespace {
+
+enum Dim { kLayers = 0, kSteps = 1, kBatch = 2, kUnitsOut = 3, kUnitsIn = 4 };
+
+std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
+  node.expect_rank(0, 3, "batch, sequence, features");
+  const Shape& x = node.input(0);
+  v.units = node.required(node.node().units, "units");
+  v.layers = node.required(node.node().layers, "layers");
+  if (x[2] != v.units)
+    node.fail("units", "shape mismatch: units " + std::to_string(v.units) + " but '" + node.node().inputs[0] + "' has " +
+                           std::to_string(x[2]) + " features (shape " + shape_to_string(x) + ")");
+  return same_shape_output(std::move(v));
+}
+
+VertexModel model(const Vertex& v) {
+  const Shape& x = v.inputs[0].shape;
+  VertexModel m;
+  m.kind = v.kind;
+  m.letters = "lsbnk";
+  m.domain = {v.layers, x[1], x[0], v.units, v.units};
+  m.splittable = {1, 0, 1, 1, 1};
+  m.inputs = {{{kBatch}, {kSteps}, {kUnitsIn}}};
+  m.outputs = {{{kBatch}, {kSteps}, {kUnitsOut}}};
+  m.weights = {{"weight", {v.layers, 2 * v.units, 4 * v.units}, {{kLayers}, {kUnitsIn}, {kUnitsOut}}}};
+  m.work.batch = {kLayers};
+  m.work.m = {kSteps, kBatch};
+  m.work.n = {kUnitsOut};
+  m.work.k = {kUnitsIn};
+  m.work.n_scale = 4.0;
+  m.work.k_scale = 2.0;
+  m.work.pointwise = 3.0;
+  return m;
+}
+
+void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
+  describe_gemm(m, c, work);
+  // Each step, each layer: the (b, U) hidden state is produced split (cb, cn)
+  // but the next step's GEMM needs it split (cb, ck).
+  Shape state = {m.domain[kBatch], m.domain[kUnitsOut]};
+  int64_t held[2] = {c[kBatch], c[kUnitsOut]};
+  int64_t needed[2] = {c[kBatch], c[kUnitsIn]};
+  double group = static_cast<double>(c[kBatch]) * std::max(c[kUnitsOut], c[kUnitsIn]);
+  double times = static_cast<double>(m.domain[kLayers]) * static_cast<double>(m.domain[kSteps]);
+  work.transfers.add({redistribution_words(state, held, needed), group, times});
+}
+
+}  // namespace
+
+OpDefinition lstm() {
+  OpDefinition op;
+  op.name = "lstm";
+  op.kind = OpKind::Lstm;
+  op.required_fields = {"units", "layers"};
+  op.infer = infer;
+  op.model = model;
+  op.describe_work = describe;
+  op.roles.batch_dim = [](const Vertex&, const VertexModel&) { return static_cast<int>(kBatch); };
+  return op;
+}
+
+}  // namespace pase::ops

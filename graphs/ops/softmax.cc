@@ -1,0 +1,66 @@
+// softmax over `axis` (default 1), and softmax_xent: the loss, a softmax
+// over the last dimension with a cross-entropy.
+#include "graphs/ops/ops.h"
+
+namespace pase::ops {
+namespace {
+
+std::vector<Vertex> infer_softmax(const NodeContext& node, Vertex v) {
+  v.axis = node.normalise_axis("axis", node.node().axis.value_or(1), node.input(0).size());
+  return same_shape_output(std::move(v));
+}
+
+std::vector<Vertex> infer_xent(const NodeContext&, Vertex v) { return same_shape_output(std::move(v)); }
+
+VertexModel model(const Vertex& v) {
+  VertexModel m = shape_domain(v.kind, v.inputs[0].shape, 1, 1);
+  m.work.axis = v.axis;
+  return m;
+}
+
+// 4 operations per element and one per element per class; the maxima and
+// sums along a split axis are all-reduced.
+void describe_softmax(const VertexModel& m, const int32_t* c, LayerWork& work) {
+  const int axis = m.work.axis;
+  const double elements = domain_elements(m, c);
+  const double f = elements / per_device(m, c, axis);
+  const double d_axis = static_cast<double>(m.domain[axis]);
+  const double group = static_cast<double>(c[axis]);
+  work.pointwise = 4 * elements + elements * d_axis;
+  work.all_reduces.add({f, group, 2});
+  work.all_reduces.add({f * d_axis, group, 1});
+}
+
+// When the classes are split, each row's loss and gradient scalars cross the split twice.
+void describe_xent(const VertexModel& m, const int32_t* c, LayerWork& work) {
+  const int last = static_cast<int>(m.domain.size()) - 1;
+  const double elements = domain_elements(m, c);
+  const double beta = elements / per_device(m, c, last);
+  work.pointwise = 4 * elements + 2 * beta;
+  if (c[last] > 1) work.transfers.add({beta, static_cast<double>(c[last]), 2});
+}
+
+}  // namespace
+
+OpDefinition softmax() {
+  OpDefinition op;
+  op.name = "softmax";
+  op.kind = OpKind::Softmax;
+  op.optional_fields = {"axis"};
+  op.infer = infer_softmax;
+  op.model = model;
+  op.describe_work = describe_softmax;
+  return op;
+}
+
+OpDefinition softmax_xent() {
+  OpDefinition op;
+  op.name = "softmax_xent";
+  op.kind = OpKind::SoftmaxXent;
+  op.infer = infer_xent;
+  op.model = model;
+  op.describe_work = describe_xent;
+  return op;
+}
+
+}  // namespace pase::ops
