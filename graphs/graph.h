@@ -12,9 +12,11 @@
 
 namespace pase {
 
+/// The kind of a vertex: one per line of graphs/ops/op_list.h.
 enum class OpKind {
-  Fc, Einsum, Matmul, Conv2d, Pool2d, Elementwise, Norm, Batchnorm, Softmax, SoftmaxXent,
-  ReduceMean, Concat, Split, Ravel, Unravel, Transpose, Stack, Unstack, Embedding, Lstm
+#define PASE_OP(kind, definition) kind,
+#include "graphs/ops/op_list.h"
+#undef PASE_OP
 };
 
 /// Where an input tensor comes from: a vertex output, or an external tensor (vertex == -1).

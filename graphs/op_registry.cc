@@ -8,39 +8,28 @@
 namespace pase {
 namespace {
 
-// The table: one line per op family.
+// Indexed by OpKind: the table of graphs/ops/op_list.h. Each definition
+// must state the kind of its own line.
 const std::vector<OpDefinition>& definitions() {
-  static const std::vector<OpDefinition> table = {
-      ops::fc(),          ops::einsum(),       ops::matmul(),    ops::embedding(), ops::conv2d(),
-      ops::pool2d(),      ops::elementwise(),  ops::norm(),      ops::batchnorm(), ops::softmax(),
-      ops::softmax_xent(), ops::reduce_mean(), ops::concat(),    ops::split(),     ops::reshape(),
-      ops::ravel(),       ops::transpose(),    ops::stack(),     ops::unstack(),   ops::lstm(),
-  };
-  return table;
-}
-
-// Kind -> definition, checked once: every kind defined exactly once.
-const std::vector<const OpDefinition*>& by_kind() {
-  static const std::vector<const OpDefinition*> index = [] {
-    std::vector<const OpDefinition*> out;
-    for (const OpDefinition& op : definitions()) {
-      size_t k = static_cast<size_t>(op.kind);
-      if (out.size() <= k) out.resize(k + 1, nullptr);
-      PASE_ASSERT(out[k] == nullptr, op.name, out[k]->name);
-      out[k] = &op;
-    }
-    return out;
+  static const std::vector<OpDefinition> table = [] {
+    std::vector<OpDefinition> list = {
+#define PASE_OP(kind, definition) ops::definition(),
+#include "graphs/ops/op_list.h"
+#undef PASE_OP
+    };
+    for (size_t k = 0; k < list.size(); ++k) PASE_ASSERT(static_cast<size_t>(list[k].kind) == k, list[k].name, k);
+    return list;
   }();
-  return index;
+  return table;
 }
 
 }  // namespace
 
 const OpDefinition& op_definition(OpKind kind) {
-  const auto& index = by_kind();
+  const std::vector<OpDefinition>& table = definitions();
   size_t k = static_cast<size_t>(kind);
-  PASE_ASSERT(k < index.size() && index[k] != nullptr, k, index.size());
-  return *index[k];
+  PASE_ASSERT(k < table.size(), k, table.size());
+  return table[k];
 }
 
 const OpDefinition* find_op(const std::string& name) {

@@ -51,7 +51,7 @@ TEST_CASE("op registry: every op of the file format, each defined once and compl
       (void)op_definition(static_cast<OpKind>(99));
       FAIL("expected an error");
     } catch (const std::logic_error& error) {
-      CHECK(std::string(error.what()).find("failed (k = 99, index.size() = ") != std::string::npos);
+      CHECK(std::string(error.what()).find("failed (k = 99, table.size() = ") != std::string::npos);
     }
   }
 }
