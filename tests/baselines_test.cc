@@ -83,7 +83,7 @@ TEST_CASE("data_parallel_choice") {
     CHECK(config_of(priced, choice, "fc6") == std::vector<int32_t>{8, 1, 1});
     CHECK(config_of(priced, choice, "loss") == std::vector<int32_t>{8, 1});
     double result = priced.tables.objective.evaluate(choice);
-    double correct = 601108833248.0;
+    double correct = test::baseline_cost("data-parallel", "alexnet", 8);
     CHECK(same_cost(result, correct));
   }
   SUBCASE("alexnet, p = 64: the cutoff 4 caps batch 128 at 32 ways") {
@@ -116,7 +116,7 @@ TEST_CASE("owt_choice") {
   CHECK(config_of(priced, choice, "conv5") == std::vector<int32_t>{8, 1, 1, 1, 1, 1, 1});
   for (const char* fc : {"fc6", "fc7", "fc8"}) CHECK(config_of(priced, choice, fc) == std::vector<int32_t>{1, 8, 1});
   double result = priced.tables.objective.evaluate(choice);
-  double correct = 126443873248.0;
+  double correct = test::baseline_cost("owt", "alexnet", 8);
   CHECK(same_cost(result, correct));
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("mcmc_search") {
     Priced alexnet = price("alexnet", 8);
     McmcResult result =
         mcmc_search(alexnet.tables.objective, data_parallel_choice(alexnet.graph, alexnet.tables), McmcOptions{});
-    double correct = 97098296512.0;
+    double correct = test::zoo_optimum("alexnet", 8);
     CHECK(same_cost(result.cost, correct));
   }
 }

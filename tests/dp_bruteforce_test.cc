@@ -1,15 +1,21 @@
 // The DP's optimum equals brute-force enumeration: on random small graphs of
 // mixed ops (branches and joins, several p), and on random table-driven
-// objectives that need no cost model at all.
+// objectives that need no cost model at all, whose edge matrices are over
+// one class per configuration or over classes that merge configurations.
+// Every case is solved on one thread and by the parallel scheduler (an
+// explicit thread count > 1 takes the parallel path however small the DP),
+// and the returned strategy must evaluate to the optimum.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <set>
 
 #include "costmodel/cost_tables.h"
-#include "graphs/graph_file.h"
+#include "graphs/graph.h"
 #include "solver/solve.h"
 #include "test_support.h"
 
@@ -302,10 +308,99 @@ double assignments(const Objective& objective) {
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
+// One thread, and the parallel scheduler: an explicit count > 1 bypasses
+// kSerialWork, so even these tiny DPs run as tasks in a TBB arena.
+constexpr int kThreadCounts[] = {1, 2, 4};
+
+// Whether some edge prices two configurations of an end alike (fewer classes than configurations).
+bool merges_classes(const Objective& objective) {
+  for (const PairCost& pair : objective.pairs)
+    if (static_cast<size_t>(pair.u_classes) < objective.config_count(pair.u) ||
+        static_cast<size_t>(pair.v_classes) < objective.config_count(pair.v))
+      return true;
+  return false;
+}
+
+// A class map for `configs` configurations: the identity, or (merge) a random
+// map onto fewer classes, every class used at least once.
+std::vector<int32_t> class_map(std::mt19937& rng, size_t configs, bool merge, int32_t& classes) {
+  std::vector<int32_t> map(configs);
+  if (!merge || configs == 1) {
+    for (size_t s = 0; s < configs; ++s) map[s] = static_cast<int32_t>(s);
+    classes = static_cast<int32_t>(configs);
+    return map;
+  }
+  classes = 1 + static_cast<int32_t>(rng() % (configs - 1));  // 1 .. configs - 1
+  for (size_t s = 0; s < configs; ++s) map[s] = s < static_cast<size_t>(classes) ? static_cast<int32_t>(s) : static_cast<int32_t>(rng() % static_cast<uint32_t>(classes));
+  std::shuffle(map.begin(), map.end(), rng);
+  return map;
+}
+
+// A random objective: n vertices of 1..max_configs configurations with integer
+// costs, and dense-ish random edges (many cycles in the undirected sense,
+// joins, parallel edges). With `merge`, each edge end gets a random class map
+// onto fewer classes with probability 3/4, and an edge sometimes shares the
+// previous edge's matrix (as edges priced alike do).
+Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool merge) {
+  Objective objective;
+  for (int v = 0; v < n; ++v) {
+    std::vector<double> cost(1 + rng() % max_configs);
+    for (double& c : cost) c = static_cast<double>(rng() % 1000);
+    objective.vertex_cost.push_back(cost);
+  }
+  for (int u = 0; u < n; ++u)
+    for (int v = u + 1; v < n; ++v)
+      for (int copies = static_cast<int>(rng() % 3) - 1; copies > 0 || (copies == 0 && rng() % 2); --copies) {
+        PairCost pair;
+        pair.u = u;
+        pair.v = v;
+        pair.u_class = class_map(rng, objective.config_count(u), merge && rng() % 4 != 0, pair.u_classes);
+        pair.v_class = class_map(rng, objective.config_count(v), merge && rng() % 4 != 0, pair.v_classes);
+        const PairCost* previous = objective.pairs.empty() ? nullptr : &objective.pairs.back();
+        if (merge && previous && previous->u_classes == pair.u_classes && previous->v_classes == pair.v_classes &&
+            rng() % 2) {
+          pair.cost = previous->cost;
+        } else {
+          auto matrix = std::make_shared<std::vector<double>>();
+          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) matrix->push_back(static_cast<double>(rng() % 500));
+          pair.cost = std::move(matrix);
+        }
+        objective.pairs.push_back(pair);
+        if (copies == 0) break;
+      }
+  return objective;
+}
+
+// Solves `objective` with every kind of plan at every thread count and checks
+// the optimum (integers: exact) and the strategy against brute force.
+void check_against_brute_force(const Objective& objective) {
+  const int n = static_cast<int>(objective.vertex_count());
+  std::vector<int32_t> best_choice;
+  double correct = brute_force(objective, best_choice);
+  std::vector<std::string> names;
+  for (int v = 0; v < n; ++v) names.push_back("v" + std::to_string(v));
+  auto neighbours = undirected_neighbours(objective);
+  std::vector<int> reversed(static_cast<size_t>(n));
+  for (int v = 0; v < n; ++v) reversed[static_cast<size_t>(v)] = n - 1 - v;
+  const std::vector<size_t> counts = objective.config_counts();
+  for (const EliminationPlan& plan : {generate_seq(neighbours), plan_for_order(neighbours, bfs_order(neighbours)),
+                                      plan_for_order(neighbours, reversed), min_degree(neighbours, counts),
+                                      min_fill(neighbours, counts)}) {
+    for (int threads : kThreadCounts) {
+      CAPTURE(threads);
+      DpOptions options;
+      options.threads = threads;
+      DpResult result = solve_dp(objective, plan, names, options);
+      CHECK(result.cost == correct);
+      CHECK(objective.evaluate(result.choice) == correct);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("solve_dp: equals brute force on random graphs of mixed ops") {
-  int checked = 0, larger = 0, with_join = 0;
+  int checked = 0, larger = 0, with_join = 0, with_merged_classes = 0;
   double total_assignments = 0;
   std::vector<int> ops_seen(32, 0);
   std::mt19937 seeds(2021);
@@ -324,13 +419,19 @@ TEST_CASE("solve_dp: equals brute force on random graphs of mixed ops") {
     std::vector<int32_t> best_choice;
     double correct = brute_force(tables.objective, best_choice);
     for (OrderKind order : all_order_kinds()) {
-      SolveOptions options;
-      options.order = order;
-      Solution solution = solve(graph, tables, options);
-      CHECK(close(solution.cost, correct));
-      // The reported strategy really costs what the DP says, by the formulas themselves.
-      CHECK(close(evaluate_strategy_direct(graph, tables, PaseCostModel(machine), solution.choice), solution.cost));
+      for (int threads : kThreadCounts) {
+        CAPTURE(threads);
+        SolveOptions options;
+        options.order = order;
+        options.dp.threads = threads;
+        Solution solution = solve(graph, tables, options);
+        CHECK(close(solution.cost, correct));
+        CHECK(close(tables.objective.evaluate(solution.choice), correct));
+        // The reported strategy really costs what the DP says, by the formulas themselves.
+        CHECK(close(evaluate_strategy_direct(graph, tables, PaseCostModel(machine), solution.choice), solution.cost));
+      }
     }
+    if (merges_classes(tables.objective)) ++with_merged_classes;
     CHECK(close(evaluate_strategy_direct(graph, tables, PaseCostModel(machine), best_choice), correct));
     for (const Vertex& v : graph.vertices) ops_seen[static_cast<int>(v.kind)]++;
     if (graph.vertices.size() >= 5) ++larger;
@@ -348,9 +449,13 @@ TEST_CASE("solve_dp: equals brute force on random graphs of mixed ops") {
   }
   CHECK(checked >= 200);
   MESSAGE("graphs " << checked << ", with >= 5 vertices " << larger << ", with a join " << with_join
-                    << ", assignments enumerated " << total_assignments);
+                    << ", with merged edge classes " << with_merged_classes << ", assignments enumerated "
+                    << total_assignments);
   CHECK(larger >= 60);
   CHECK(with_join >= 40);
+  // Edges whose matrices group configurations (a reduced dim, a dim the
+  // tensor does not have) are the DP's compressed path; most graphs have one.
+  CHECK(with_merged_classes >= 100);
   // Every op of the vocabulary took part.
   for (OpKind kind : {OpKind::Fc, OpKind::Einsum, OpKind::Matmul, OpKind::Conv2d, OpKind::Pool2d, OpKind::Elementwise,
                       OpKind::Norm, OpKind::Batchnorm, OpKind::Softmax, OpKind::SoftmaxXent, OpKind::ReduceMean,
@@ -365,44 +470,55 @@ TEST_CASE("solve_dp: equals brute force on random table-driven objectives") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 150; ++trial) {
     CAPTURE(trial);
-    Objective objective;
-    int n = 2 + static_cast<int>(rng() % 7);
-    for (int v = 0; v < n; ++v) {
-      std::vector<double> cost(1 + rng() % 4);
-      for (double& c : cost) c = static_cast<double>(rng() % 1000);
-      objective.vertex_cost.push_back(cost);
-    }
-    // Dense-ish random graphs: many cycles in the undirected sense, joins, parallel edges.
-    for (int u = 0; u < n; ++u)
-      for (int v = u + 1; v < n; ++v)
-        for (int copies = static_cast<int>(rng() % 3) - 1; copies > 0 || (copies == 0 && rng() % 2); --copies) {
+    check_against_brute_force(random_objective(rng, 2 + static_cast<int>(rng() % 7), 4, false));
+  }
+}
+
+TEST_CASE("solve_dp: equals brute force when edge classes merge configurations") {
+  std::mt19937 rng(11);
+  int merged = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    CAPTURE(trial);
+    Objective objective = random_objective(rng, 2 + static_cast<int>(rng() % 7), 6, true);
+    if (merges_classes(objective)) ++merged;
+    check_against_brute_force(objective);
+  }
+  CHECK(merged >= 100);
+}
+
+// Few vertices with many configurations, every pair joined: the first table
+// eliminated spans three others (24^3 entries), enough for the parallel fill
+// (with one class per configuration) and the parallel expansion of a table
+// computed over merged classes.
+TEST_CASE("solve_dp: equals brute force on tables large enough to fill and expand in parallel") {
+  std::mt19937 rng(5);
+  for (bool merge : {false, true}) {
+    CAPTURE(merge);
+    for (int trial = 0; trial < 3; ++trial) {
+      CAPTURE(trial);
+      Objective objective;
+      const int n = 4;
+      for (int v = 0; v < n; ++v) {
+        std::vector<double> cost(24);
+        for (double& c : cost) c = static_cast<double>(rng() % 100000);
+        objective.vertex_cost.push_back(cost);
+      }
+      for (int u = 0; u < n; ++u)
+        for (int v = u + 1; v < n; ++v) {
           PairCost pair;
           pair.u = u;
           pair.v = v;
-          pair.u_classes = static_cast<int32_t>(objective.config_count(u));
-          pair.v_classes = static_cast<int32_t>(objective.config_count(v));
-          for (int32_t s = 0; s < pair.u_classes; ++s) pair.u_class.push_back(s);
-          for (int32_t s = 0; s < pair.v_classes; ++s) pair.v_class.push_back(s);
+          pair.u_class = class_map(rng, 24, merge, pair.u_classes);
+          pair.v_class = class_map(rng, 24, merge, pair.v_classes);
           auto matrix = std::make_shared<std::vector<double>>();
-          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) matrix->push_back(static_cast<double>(rng() % 500));
+          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) matrix->push_back(static_cast<double>(rng() % 50000));
           pair.cost = std::move(matrix);
           objective.pairs.push_back(pair);
-          if (copies == 0) break;
         }
-    std::vector<int32_t> best_choice;
-    double correct = brute_force(objective, best_choice);
-    std::vector<std::string> names;
-    for (int v = 0; v < n; ++v) names.push_back("v" + std::to_string(v));
-    auto neighbours = undirected_neighbours(objective);
-    std::vector<int> reversed(n);
-    for (int v = 0; v < n; ++v) reversed[v] = n - 1 - v;
-    const std::vector<size_t> counts = objective.config_counts();
-    for (const EliminationPlan& plan : {generate_seq(neighbours), plan_for_order(neighbours, bfs_order(neighbours)),
-                                        plan_for_order(neighbours, reversed), min_degree(neighbours, counts),
-                                        min_fill(neighbours, counts)}) {
-      DpResult result = solve_dp(objective, plan, names, DpOptions{});
-      CHECK(result.cost == correct);  // integers: exact
-      CHECK(objective.evaluate(result.choice) == correct);
+      auto neighbours = undirected_neighbours(objective);
+      EliminationPlan plan = generate_seq(neighbours);
+      CHECK(measure_tables(objective, plan).entries[static_cast<size_t>(plan.order[0])] == 24 * 24 * 24);
+      check_against_brute_force(objective);
     }
   }
 }

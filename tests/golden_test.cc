@@ -1,62 +1,52 @@
-// The two golden optima of cost-model.md, the AlexNet p=8 strategy, and the
-// committed zoo files matching what the builders write.
+// The golden optima of tests/expected/zoo_optima.json (with the strategies
+// recorded there), and the committed zoo files matching what the builders write.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "costmodel/cost_tables.h"
-#include "graphs/graph_file.h"
+#include "graphs/graph.h"
 #include "graphs/zoo.h"
 #include "solver/solve.h"
 #include "test_support.h"
 
 using namespace pase;
 
-namespace {
-
-Solution solve_file(const std::string& relative, int64_t devices, const CostTables** out_tables = nullptr) {
-  static Graph graph;
-  static CostTables tables;
-  graph = load_graph(test::source_path(relative));
-  Machine machine;
-  machine.devices = devices;
-  tables = build_cost_tables(graph, machine);
-  if (out_tables) *out_tables = &tables;
-  return solve(graph, tables, SolveOptions{});
+TEST_CASE("solve: golden optima of tests/expected/zoo_optima.json") {
+  const std::vector<test::Golden>& entries = test::goldens("zoo_optima");
+  REQUIRE(!entries.empty());
+  for (const test::Golden& golden : entries) {
+    CAPTURE(golden.graph);
+    CAPTURE(golden.devices);
+    REQUIRE(golden.strategy == "pase");
+    REQUIRE(golden.cost_model == "pase");
+    Graph graph = load_graph(test::source_path(golden.file));
+    CHECK(graph.name == golden.graph);
+    Machine machine;
+    machine.devices = golden.devices;
+    machine.flops_tflops = golden.flops_tflops;
+    machine.bandwidth_gbps = golden.bandwidth_gbps;
+    CostTables tables = build_cost_tables(graph, machine);
+    Solution solution = solve(graph, tables, SolveOptions{});
+    double result = solution.cost;
+    double correct = golden.total_cost;
+    CHECK(std::fabs(result - correct) <= 1e-9 * correct);
+    // Where the strategy is recorded, every layer's configuration is checked.
+    if (golden.layers.empty()) continue;
+    CHECK(graph.vertices.size() == golden.layers.size());
+    for (const auto& [name, config] : golden.layers) {
+      CAPTURE(name);
+      int v = graph.find_vertex(name);
+      REQUIRE(v >= 0);
+      const int32_t* c = tables.configs[v][solution.choice[v]];
+      CHECK(std::vector<int32_t>(c, c + tables.configs[v].rank) == config);
+    }
+  }
 }
 
-}  // namespace
-
-TEST_CASE("solve: golden optima of cost-model.md") {
-  SUBCASE("alexnet, batch 128, p = 8") {
-    double result = solve_file("data/graphs/alexnet.json", 8).cost;
-    double correct = 97098296512.0;
-    CHECK(std::fabs(result - correct) <= 1e-9 * correct);
-  }
-  SUBCASE("rnnlm, batch 64, p = 16") {
-    double result = solve_file("data/graphs/rnnlm.json", 16).cost;
-    double correct = 2476066881536.0;
-    CHECK(std::fabs(result - correct) <= 1e-9 * correct);
-  }
-}
-
-TEST_CASE("solve: alexnet p = 8 strategy") {
-  const CostTables* tables = nullptr;
-  Solution solution = solve_file("data/graphs/alexnet.json", 8, &tables);
-  Graph graph = load_graph(test::source_path("data/graphs/alexnet.json"));
-  auto config_of = [&](const std::string& name) {
-    int v = graph.find_vertex(name);
-    REQUIRE(v >= 0);
-    const int32_t* c = tables->configs[v][solution.choice[v]];
-    return std::vector<int32_t>(c, c + tables->configs[v].rank);
-  };
-  for (const char* name : {"conv1", "conv2", "conv3", "conv4", "conv5"})
-    CHECK(config_of(name) == std::vector<int32_t>{8, 1, 1, 1, 1, 1, 1});
-  for (const char* name : {"pool1", "pool2", "pool5"}) CHECK(config_of(name) == std::vector<int32_t>{8, 1, 1, 1});
-  CHECK(config_of("fc6") == std::vector<int32_t>{1, 2, 4});
-  CHECK(config_of("fc7") == std::vector<int32_t>{1, 4, 2});
-  CHECK(config_of("fc8") == std::vector<int32_t>{1, 2, 4});
-  CHECK(graph.vertices.size() == 14);
+TEST_CASE("solve: the golden optima include alexnet p = 8 and rnnlm p = 16, alexnet's strategy recorded") {
+  CHECK(test::golden("zoo_optima", "alexnet", 8).layers.size() == 14);
+  CHECK(test::golden("zoo_optima", "rnnlm", 16).total_cost > 0);
 }
 
 TEST_CASE("zoo: committed graph files equal what the builders write") {

@@ -6,7 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/cost_model.h"
 
 namespace pase::test {
 namespace {
@@ -68,6 +74,67 @@ const char* const kTestMachineProfile = R"({
 
 Graph graph_from_json(const std::string& text, const std::string& source) {
   return build_graph(parse_graph_file(text, source), source);
+}
+
+const std::vector<Golden>& goldens(const std::string& kind) {
+  static std::map<std::string, std::vector<Golden>> cache;
+  auto found = cache.find(kind);
+  if (found != cache.end()) return found->second;
+  const std::string path = source_path("tests/expected/" + kind + ".json");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open the golden file");
+  nlohmann::json document;
+  try {
+    in >> document;
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(path + ": " + error.what());
+  }
+  if (document.value("format", "") != "pase-test-goldens" || document.value("kind", "") != kind)
+    throw std::runtime_error(path + ": expected a pase-test-goldens file of kind " + kind);
+  std::vector<Golden> entries;
+  try {
+    for (const nlohmann::json& item : document.at("entries")) {
+      Golden g;
+      g.graph = item.at("graph").get<std::string>();
+      g.file = item.at("file").get<std::string>();
+      g.batch = item.at("batch").get<int64_t>();
+      g.devices = item.at("devices").get<int64_t>();
+      g.strategy = item.at("strategy").get<std::string>();
+      g.cost_model = item.at("cost_model").get<std::string>();
+      g.flops_tflops = item.at("machine").at("flops_tflops").get<double>();
+      g.bandwidth_gbps = item.at("machine").at("bandwidth_gbps").get<double>();
+      g.total_cost = item.at("total_cost").get<double>();
+      if (item.contains("layers"))
+        for (const nlohmann::json& layer : item.at("layers"))
+          g.layers.emplace_back(layer.at("name").get<std::string>(), layer.at("config").get<std::vector<int32_t>>());
+      entries.push_back(std::move(g));
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(path + ": " + error.what() + " (regenerate it with scripts/regen_goldens.py)");
+  }
+  return cache.emplace(kind, std::move(entries)).first->second;
+}
+
+const Golden& golden(const std::string& kind, const std::string& graph, int64_t devices, const std::string& strategy) {
+  const Machine defaults;
+  for (const Golden& g : goldens(kind))
+    if (g.graph == graph && g.devices == devices && g.strategy == strategy && g.cost_model == "pase" &&
+        g.flops_tflops == defaults.flops_tflops && g.bandwidth_gbps == defaults.bandwidth_gbps)
+      return g;
+  throw std::runtime_error("tests/expected/" + kind + ".json: no entry for " + graph + " at p = " +
+                           std::to_string(devices) + " with strategy " + strategy + " on the default machine");
+}
+
+double zoo_optimum(const std::string& graph, int64_t devices) { return golden("zoo_optima", graph, devices).total_cost; }
+
+double baseline_cost(const std::string& strategy, const std::string& graph, int64_t devices) {
+  return golden("baseline_costs", graph, devices, strategy).total_cost;
+}
+
+std::string flop_text(double cost) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.0f", cost);
+  return buffer;
 }
 
 }  // namespace pase::test

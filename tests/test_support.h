@@ -1,6 +1,9 @@
 #pragma once
 // Helpers shared by the tests: running the CLI, temporary files, small graphs.
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "graphs/graph.h"
 
@@ -28,5 +31,40 @@ extern const char* const kTestMachineProfile;
 
 /// Builds a graph from pase-graph JSON text.
 Graph graph_from_json(const std::string& text, const std::string& source = "test.json");
+
+/// One golden number of tests/expected/KIND.json, a file written by
+/// scripts/regen_goldens.py from what the built `pase` prints: the cost of a
+/// strategy ("pase": the DP optimum, or a baseline's name) for a graph file at
+/// a device count on a machine, and, where recorded, every layer's configuration.
+struct Golden {
+  std::string graph;     ///< the graph's name ("alexnet")
+  std::string file;      ///< relative to the source tree ("data/graphs/alexnet.json")
+  int64_t batch = 0;     ///< dim 0 of the graph's first input, for the record
+  int64_t devices = 0;
+  std::string strategy;  ///< "pase", "data-parallel", "owt", ...
+  std::string cost_model;
+  double flops_tflops = 0.0, bandwidth_gbps = 0.0;
+  double total_cost = 0.0;
+  std::vector<std::pair<std::string, std::vector<int32_t>>> layers;  ///< (vertex, config); empty if not recorded
+};
+
+/// Every entry of tests/expected/KIND.json: KIND is "zoo_optima" (DP optima)
+/// or "baseline_costs" (the baselines' costs). Read once per process.
+const std::vector<Golden>& goldens(const std::string& kind);
+
+/// The entry of KIND for GRAPH at DEVICES with STRATEGY, priced by the `pase`
+/// model on the default machine (10 TFLOP/s, 16 GB/s: what the tests and the
+/// CLI use unless told otherwise). Throws std::runtime_error if there is none.
+const Golden& golden(const std::string& kind, const std::string& graph, int64_t devices,
+                     const std::string& strategy = "pase");
+
+/// The DP optimum of a zoo graph on the default machine (tests/expected/zoo_optima.json).
+double zoo_optimum(const std::string& graph, int64_t devices);
+
+/// A baseline's cost on a zoo graph on the default machine (tests/expected/baseline_costs.json).
+double baseline_cost(const std::string& strategy, const std::string& graph, int64_t devices);
+
+/// A cost as the CLI prints a whole number of FLOP ("97098296512").
+std::string flop_text(double cost);
 
 }  // namespace pase::test
