@@ -52,7 +52,7 @@ struct BatchResult {
   std::string message;  ///< the error, or the expected cost on a mismatch
 };
 
-constexpr double kExpectTolerance = 1e-9;  // relative, as cost-model.md promises between implementations
+constexpr double kExpectTolerance = 1e-9;  // relative, as docs/formats.md promises between implementations
 
 std::string extension_of(const std::string& path) { return fs::path(path).extension().string(); }
 

@@ -30,7 +30,7 @@ class CostModel {
                                      const std::vector<std::vector<int64_t>>& b, double* out) const;
 };
 
-/// The analytic model of the PaSE paper (cost-model.md), in FLOP.
+/// The analytic model of the PaSE paper (docs/formats.md), in FLOP.
 class PaseCostModel final : public CostModel {
  public:
   explicit PaseCostModel(const Machine& machine) : machine_(machine) {}
