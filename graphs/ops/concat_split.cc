@@ -31,6 +31,7 @@ std::vector<Vertex> infer_split(const NodeContext& node, Vertex v) {
   v.axis = node.normalise_axis("axis", node.required(node.node().axis, "axis"), x.size());
   std::vector<int64_t> sizes = node.required(node.node().parts, "parts");
   const int64_t extent = x[v.axis];
+  if (sizes.empty()) node.fail("parts", "expected a count or a list of sizes, got []");
   if (node.node().parts_is_count) {
     int64_t count = sizes[0];
     if (extent % count != 0)

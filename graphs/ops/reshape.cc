@@ -3,7 +3,9 @@
 // unravels. Both accept only row-major contiguous configurations, so the
 // flat tensor's split is well defined; neither does work of its own.
 #include <numeric>
+#include <optional>
 
+#include "graphs/check.h"
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -32,7 +34,9 @@ Shape resolve_target(const NodeContext& node, const Shape& requested, int64_t to
 }
 
 std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
-  const int64_t total = *checked_product(node.input(0));
+  const std::optional<int64_t> total_or_none = checked_product(node.input(0));
+  PASE_ASSERT(total_or_none.has_value(), shape_to_string(node.input(0)));  // every shape's product was checked
+  const int64_t total = *total_or_none;
   Shape target = resolve_target(node, node.required(node.node().shape, "shape"), total);
   Vertex ravel = v;
   ravel.name = v.name + "/ravel";
