@@ -4,7 +4,9 @@
 // graph builder its shape inference, the cost models its domain and work,
 // the baselines its roles. Modelled on FlexFlow's lib/op-attrs/src/ops/.
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graphs/graph.h"
@@ -27,6 +29,10 @@ struct BaselineRoles {
   RoleDim tensor_parallel_dim = nullptr;
 };
 
+using InferFn = std::vector<Vertex> (*)(const NodeContext& node, Vertex vertex);
+using ModelFn = VertexModel (*)(const Vertex& vertex);
+using WorkFn = void (*)(const VertexModel& model, const int32_t* config, LayerWork& work);
+
 struct OpDefinition {
   std::string name;  ///< the op's name in graph files ("conv2d")
   OpKind kind = OpKind::Elementwise;
@@ -38,12 +44,33 @@ struct OpDefinition {
   /// attributes and infers its output shapes. Returns the vertices the node
   /// becomes, in order: usually just `vertex`; a vertex input whose source is
   /// kPreviousVertex reads output 0 of the vertex before it in the list.
-  std::vector<Vertex> (*infer)(const NodeContext& node, Vertex vertex) = nullptr;
+  InferFn infer = nullptr;
   /// Domain, splittable dimensions, tensor splits, weights and work parameters.
-  VertexModel (*model)(const Vertex& vertex) = nullptr;
+  ModelFn model = nullptr;
   /// Adds the work of one configuration; nullptr: the op only moves data, which edges price.
-  void (*describe_work)(const VertexModel& model, const int32_t* config, LayerWork& work) = nullptr;
+  WorkFn describe_work = nullptr;
   BaselineRoles roles;
+
+  // A definition reads as one statement:
+  //   OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise"}).infers(infer).models(model).works(describe_gemm)
+  OpDefinition(std::string op_name, OpKind op_kind) : name(std::move(op_name)), kind(op_kind) {}
+  OpDefinition& fields(std::vector<std::string> required, std::vector<std::string> optional = {}) {
+    required_fields = std::move(required);
+    optional_fields = std::move(optional);
+    return *this;
+  }
+  OpDefinition& inputs(size_t min, size_t max) {
+    min_inputs = min;
+    max_inputs = max;
+    return *this;
+  }
+  OpDefinition& infers(InferFn fn) { return infer = fn, *this; }
+  OpDefinition& models(ModelFn fn) { return model = fn, *this; }
+  OpDefinition& works(WorkFn fn) { return describe_work = fn, *this; }
+  OpDefinition& batch_role(RoleDim fn) { return roles.batch_dim = fn, *this; }
+  OpDefinition& owt_role(RoleDim fn) { return roles.owt_dim = fn, *this; }
+  OpDefinition& tensor_parallel_role(RoleDim fn) { return roles.tensor_parallel_dim = fn, *this; }
+  OpDefinition& internal() { return in_files = false, *this; }
 };
 
 /// TensorSource::vertex of an input that is output 0 of the previous vertex a node lowers to.

@@ -68,26 +68,13 @@ VertexModel model_split(const Vertex& v) {
 int batch_beside_axis(const Vertex& v, const VertexModel& m) { return v.axis == 0 && m.domain.size() > 1 ? 1 : 0; }
 
 OpDefinition concat() {
-  OpDefinition op;
-  op.name = "concat";
-  op.kind = OpKind::Concat;
-  op.required_fields = {"axis"};
-  op.max_inputs = SIZE_MAX;
-  op.infer = infer_concat;
-  op.model = model_concat;
-  op.roles.batch_dim = batch_beside_axis;
-  return op;
+  return OpDefinition("concat", OpKind::Concat).fields({"axis"}).inputs(1, SIZE_MAX).infers(infer_concat)
+      .models(model_concat).batch_role(batch_beside_axis);
 }
 
 OpDefinition split() {
-  OpDefinition op;
-  op.name = "split";
-  op.kind = OpKind::Split;
-  op.required_fields = {"parts", "axis"};
-  op.infer = infer_split;
-  op.model = model_split;
-  op.roles.batch_dim = batch_beside_axis;
-  return op;
+  return OpDefinition("split", OpKind::Split).fields({"parts", "axis"}).infers(infer_split).models(model_split)
+      .batch_role(batch_beside_axis);
 }
 
 }  // namespace pase::ops

@@ -43,15 +43,8 @@ VertexModel model(const Vertex& v) {
 }  // namespace
 
 OpDefinition conv2d() {
-  OpDefinition op;
-  op.name = "conv2d";
-  op.kind = OpKind::Conv2d;
-  op.required_fields = {"filter"};
-  op.optional_fields = {"stride", "padding", "pointwise"};
-  op.infer = infer;
-  op.model = model;
-  op.describe_work = describe_gemm;
-  return op;
+  return OpDefinition("conv2d", OpKind::Conv2d).fields({"filter"}, {"stride", "padding", "pointwise"}).infers(infer)
+      .models(model).works(describe_gemm);
 }
 
 }  // namespace pase::ops

@@ -130,44 +130,22 @@ int head_or_feature_letter(const Vertex&, const VertexModel& m) {
 
 int vocabulary_letter(const Vertex&, const VertexModel& m) { return static_cast<int>(m.letters.find('c')); }
 
-OpDefinition gemm_family(const std::string& name, OpKind kind) {
-  OpDefinition op;
-  op.name = name;
-  op.kind = kind;
-  op.min_inputs = op.max_inputs = 2;
-  op.optional_fields = {"pointwise"};
-  op.model = model_einsum;
-  op.describe_work = describe_gemm;
-  op.roles.batch_dim = batch_letter;
-  return op;
-}
-
 }  // namespace
 
 OpDefinition einsum() {
-  OpDefinition op = gemm_family("einsum", OpKind::Einsum);
-  op.required_fields = {"equation"};
-  op.infer = infer_einsum;
-  op.roles.tensor_parallel_dim = head_or_feature_letter;
-  return op;
+  return OpDefinition("einsum", OpKind::Einsum).fields({"equation"}, {"pointwise"}).inputs(2, 2).infers(infer_einsum)
+      .models(model_einsum).works(describe_gemm).batch_role(batch_letter).tensor_parallel_role(head_or_feature_letter);
 }
 
 OpDefinition matmul() {
-  OpDefinition op = gemm_family("matmul", OpKind::Matmul);
-  op.infer = infer_matmul;
-  return op;
+  return OpDefinition("matmul", OpKind::Matmul).fields({}, {"pointwise"}).inputs(2, 2).infers(infer_matmul)
+      .models(model_einsum).works(describe_gemm).batch_role(batch_letter);
 }
 
 OpDefinition embedding() {
-  OpDefinition op;
-  op.name = "embedding";
-  op.kind = OpKind::Embedding;
-  op.required_fields = {"vocab", "dim"};
-  op.infer = infer_embedding;
-  op.model = model_embedding;
-  op.describe_work = describe_gemm;
-  op.roles.tensor_parallel_dim = vocabulary_letter;  // vocab-parallel "abc,cd->abd"
-  return op;
+  // Vocabulary-parallel for Megatron: "abc,cd->abd" split on c.
+  return OpDefinition("embedding", OpKind::Embedding).fields({"vocab", "dim"}).infers(infer_embedding)
+      .models(model_embedding).works(describe_gemm).tensor_parallel_role(vocabulary_letter);
 }
 
 }  // namespace pase::ops

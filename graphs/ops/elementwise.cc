@@ -23,15 +23,8 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition elementwise() {
-  OpDefinition op;
-  op.name = "elementwise";
-  op.kind = OpKind::Elementwise;
-  op.optional_fields = {"pointwise"};
-  op.max_inputs = SIZE_MAX;
-  op.infer = infer;
-  op.model = model;
-  op.describe_work = describe;
-  return op;
+  return OpDefinition("elementwise", OpKind::Elementwise).fields({}, {"pointwise"}).inputs(1, SIZE_MAX).infers(infer)
+      .models(model).works(describe);
 }
 
 }  // namespace pase::ops

@@ -50,16 +50,8 @@ int units_dim(const Vertex&, const VertexModel& m) { return static_cast<int>(m.d
 }  // namespace
 
 OpDefinition fc() {
-  OpDefinition op;
-  op.name = "fc";
-  op.kind = OpKind::Fc;
-  op.required_fields = {"units"};
-  op.optional_fields = {"pointwise"};
-  op.infer = infer;
-  op.model = model;
-  op.describe_work = describe_gemm;
-  op.roles.owt_dim = units_dim;
-  return op;
+  return OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise"}).infers(infer).models(model).works(describe_gemm)
+      .owt_role(units_dim);
 }
 
 }  // namespace pase::ops

@@ -57,15 +57,8 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition lstm() {
-  OpDefinition op;
-  op.name = "lstm";
-  op.kind = OpKind::Lstm;
-  op.required_fields = {"units", "layers"};
-  op.infer = infer;
-  op.model = model;
-  op.describe_work = describe;
-  op.roles.batch_dim = [](const Vertex&, const VertexModel&) { return static_cast<int>(kBatch); };
-  return op;
+  return OpDefinition("lstm", OpKind::Lstm).fields({"units", "layers"}).infers(infer).models(model).works(describe)
+      .batch_role([](const Vertex&, const VertexModel&) { return static_cast<int>(kBatch); });
 }
 
 }  // namespace pase::ops

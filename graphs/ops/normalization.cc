@@ -34,28 +34,14 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
   work.all_reduces.add({x_axis, others, 4});
 }
 
-OpDefinition normalization(const std::string& name, OpKind kind) {
-  OpDefinition op;
-  op.name = name;
-  op.kind = kind;
-  op.model = model;
-  op.describe_work = describe;
-  return op;
-}
-
 }  // namespace
 
 OpDefinition norm() {
-  OpDefinition op = normalization("norm", OpKind::Norm);
-  op.optional_fields = {"axis"};
-  op.infer = infer_norm;
-  return op;
+  return OpDefinition("norm", OpKind::Norm).fields({}, {"axis"}).infers(infer_norm).models(model).works(describe);
 }
 
 OpDefinition batchnorm() {
-  OpDefinition op = normalization("batchnorm", OpKind::Batchnorm);
-  op.infer = infer_batchnorm;
-  return op;
+  return OpDefinition("batchnorm", OpKind::Batchnorm).infers(infer_batchnorm).models(model).works(describe);
 }
 
 }  // namespace pase::ops

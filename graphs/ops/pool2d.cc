@@ -43,15 +43,8 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition pool2d() {
-  OpDefinition op;
-  op.name = "pool2d";
-  op.kind = OpKind::Pool2d;
-  op.required_fields = {"window"};
-  op.optional_fields = {"stride", "padding"};
-  op.infer = infer;
-  op.model = model;
-  op.describe_work = describe;
-  return op;
+  return OpDefinition("pool2d", OpKind::Pool2d).fields({"window"}, {"stride", "padding"}).infers(infer).models(model)
+      .works(describe);
 }
 
 }  // namespace pase::ops

@@ -52,15 +52,8 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition reduce_mean() {
-  OpDefinition op;
-  op.name = "reduce_mean";
-  op.kind = OpKind::ReduceMean;
-  op.required_fields = {"axes"};
-  op.optional_fields = {"keepdims"};
-  op.infer = infer;
-  op.model = model;
-  op.describe_work = describe;
-  return op;
+  return OpDefinition("reduce_mean", OpKind::ReduceMean).fields({"axes"}, {"keepdims"}).infers(infer).models(model)
+      .works(describe);
 }
 
 }  // namespace pase::ops

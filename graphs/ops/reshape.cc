@@ -76,22 +76,9 @@ VertexModel model_unravel(const Vertex& v) {
 }  // namespace
 
 OpDefinition reshape() {
-  OpDefinition op;
-  op.name = "reshape";
-  op.kind = OpKind::Unravel;
-  op.required_fields = {"shape"};
-  op.infer = infer;
-  op.model = model_unravel;
-  return op;
+  return OpDefinition("reshape", OpKind::Unravel).fields({"shape"}).infers(infer).models(model_unravel);
 }
 
-OpDefinition ravel() {
-  OpDefinition op;
-  op.name = "ravel";
-  op.kind = OpKind::Ravel;
-  op.in_files = false;
-  op.model = model_ravel;
-  return op;
-}
+OpDefinition ravel() { return OpDefinition("ravel", OpKind::Ravel).internal().models(model_ravel); }
 
 }  // namespace pase::ops

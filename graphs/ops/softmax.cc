@@ -43,24 +43,12 @@ void describe_xent(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition softmax() {
-  OpDefinition op;
-  op.name = "softmax";
-  op.kind = OpKind::Softmax;
-  op.optional_fields = {"axis"};
-  op.infer = infer_softmax;
-  op.model = model;
-  op.describe_work = describe_softmax;
-  return op;
+  return OpDefinition("softmax", OpKind::Softmax).fields({}, {"axis"}).infers(infer_softmax).models(model)
+      .works(describe_softmax);
 }
 
 OpDefinition softmax_xent() {
-  OpDefinition op;
-  op.name = "softmax_xent";
-  op.kind = OpKind::SoftmaxXent;
-  op.infer = infer_xent;
-  op.model = model;
-  op.describe_work = describe_xent;
-  return op;
+  return OpDefinition("softmax_xent", OpKind::SoftmaxXent).infers(infer_xent).models(model).works(describe_xent);
 }
 
 }  // namespace pase::ops

@@ -54,26 +54,13 @@ VertexModel model_unstack(const Vertex& v) {
 }  // namespace
 
 OpDefinition stack() {
-  OpDefinition op;
-  op.name = "stack";
-  op.kind = OpKind::Stack;
-  op.optional_fields = {"axis"};
-  op.max_inputs = SIZE_MAX;
-  op.infer = infer_stack;
-  op.model = model_stack;
-  op.roles.batch_dim = batch_beside_axis;
-  return op;
+  return OpDefinition("stack", OpKind::Stack).fields({}, {"axis"}).inputs(1, SIZE_MAX).infers(infer_stack)
+      .models(model_stack).batch_role(batch_beside_axis);
 }
 
 OpDefinition unstack() {
-  OpDefinition op;
-  op.name = "unstack";
-  op.kind = OpKind::Unstack;
-  op.optional_fields = {"axis"};
-  op.infer = infer_unstack;
-  op.model = model_unstack;
-  op.roles.batch_dim = batch_beside_axis;
-  return op;
+  return OpDefinition("unstack", OpKind::Unstack).fields({}, {"axis"}).infers(infer_unstack).models(model_unstack)
+      .batch_role(batch_beside_axis);
 }
 
 }  // namespace pase::ops

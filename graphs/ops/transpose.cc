@@ -36,13 +36,7 @@ VertexModel model(const Vertex& v) {
 }  // namespace
 
 OpDefinition transpose() {
-  OpDefinition op;
-  op.name = "transpose";
-  op.kind = OpKind::Transpose;
-  op.required_fields = {"perm"};
-  op.infer = infer;
-  op.model = model;
-  return op;
+  return OpDefinition("transpose", OpKind::Transpose).fields({"perm"}).infers(infer).models(model);
 }
 
 }  // namespace pase::ops
