@@ -30,7 +30,8 @@ struct StrategyFileV1 {
   std::vector<StrategyLayerV1> layers;
 };
 
-/// Parses and field-checks JSON text; `source` names the file in errors.
+/// Parses and field-checks JSON text (split counts in 1..2^30, each layer
+/// named once); `source` names the file in errors.
 [[nodiscard]] StrategyFileV1 parse_strategy_file(const std::string& text, const std::string& source);
 
 /// Reads and parses a file (InputError naming it if missing or malformed).
