@@ -1,6 +1,7 @@
 #pragma once
 // Reading a `pase-strategy` v1 file back (hand-edited or written by `solve`)
-// and turning it into a configuration index per vertex of a graph. Only
+// and turning it into a configuration index per vertex of a graph. The one
+// reader of strategy files (`evaluate`, and `pase-calibrate --validate`). Only
 // `format`, `version`, `graph`, `devices`, `total_cost` and each layer's
 // `name`, `config` (and `dims`, when present) are read; the rest is
 // informational and ignored.
