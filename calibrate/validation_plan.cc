@@ -2,54 +2,17 @@
 
 #include <map>
 
-#include <nlohmann/json.hpp>
-
 #include "graphs/error.h"
+#include "solver/strategy_reader.h"
 
 namespace pase {
-namespace {
-
-using json = nlohmann::json;
-
-// Only the fields --validate needs are read; the rest of the file is the solver's.
-std::map<std::string, std::vector<int32_t>> read_configs(const std::string& text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error&) {
-    throw InputError(source + ": malformed JSON (expected a pase-strategy file)");
-  }
-  auto fail = [&](const std::string& where, const std::string& message) {
-    throw InputError(source + ": " + where + ": " + message);
-  };
-  if (!root.is_object() || root.value("format", json()) != "pase-strategy")
-    fail("field 'format'", "expected \"pase-strategy\"");
-  if (root.value("version", json()) != 1) fail("field 'version'", "unsupported version (this pase reads version 1)");
-  if (!root.contains("layers") || !root["layers"].is_array()) fail("field 'layers'", "expected an array of layers");
-  std::map<std::string, std::vector<int32_t>> configs;
-  for (size_t i = 0; i < root["layers"].size(); ++i) {
-    const json& layer = root["layers"][i];
-    std::string where = "layers[" + std::to_string(i) + "]";
-    if (!layer.is_object() || !layer.contains("name") || !layer["name"].is_string())
-      fail(where, "expected an object with a string 'name'");
-    if (!layer.contains("config") || !layer["config"].is_array())
-      fail(where + ": field 'config'", "expected an array of split counts");
-    std::vector<int32_t> config;
-    for (const json& split : layer["config"]) {
-      if (!split.is_number_integer() || split.get<int64_t>() < 1 || split.get<int64_t>() > (int64_t{1} << 30))
-        fail(where + ": field 'config'", "expected positive split counts, got " + layer["config"].dump());
-      config.push_back(static_cast<int32_t>(split.get<int64_t>()));
-    }
-    configs[layer["name"].get<std::string>()] = config;
-  }
-  return configs;
-}
-
-}  // namespace
 
 std::vector<PlannedLayer> validation_plan(const Graph& graph, const std::string& strategy_text,
                                           const std::string& source, const CalibratedCostModel& model) {
-  std::map<std::string, std::vector<int32_t>> configs = read_configs(strategy_text, source);
+  // Only the layers' configs are needed; the rest of the file is the solver's.
+  std::map<std::string, std::vector<int32_t>> configs;
+  for (const StrategyLayerV1& layer : parse_strategy_file(strategy_text, source).layers)
+    configs[layer.name] = std::vector<int32_t>(layer.config.begin(), layer.config.end());
   std::vector<PlannedLayer> plan;
   for (const Vertex& vertex : graph.vertices) {
     VertexModel vm = build_vertex_model(vertex);

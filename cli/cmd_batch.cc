@@ -25,6 +25,8 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
+#include "graphs/json_document.h"
+#include "graphs/json_reader.h"
 #include "solver/solve.h"
 
 namespace pase {
@@ -110,37 +112,42 @@ using ExpectKey = std::pair<std::string, int64_t>;  // (graph, devices)
 
 // Reads a summary written by --summary (JSON): the recorded optimum of every ok entry.
 std::map<ExpectKey, double> read_expectations(const std::string& path, const CostModel& model) {
-  nlohmann::json root;
+  const std::string text = read_text_file(path);
+  nlohmann::json document;
   try {
-    root = nlohmann::json::parse(read_text_file(path));
-  } catch (const nlohmann::json::parse_error&) {
-    throw InputError(path + ": malformed JSON (--expect takes a summary written by --summary FILE.json)");
+    document = parse_json_document(text, path);
+  } catch (const InputError& error) {
+    throw InputError(std::string(error.what()) + " (--expect takes a summary written by --summary FILE.json)");
   }
-  if (!root.is_object() || root.value("format", "") != "pase-batch-summary")
-    throw InputError(path + ": field 'format': expected \"pase-batch-summary\"");
-  if (root.value("version", 0) != 1) throw InputError(path + ": field 'version': expected 1");
-  std::string cost_model = root.value("cost_model", "pase");
-  if (cost_model != model.name())
-    throw InputError(path + ": field 'cost_model': recorded with '" + cost_model + "', this run uses '" + model.name() + "'");
-  if (root.contains("machine")) {
-    const auto& m = root["machine"];
-    Machine here = model.machine();
-    if (m.value("flops_tflops", here.flops_tflops) != here.flops_tflops ||
-        m.value("bandwidth_gbps", here.bandwidth_gbps) != here.bandwidth_gbps)
-      throw InputError(path + ": field 'machine': recorded with " + m.dump() + ", this run uses " +
-                       machine_json(here).dump());
+  JsonReader root(document, path);
+  root.expect_object("a JSON object at the top level");
+  const std::string kFormat = "pase-batch-summary";
+  if (auto format = root.optional("format"); !format || format->value() != kFormat)
+    root.required("format").fail("expected \"" + kFormat + "\"");
+  root.check_header(kFormat, 1);
+  const auto cost_model = root.optional("cost_model");
+  const std::string recorded_model = cost_model ? cost_model->as_string() : "pase";
+  if (recorded_model != model.name())
+    cost_model->fail("recorded with '" + recorded_model + "', this run uses '" + model.name() + "'");
+  if (auto machine = root.optional("machine")) {
+    const Machine here = model.machine();
+    auto recorded = [&](const std::string& key, double otherwise) {
+      auto field = machine->optional(key);
+      return field ? field->as_number() : otherwise;
+    };
+    if (recorded("flops_tflops", here.flops_tflops) != here.flops_tflops ||
+        recorded("bandwidth_gbps", here.bandwidth_gbps) != here.bandwidth_gbps)
+      machine->fail("recorded with " + json_excerpt(machine->value()) + ", this run uses " + machine_json(here).dump());
   }
-  if (!root.contains("results") || !root["results"].is_array())
-    throw InputError(path + ": field 'results': missing or not an array");
   std::map<ExpectKey, double> expected;
-  for (size_t i = 0; i < root["results"].size(); ++i) {
-    const auto& entry = root["results"][i];
-    std::string where = path + ": results[" + std::to_string(i) + "]";
-    if (!entry.is_object() || !entry.contains("graph") || !entry["graph"].is_string() || !entry.contains("devices") ||
-        !entry["devices"].is_number_integer())
-      throw InputError(where + ": expected an object with 'graph' (string) and 'devices' (integer)");
-    if (!entry.contains("cost") || !entry["cost"].is_number()) continue;  // a recorded failure: nothing to compare
-    expected[{entry["graph"].get<std::string>(), entry["devices"].get<int64_t>()}] = entry["cost"].get<double>();
+  std::vector<JsonReader> results = root.required("results").items("results");
+  for (size_t i = 0; i < results.size(); ++i) {
+    JsonReader entry = results[i].as_subject("results[" + std::to_string(i) + "]");
+    std::string graph = entry.required("graph").as_string();
+    int64_t devices = entry.required("devices").as_int();
+    auto cost = entry.optional("cost");
+    if (!cost || !cost->value().is_number()) continue;  // a recorded failure: nothing to compare
+    expected[{graph, devices}] = cost->value().get<double>();
   }
   return expected;
 }

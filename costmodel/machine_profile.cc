@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/error.h"
-#include "graphs/json_document.h"
 #include "graphs/graph_file.h"
+#include "graphs/json_document.h"
+#include "graphs/json_reader.h"
 
 namespace pase {
 namespace {
@@ -26,134 +26,73 @@ const std::vector<std::string> kMeasuredFields = {
     "date",    "gpu",     "cuda_driver",         "cuda_runtime",        "cublas",
     "gpu_count", "warmup", "repeats", "host_to_device_gbps", "device_to_host_gbps", "device_to_device_gbps"};
 
-// Every check names the file and the dotted JSON path of the field.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+// A link object: bandwidth in GB/s and latency in µs.
+LinkSpec read_link(const JsonReader& object) {
+  object.check_known_fields(kLinkFields);
+  return {object.required("bandwidth_gbps").as_positive_number() * kGiga,
+          object.required("latency_us").as_positive_number() * kMicro};
+}
 
-  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    throw InputError(source_ + ": field '" + path + "': " + message);
+// A non-empty, strictly increasing list of positive sizes.
+std::vector<double> read_grid(const JsonReader& field) {
+  const json& value = field.value();
+  if (!value.is_array() || value.empty())
+    field.fail("expected a non-empty array of sizes, got " + json_excerpt(value));
+  std::vector<double> points;
+  for (const JsonReader& point : field.items()) {
+    double v = point.as_positive_number();
+    if (!points.empty() && !(v > points.back()))
+      field.fail("grid must be strictly increasing, got " + json_excerpt(point.value()) + " after " +
+                 json_excerpt(value[points.size() - 1]));
+    points.push_back(v);
   }
+  return points;
+}
 
-  void check_fields(const json& object, const std::vector<std::string>& allowed, const std::string& path) const {
-    if (!object.is_object()) fail(path, "expected an object, got " + kind(object));
-    for (auto it = object.begin(); it != object.end(); ++it) {
-      if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
-      std::string hint = closest_name(it.key(), allowed);
-      fail(join(path, it.key()), std::string("unknown field") + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
-    }
-  }
+// `field` is an array of `expected` entries, or fails "expected N WHAT, got M".
+std::vector<JsonReader> sized_items(const JsonReader& field, size_t expected, const char* what) {
+  const json& value = field.value();
+  if (!value.is_array() || value.size() != expected)
+    field.fail("expected " + std::to_string(expected) + " " + what + ", got " +
+               (value.is_array() ? std::to_string(value.size()) : json_type_phrase(value)));
+  return field.items();
+}
 
-  const json& need(const json& object, const std::string& path, const std::string& key) const {
-    if (!object.contains(key)) fail(join(path, key), "missing");
-    return object[key];
-  }
+// A [|m|][|n|][|k|] array of TFLOP/s, flattened m-major.
+std::vector<double> read_cube(const JsonReader& field, const GemmTable& t) {
+  std::vector<double> flops;
+  for (const JsonReader& plane : sized_items(field, t.m.size(), "planes (one per m)"))
+    for (const JsonReader& row : sized_items(plane, t.n.size(), "rows (one per n)"))
+      for (const JsonReader& value : sized_items(row, t.k.size(), "numbers (one per k)"))
+        flops.push_back(value.as_positive_number() * kTera);
+  return flops;
+}
 
-  std::string string(const json& object, const std::string& path, const std::string& key) const {
-    const json& value = need(object, path, key);
-    if (!value.is_string()) fail(join(path, key), "expected a string, got " + kind(value));
-    return value.get<std::string>();
-  }
-
-  double positive(const json& value, const std::string& path) const {
-    if (!value.is_number()) fail(path, "expected a positive number, got " + kind(value));
-    double v = value.get<double>();
-    if (!(v > 0) || !std::isfinite(v)) fail(path, "expected a positive number, got " + value.dump());
-    return v;
-  }
-
-  double positive(const json& object, const std::string& path, const std::string& key) const {
-    return positive(need(object, path, key), join(path, key));
-  }
-
-  int64_t count(const json& object, const std::string& path, const std::string& key) const {
-    const json& value = need(object, path, key);
-    if (!value.is_number_integer() || value.get<int64_t>() <= 0)
-      fail(join(path, key), "expected a positive integer, got " + value.dump());
-    return value.get<int64_t>();
-  }
-
-  LinkSpec link(const json& root, const std::string& key) const {
-    const json& object = need(root, "", key);
-    check_fields(object, kLinkFields, key);
-    return {positive(object, key, "bandwidth_gbps") * kGiga, positive(object, key, "latency_us") * kMicro};
-  }
-
-  std::vector<double> grid(const json& object, const std::string& path, const std::string& key) const {
-    const json& value = need(object, path, key);
-    std::string where = join(path, key);
-    if (!value.is_array() || value.empty()) fail(where, "expected a non-empty array of sizes, got " + value.dump());
-    std::vector<double> points;
-    for (size_t i = 0; i < value.size(); ++i) {
-      double v = positive(value[i], where + "[" + std::to_string(i) + "]");
-      if (!points.empty() && !(v > points.back()))
-        fail(where, "grid must be strictly increasing, got " + value[i].dump() + " after " + value[i - 1].dump());
-      points.push_back(v);
-    }
-    return points;
-  }
-
-  // A [|m|][|n|][|k|] array of TFLOP/s, flattened m-major.
-  std::vector<double> cube(const json& object, const std::string& key, const GemmTable& t) const {
-    const std::string where = "gemm." + key;
-    const json& planes = need(object, "gemm", key);
-    auto check_size = [&](const json& value, size_t expected, const std::string& path, const char* what) {
-      if (!value.is_array() || value.size() != expected)
-        fail(path, "expected " + std::to_string(expected) + " " + what + ", got " +
-                       (value.is_array() ? std::to_string(value.size()) : kind(value)));
-    };
-    std::vector<double> flops;
-    check_size(planes, t.m.size(), where, "planes (one per m)");
-    for (size_t i = 0; i < planes.size(); ++i) {
-      std::string plane_path = where + "[" + std::to_string(i) + "]";
-      check_size(planes[i], t.n.size(), plane_path, "rows (one per n)");
-      for (size_t j = 0; j < planes[i].size(); ++j) {
-        std::string row_path = plane_path + "[" + std::to_string(j) + "]";
-        check_size(planes[i][j], t.k.size(), row_path, "numbers (one per k)");
-        for (size_t l = 0; l < planes[i][j].size(); ++l)
-          flops.push_back(positive(planes[i][j][l], row_path + "[" + std::to_string(l) + "]") * kTera);
-      }
-    }
-    return flops;
-  }
-
- private:
-  static std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
-  static std::string kind(const json& value) {
-    if (value.is_number()) return "a number " + value.dump();
-    return std::string("a") + (value.is_array() || value.is_object() ? "n " : " ") + value.type_name();
-  }
-
-  std::string source_;
-};
-
-GemmTable read_gemm(const Reader& r, const json& object) {
-  r.check_fields(object, kGemmFields, "gemm");
+GemmTable read_gemm(const JsonReader& object) {
+  object.check_known_fields(kGemmFields);
   GemmTable table;
-  table.m = r.grid(object, "gemm", "m");
-  table.n = r.grid(object, "gemm", "n");
-  table.k = r.grid(object, "gemm", "k");
+  table.m = read_grid(object.required("m"));
+  table.n = read_grid(object.required("n"));
+  table.k = read_grid(object.required("k"));
   for (GemmLayout layout : {GemmLayout::NN, GemmLayout::NT, GemmLayout::TN})
-    table.flops[static_cast<size_t>(layout)] = r.cube(object, std::string(layout_name(layout)) + "_tflops", table);
+    table.flops[static_cast<size_t>(layout)] = read_cube(object.required(std::string(layout_name(layout)) + "_tflops"), table);
   return table;
 }
 
-MeasuredInfo read_measured(const Reader& r, const json& object) {
-  const std::string path = "measured";
-  r.check_fields(object, kMeasuredFields, path);
+MeasuredInfo read_measured(const JsonReader& object) {
+  object.check_known_fields(kMeasuredFields);
   MeasuredInfo info;
-  info.date = r.string(object, path, "date");
-  info.gpu = r.string(object, path, "gpu");
-  info.cuda_driver = r.string(object, path, "cuda_driver");
-  info.cuda_runtime = r.string(object, path, "cuda_runtime");
-  info.cublas = r.string(object, path, "cublas");
-  info.gpu_count = r.count(object, path, "gpu_count");
-  info.warmup = r.count(object, path, "warmup");
-  info.repeats = r.count(object, path, "repeats");
-  info.host_to_device = r.positive(object, path, "host_to_device_gbps") * kGiga;
-  info.device_to_host = r.positive(object, path, "device_to_host_gbps") * kGiga;
-  if (object.contains("device_to_device_gbps"))
-    info.device_to_device = r.positive(object, path, "device_to_device_gbps") * kGiga;
+  info.date = object.required("date").as_string();
+  info.gpu = object.required("gpu").as_string();
+  info.cuda_driver = object.required("cuda_driver").as_string();
+  info.cuda_runtime = object.required("cuda_runtime").as_string();
+  info.cublas = object.required("cublas").as_string();
+  info.gpu_count = object.required("gpu_count").as_positive("integer");
+  info.warmup = object.required("warmup").as_positive("integer");
+  info.repeats = object.required("repeats").as_positive("integer");
+  info.host_to_device = object.required("host_to_device_gbps").as_positive_number() * kGiga;
+  info.device_to_host = object.required("device_to_host_gbps").as_positive_number() * kGiga;
+  if (auto f = object.optional("device_to_device_gbps")) info.device_to_device = f->as_positive_number() * kGiga;
   return info;
 }
 
@@ -183,33 +122,31 @@ const char* layout_name(GemmLayout layout) {
 }
 
 MachineProfile parse_machine_profile(const std::string& text, const std::string& source) {
-  json root = parse_json_document(text, source);
-  if (!root.is_object()) throw InputError(source + ": expected a JSON object at the top level");
-  Reader r(source);
-  r.check_fields(root, kTopFields, "");
-  if (r.string(root, "", "format") != "pase-machine")
-    r.fail("format", "expected \"pase-machine\", got " + root["format"].dump());
-  if (r.count(root, "", "version") != 1)
-    r.fail("version", "unsupported version " + root["version"].dump() + " (this pase reads version 1)");
+  json document = parse_json_document(text, source);
+  JsonReader root(document, source);
+  root.expect_object("a JSON object at the top level");
+  root.check_known_fields(kTopFields);
+  root.check_header("pase-machine", 1);
 
   MachineProfile p;
-  p.name = r.string(root, "", "name");
-  p.source = r.string(root, "", "source");
-  if (root.contains("notes")) p.notes = r.string(root, "", "notes");
-  const json& device = r.need(root, "", "device");
-  r.check_fields(device, kDeviceFields, "device");
-  p.device_name = r.string(device, "device", "name");
-  p.peak_flops = r.positive(device, "device", "peak_tflops") * kTera;
-  p.memory_bytes = r.positive(device, "device", "memory_gb") * kGiga;
-  p.memory_bandwidth = r.positive(device, "device", "memory_bandwidth_gbps") * kGiga;
-  p.devices_per_node = r.count(root, "", "devices_per_node");
-  p.intra_node = r.link(root, "intra_node");
-  p.inter_node = r.link(root, "inter_node");
-  if (root.contains("gemm")) p.gemm = read_gemm(r, root["gemm"]);
-  bool measured = p.source == "measured";
-  if (measured && !root.contains("measured")) r.fail("measured", "missing (required when source is \"measured\")");
-  if (!measured && root.contains("measured")) r.fail("measured", "only allowed when source is \"measured\"");
-  if (measured) p.measured = read_measured(r, root["measured"]);
+  p.name = root.required("name").as_string();
+  p.source = root.required("source").as_string();
+  if (auto f = root.optional("notes")) p.notes = f->as_string();
+  JsonReader device = root.required("device");
+  device.check_known_fields(kDeviceFields);
+  p.device_name = device.required("name").as_string();
+  p.peak_flops = device.required("peak_tflops").as_positive_number() * kTera;
+  p.memory_bytes = device.required("memory_gb").as_positive_number() * kGiga;
+  p.memory_bandwidth = device.required("memory_bandwidth_gbps").as_positive_number() * kGiga;
+  p.devices_per_node = root.required("devices_per_node").as_positive("integer");
+  p.intra_node = read_link(root.required("intra_node"));
+  p.inter_node = read_link(root.required("inter_node"));
+  if (auto f = root.optional("gemm")) p.gemm = read_gemm(*f);
+  const bool measured = p.source == "measured";
+  std::optional<JsonReader> info = root.optional("measured");
+  if (measured && !info) (void)root.required("measured", "required when source is \"measured\"");
+  if (!measured && info) info->fail("only allowed when source is \"measured\"");
+  if (info) p.measured = read_measured(*info);
   return p;
 }
 

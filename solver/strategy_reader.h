@@ -1,6 +1,7 @@
 #pragma once
 // Reading a `pase-strategy` v1 file back (hand-edited or written by `solve`)
-// and turning it into a configuration index per vertex of a graph. Only
+// and turning it into a configuration index per vertex of a graph. The one
+// reader of strategy files (`evaluate`, and `pase-calibrate --validate`). Only
 // `format`, `version`, `graph`, `devices`, `total_cost` and each layer's
 // `name`, `config` (and `dims`, when present) are read; the rest is
 // informational and ignored.
@@ -30,7 +31,8 @@ struct StrategyFileV1 {
   std::vector<StrategyLayerV1> layers;
 };
 
-/// Parses and field-checks JSON text; `source` names the file in errors.
+/// Parses and field-checks JSON text (split counts in 1..2^30, each layer
+/// named once); `source` names the file in errors.
 [[nodiscard]] StrategyFileV1 parse_strategy_file(const std::string& text, const std::string& source);
 
 /// Reads and parses a file (InputError naming it if missing or malformed).

@@ -152,6 +152,15 @@ TEST_CASE("validation_plan") {
                          "s.json: layer 'conv1': field 'config': expected 7 split counts (dims \"bchwrsn\"), got 2",
                          InputError);
   }
+  SUBCASE("the strategy file is read by the solver's strategy reader") {
+    json doc = json::parse(solved.output);
+    doc["layers"][0]["config"][0] = 0;
+    CHECK_THROWS_WITH_AS((void)validation_plan(graph, doc.dump(), "s.json", model),
+                         "s.json: layer 'conv1': field 'config[0]': expected a split count in 1..2^30, got 0", InputError);
+    doc["version"] = 2;
+    CHECK_THROWS_WITH_AS((void)validation_plan(graph, doc.dump(), "s.json", model),
+                         "s.json: field 'version': unsupported version 2 (this pase reads version 1)", InputError);
+  }
 }
 
 TEST_CASE("pase solve --cost-model calibrated") {

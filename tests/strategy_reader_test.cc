@@ -93,7 +93,7 @@ TEST_CASE("strategy_choice") {
   }
   SUBCASE("non-positive split") {
     f.layer("fc7")["config"] = {1, 0, 2};
-    CHECK(f.error() == "s.json: layer 'fc7': field 'config'[1]: expected a split count in 1..2^30, got 0");
+    CHECK(f.error() == "s.json: layer 'fc7': field 'config[1]': expected a split count in 1..2^30, got 0");
   }
   SUBCASE("dims that do not match") {
     f.layer("fc7")["dims"] = "xyz";
