@@ -122,7 +122,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
-  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
+  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {
@@ -144,7 +144,7 @@ CommandRunner register_solve(CLI::App& app) {
     CostTables tables = build_cost_tables(graph, *model);
     double price_seconds = seconds_since(t1);
     if (o->plan_only) {
-      Solution plan = plan_only(tables, options.order);
+      Solution plan = plan_only(tables, options.order, options.dp.threads);
       if (o->json) {
         nlohmann::ordered_json doc = {{"graph", graph.name},
                                       {"devices", tables.machine.devices},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -11,6 +12,8 @@
 #include <optional>
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -274,7 +277,18 @@ std::pair<double, size_t> min_of_sum(const double* base, const double* const* ro
 
 constexpr uint64_t kGrainSteps = uint64_t{1} << 16;
 
+// A thread's buffers for filling tables, sized once for the largest vertex
+// (most configurations, members of D(v), factors) so they never grow.
 struct FillScratch {
+  FillScratch(size_t configs, size_t members, size_t factors)
+      : base(configs), acc(configs), digit(members), inner_offset(factors) {
+    rows.reserve(factors);
+  }
+  // What one costs: counted in the peak, and per thread in the plan's bound.
+  static uint64_t bytes(size_t configs, size_t members, size_t factors) {
+    return 2 * configs * sizeof(double) + members * sizeof(uint64_t) + factors * (sizeof(uint64_t) + sizeof(const double*));
+  }
+
   std::vector<double> base, acc;
   std::vector<uint64_t> digit, inner_offset;
   std::vector<const double*> rows;
@@ -305,10 +319,6 @@ class TableFill {
 
   // Fills the items of `range` (on the calling thread, with its scratch).
   void fill(const tbb::blocked_range<uint64_t>& range, FillScratch& scratch) const {
-    scratch.base.resize(job_.configs);
-    scratch.acc.resize(job_.configs);
-    scratch.digit.resize(k_);
-    scratch.inner_offset.resize(inner_reads_.size());
     for (uint64_t item = range.begin(); item != range.end(); ++item) {
       const uint64_t outer = item / chunks_per_run_;
       const uint64_t first = (item % chunks_per_run_) * chunk_, last = std::min(run_, first + chunk_);
@@ -389,22 +399,6 @@ class TableFill {
   uint64_t chunk_ = 1, chunks_per_run_ = 1, items_ = 0, grain_ = 1;
 };
 
-// Fills a job's table; `arena` null: on this thread, without TBB.
-void fill_table(const TableJob& job, tbb::task_arena* arena, double* out_cost, uint32_t* out_arg) {
-  const TableFill table(job, out_cost, out_arg);
-  auto fill = [&table](const tbb::blocked_range<uint64_t>& items) {
-    // Per-thread scratch, kept across chunks and tables: a chunk can be a
-    // few microseconds of work, and all threads share one malloc arena.
-    thread_local FillScratch scratch;
-    table.fill(items, scratch);
-  };
-  if (!arena || table.items() <= table.grain()) {
-    fill(tbb::blocked_range<uint64_t>(0, table.items()));
-    return;
-  }
-  arena->execute([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, table.items(), table.grain()), fill); });
-}
-
 std::vector<uint64_t> strides_of(const std::vector<int>& scope, const Objective& objective) {
   std::vector<uint64_t> stride(scope.size());
   uint64_t s = 1;
@@ -422,6 +416,73 @@ std::string describe_scope(const std::vector<int>& scope, const std::vector<std:
   return text;
 }
 
+// The largest vertex's needs, which every thread's FillScratch is sized for:
+// configurations, members of D(v), and factors (edges to later vertices plus
+// tables waiting) that a sweep may add.
+struct FillShape {
+  size_t configs = 0, members = 0, factors = 0;
+};
+
+FillShape fill_shape(const Objective& objective, const EliminationPlan& plan) {
+  const size_t n = objective.vertex_count();
+  std::vector<size_t> factors(n, 0);
+  for (const PairCost& pair : objective.pairs)
+    ++factors[plan.position[pair.u] < plan.position[pair.v] ? pair.u : pair.v];
+  for (int v : plan.order)
+    if (!plan.dependent[v].empty()) ++factors[plan.dependent[v].back()];
+  FillShape shape;
+  for (size_t v = 0; v < n; ++v) {
+    shape.configs = std::max(shape.configs, objective.config_count(v));
+    shape.members = std::max(shape.members, plan.dependent[v].size());
+    shape.factors = std::max(shape.factors, factors[v]);
+  }
+  return shape;
+}
+
+// Bytes of the buffers v's table is computed with, besides the tables: its
+// edge rows, the class digit of each member of D(v) no waiting table reads,
+// each edge's row per digit of its other end, and the compact costs (if
+// compacted) and argmins. Counted in the peak while v is filled.
+uint64_t working_bytes(const std::vector<EdgeRows>& edges, const TableJob& job, bool compacted) {
+  uint64_t bytes = job.entries * (sizeof(uint32_t) + (compacted ? sizeof(double) : 0));
+  for (const EdgeRows& edge : edges) bytes += edge.rows.size() * sizeof(double);
+  for (const std::vector<int32_t>& map : job.virtual_of) bytes += map.size() * sizeof(int32_t);
+  for (const TableJob::Edge& edge : job.edges) bytes += edge.row.size() * sizeof(const double*);
+  return bytes;
+}
+
+// An upper bound of working_bytes for every vertex, from the plan alone:
+// class combinations are counted as configurations, and the compact table as
+// big as the full one.
+std::vector<uint64_t> working_bytes_bound(const Objective& objective, const EliminationPlan& plan,
+                                          const std::vector<uint64_t>& entries) {
+  const size_t n = objective.vertex_count();
+  std::vector<uint64_t> bytes(n, 0);
+  for (const PairCost& pair : objective.pairs) {
+    const bool u_first = plan.position[pair.u] < plan.position[pair.v];
+    const int first = u_first ? pair.u : pair.v, later = u_first ? pair.v : pair.u;
+    const uint64_t later_classes = static_cast<uint64_t>(u_first ? pair.v_classes : pair.u_classes);
+    const uint64_t rows = saturating_mul(later_classes, objective.config_count(first) * sizeof(double));
+    bytes[first] = saturating_add(bytes[first], saturating_add(rows, objective.config_count(later) * sizeof(const double*)));
+  }
+  std::vector<std::vector<int>> read(n);  // members of D(v) some waiting table reads
+  for (int u : plan.order) {
+    const std::vector<int>& scope = plan.dependent[u];
+    if (!scope.empty()) read[scope.back()].insert(read[scope.back()].end(), scope.begin(), scope.end() - 1);
+  }
+  for (int v : plan.order) {
+    bool by_class = false;
+    for (int w : plan.dependent[v]) {
+      if (std::find(read[v].begin(), read[v].end(), w) != read[v].end()) continue;
+      by_class = true;
+      bytes[v] = saturating_add(bytes[v], objective.config_count(w) * sizeof(int32_t));
+    }
+    const uint64_t per_entry = sizeof(uint32_t) + (by_class ? sizeof(double) : 0);
+    bytes[v] = saturating_add(bytes[v], saturating_mul(entries[v], per_entry));
+  }
+  return bytes;
+}
+
 // Refuses a plan whose tables or work exceed the options' limits.
 void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
                   const DpOptions& options) {
@@ -432,7 +493,8 @@ void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std
            std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")";
   };
   if (sizes.total_bytes > options.max_table_bytes)
-    throw ResourceError("the DP tables would need " + text(sizes.total_bytes) + " bytes, above the limit of " +
+    throw ResourceError("the DP tables would need " + text(sizes.total_bytes) + " bytes (" + text(sizes.working_bytes) +
+                        " of them working buffers), above the limit of " +
                         std::to_string(options.max_table_bytes) + " (--max-table-bytes); the largest is vertex " + largest());
   if (sizes.total_work > options.max_work)
     throw ResourceError("the DP would take " + text(sizes.total_work) +
@@ -493,10 +555,10 @@ class TableExpansion {
 // sent to the vertex that consumes it; back-substitution reads the argmins.
 class DynamicProgram {
  public:
-  DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes, int threads)
-      : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(threads == 1),
-        argmins_(n_), incident_(n_), inbox_(n_), inbox_mutex_(new std::mutex[n_]), pending_(n_, 0),
-        component_cost_(n_, 0.0) {
+  DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes)
+      : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(sizes.threads == 1),
+        shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), inbox_(n_), inbox_mutex_(new std::mutex[n_]),
+        pending_(n_, 0), component_cost_(n_, 0.0) {
     for (size_t e = 0; e < objective_.pairs.size(); ++e) {
       incident_[objective_.pairs[e].u].push_back(static_cast<int>(e));
       incident_[objective_.pairs[e].v].push_back(static_cast<int>(e));
@@ -506,8 +568,9 @@ class DynamicProgram {
     // On one thread the DP does not touch TBB at all: starting its scheduler
     // costs about 2 ms, as much as a whole small solve.
     if (!serial_) {
-      arena_.emplace(threads);
+      arena_.emplace(sizes.threads);
       group_.emplace();
+      thread_scratch_.emplace([this] { return new_scratch(); });
     }
   }
 
@@ -633,12 +696,35 @@ class DynamicProgram {
     const bool compacted = job.entries != entries;
     RawBuffer<double> compact_cost(compacted ? job.entries : 0);
     RawBuffer<uint32_t> compact_arg(job.entries);
+    const uint64_t working = working_bytes(edges, job, compacted);
+    add_live(working);
     double* out_cost = table.cost.data();
-    fill_table(job, serial_ ? nullptr : &*arena_, compacted ? compact_cost.data() : out_cost, compact_arg.data());
+    fill(job, compacted ? compact_cost.data() : out_cost, compact_arg.data());
     const TableExpansion expand(objective_, table.scope, table.stride, job, compacted, compact_cost.data(),
                                 compact_arg.data(), out_cost, argmins_[v]);
     if (serial_ || entries < 4096) expand(tbb::blocked_range<uint64_t>(0, entries));
-    else tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), expand);
+    else tbb::this_task_arena::isolate([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), expand); });
+    live_bytes_.fetch_sub(working);
+  }
+
+  // Fills a job's table: on this thread when it is small or the DP serial,
+  // else in chunks across the arena. The wait for the chunks is isolated: a
+  // waiting thread takes only this table's chunks, not another vertex, so at
+  // most one vertex per thread holds its working buffers (the plan's bound).
+  void fill(const TableJob& job, double* out_cost, uint32_t* out_arg) {
+    const TableFill table(job, out_cost, out_arg);
+    if (serial_) {
+      if (!serial_scratch_) serial_scratch_.emplace(new_scratch());
+      table.fill(tbb::blocked_range<uint64_t>(0, table.items()), *serial_scratch_);
+      return;
+    }
+    auto fill_items = [&](const tbb::blocked_range<uint64_t>& items) { table.fill(items, thread_scratch_->local()); };
+    if (table.items() <= table.grain()) {
+      fill_items(tbb::blocked_range<uint64_t>(0, table.items()));
+      return;
+    }
+    tbb::this_task_arena::isolate(
+        [&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, table.items(), table.grain()), fill_items); });
   }
 
   // Frees the tables v has read.
@@ -685,6 +771,14 @@ class DynamicProgram {
     return choice;
   }
 
+  // A thread's fill buffers, allocated where it first fills (allocating them
+  // up front, before the first table, made a one-thread Transformer p = 64
+  // solve about 7% slower: placement, not size).
+  FillScratch new_scratch() {
+    add_live(FillScratch::bytes(shape_.configs, shape_.members, shape_.factors));
+    return FillScratch(shape_.configs, shape_.members, shape_.factors);
+  }
+
   void add_live(uint64_t bytes) {
     uint64_t now = live_bytes_.fetch_add(bytes) + bytes;
     uint64_t peak = peak_bytes_.load();
@@ -697,6 +791,7 @@ class DynamicProgram {
   const TablePlan& sizes_;
   const size_t n_;
   const bool serial_;
+  const FillShape shape_;
   std::vector<ArgminTable> argmins_;
   std::vector<std::vector<int>> incident_;  // pair indices per vertex
   std::vector<std::vector<std::unique_ptr<Message>>> inbox_;
@@ -706,11 +801,20 @@ class DynamicProgram {
   std::atomic<uint64_t> live_bytes_{0}, peak_bytes_{0};
   std::optional<tbb::task_arena> arena_;
   std::optional<tbb::task_group> group_;
+  // Fill buffers: one on the serial path, else one per thread that fills,
+  // kept across chunks and tables (a chunk can be a few microseconds of work).
+  std::optional<FillScratch> serial_scratch_;
+  std::optional<tbb::enumerable_thread_specific<FillScratch>> thread_scratch_;
 };
 
 }  // namespace
 
-TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan) {
+int dp_threads(int requested, uint64_t work) {
+  if (requested > 0) return requested;
+  return work < kSerialWork ? 1 : tbb::info::default_concurrency();
+}
+
+TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads) {
   TablePlan sizes;
   const size_t n = objective.vertex_count();
   sizes.entries.assign(n, 1);
@@ -720,20 +824,31 @@ TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan
     sizes.entries[v] = entries;
     uint64_t per_entry = sizeof(double) + static_cast<uint64_t>(ArgminTable::width_for(objective.config_count(v)));
     sizes.total_entries = saturating_add(sizes.total_entries, entries);
-    sizes.total_bytes = saturating_add(sizes.total_bytes, saturating_mul(entries, per_entry));
+    sizes.table_bytes = saturating_add(sizes.table_bytes, saturating_mul(entries, per_entry));
     sizes.total_work = saturating_add(sizes.total_work, saturating_mul(entries, objective.config_count(v)));
     if (sizes.largest_vertex < 0 || entries > sizes.entries[sizes.largest_vertex]) sizes.largest_vertex = v;
   }
+  sizes.threads = dp_threads(threads, sizes.total_work);
+  // At most one vertex per thread is being filled: the largest working sets
+  // of as many vertices as threads, and each thread's fill buffers.
+  std::vector<uint64_t> working = working_bytes_bound(objective, plan, sizes.entries);
+  const size_t filled_at_once = std::min(working.size(), static_cast<size_t>(sizes.threads));
+  std::partial_sort(working.begin(), working.begin() + static_cast<std::ptrdiff_t>(filled_at_once), working.end(),
+                    std::greater<>());
+  for (size_t i = 0; i < filled_at_once; ++i) sizes.working_bytes = saturating_add(sizes.working_bytes, working[i]);
+  const FillShape shape = fill_shape(objective, plan);
+  sizes.working_bytes = saturating_add(sizes.working_bytes, saturating_mul(static_cast<uint64_t>(sizes.threads),
+                                                                           FillScratch::bytes(shape.configs, shape.members, shape.factors)));
+  sizes.total_bytes = saturating_add(sizes.table_bytes, sizes.working_bytes);
   return sizes;
 }
 
 DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const std::vector<std::string>& names,
                   const DpOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  TablePlan sizes = measure_tables(objective, plan);
+  TablePlan sizes = measure_tables(objective, plan, options.threads);
   check_limits(plan, sizes, names, options);
-  const int threads = options.threads > 0 ? options.threads : sizes.total_work < kSerialWork ? 1 : tbb::task_arena::automatic;
-  DpResult result = DynamicProgram(objective, plan, sizes, threads).run();
+  DpResult result = DynamicProgram(objective, plan, sizes).run();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
