@@ -18,6 +18,7 @@
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
+#include "graphs/check.h"
 #include "graphs/error.h"
 
 namespace pase {
@@ -483,6 +484,28 @@ std::vector<uint64_t> working_bytes_bound(const Objective& objective, const Elim
   return bytes;
 }
 
+// An edge's classes index its cost matrix: one class per configuration of
+// each end, each below that end's class count.
+void check_classes(const Objective& objective, const PairCost& pair) {
+  auto check_end = [&](int vertex, const std::vector<int32_t>& classes, int32_t count) {
+    PASE_ASSERT(classes.size() == objective.config_count(vertex), vertex, classes.size(), objective.config_count(vertex));
+    if (classes.empty()) return;
+    auto [low, high] = std::minmax_element(classes.begin(), classes.end());
+    PASE_ASSERT(*low >= 0 && *high < count, vertex, *low, *high, count);
+  };
+  check_end(pair.u, pair.u_class, pair.u_classes);
+  check_end(pair.v, pair.v_class, pair.v_classes);
+  PASE_ASSERT(pair.cost && pair.cost->size() == static_cast<size_t>(pair.u_classes) * static_cast<size_t>(pair.v_classes),
+              pair.u, pair.v, pair.u_classes, pair.v_classes, pair.cost ? pair.cost->size() : 0);
+}
+
+// The position of `w` in the dependent set `scope` (a member by construction).
+int scope_index(const std::vector<int>& scope, int w, int v) {
+  const size_t index = static_cast<size_t>(std::find(scope.begin(), scope.end(), w) - scope.begin());
+  PASE_ASSERT(index < scope.size(), v, w, scope.size());
+  return static_cast<int>(index);
+}
+
 // Refuses a plan whose tables or work exceed the options' limits.
 void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
                   const DpOptions& options) {
@@ -577,6 +600,7 @@ class DynamicProgram {
   // Fills every table; returns the optimum and the strategy.
   DpResult run() {
     fill_all_tables();
+    check_all_consumed();
     DpResult result;
     for (int v : plan_.order) result.cost += component_cost_[v];  // in plan order: deterministic
     result.choice = read_back_strategy();
@@ -614,6 +638,11 @@ class DynamicProgram {
     });
   }
 
+  // Every table was consumed: no vertex still waits, no table is left unread.
+  void check_all_consumed() const {
+    for (int v : plan_.order) PASE_ASSERT(pending_[v] == 0 && inbox_[v].empty(), v, pending_[v], inbox_[v].size());
+  }
+
   // Builds v's table and sends it on. Returns the consumer it completed, if
   // any, for the serial driver to run next (in parallel it is started as a
   // task instead).
@@ -636,8 +665,9 @@ class DynamicProgram {
       const PairCost& pair = objective_.pairs[e];
       int w = pair.u == v ? pair.v : pair.u;
       if (plan_.position[w] < plan_.position[v]) continue;  // already counted when w was processed
+      check_classes(objective_, pair);
       EdgeRows rows;
-      rows.scope_index = static_cast<int>(std::find(scope.begin(), scope.end(), w) - scope.begin());
+      rows.scope_index = scope_index(scope, w, v);
       bool v_produces = pair.u == v;
       rows.w_class = v_produces ? &pair.v_class : &pair.u_class;
       int32_t w_classes = v_produces ? pair.v_classes : pair.u_classes;
@@ -664,12 +694,11 @@ class DynamicProgram {
               [](const auto& a, const auto& b) { return a->producer_position < b->producer_position; });
     std::vector<MessageRead> reads;
     for (const auto& message : waiting) {
+      PASE_ASSERT(!message->scope.empty() && message->scope.back() == v, v, message->scope.size(), message->producer_position);
       MessageRead read;
       read.cost = message->cost.data();
-      for (size_t i = 0; i + 1 < message->scope.size(); ++i) {
-        int index = static_cast<int>(std::find(scope.begin(), scope.end(), message->scope[i]) - scope.begin());
-        read.terms.emplace_back(index, message->stride[i]);
-      }
+      for (size_t i = 0; i + 1 < message->scope.size(); ++i)
+        read.terms.emplace_back(scope_index(scope, message->scope[i], v), message->stride[i]);
       reads.push_back(std::move(read));
     }
     return reads;
@@ -693,6 +722,7 @@ class DynamicProgram {
   void compute_table(int v, const std::vector<EdgeRows>& edges, const std::vector<MessageRead>& reads, Message& table) {
     const uint64_t entries = sizes_.entries[v];
     TableJob job = plan_job(objective_, table.scope, objective_.config_count(v), objective_.vertex_cost[v].data(), edges, reads);
+    PASE_ASSERT(job.entries >= 1 && job.entries <= entries, v, job.entries, entries);  // class digits never outnumber configurations
     const bool compacted = job.entries != entries;
     RawBuffer<double> compact_cost(compacted ? job.entries : 0);
     RawBuffer<uint32_t> compact_arg(job.entries);
@@ -712,6 +742,11 @@ class DynamicProgram {
   // waiting thread takes only this table's chunks, not another vertex, so at
   // most one vertex per thread holds its working buffers (the plan's bound).
   void fill(const TableJob& job, double* out_cost, uint32_t* out_arg) {
+    // Every thread's buffers are sized for the largest vertex (fill_shape).
+    PASE_ASSERT(job.configs <= shape_.configs && job.radix.size() <= shape_.members &&
+                    job.edges.size() + job.reads.size() <= shape_.factors,
+                job.configs, shape_.configs, job.radix.size(), shape_.members, job.edges.size(), job.reads.size(),
+                shape_.factors);
     const TableFill table(job, out_cost, out_arg);
     if (serial_) {
       if (!serial_scratch_) serial_scratch_.emplace(new_scratch());
@@ -748,6 +783,7 @@ class DynamicProgram {
     {
       std::lock_guard<std::mutex> lock(inbox_mutex_[consumer]);
       inbox_[consumer].push_back(std::move(table));
+      PASE_ASSERT(pending_[consumer] > 0, v, consumer, pending_[consumer]);  // a consumer is started once
       ready = --pending_[consumer] == 0;
     }
     if (!ready) return -1;
@@ -766,7 +802,9 @@ class DynamicProgram {
       std::vector<uint64_t> stride = strides_of(scope, objective_);
       uint64_t index = 0;
       for (size_t j = 0; j < scope.size(); ++j) index += static_cast<uint64_t>(choice[scope[j]]) * stride[j];
+      PASE_ASSERT(index < sizes_.entries[v], v, index, sizes_.entries[v]);
       choice[v] = static_cast<int32_t>(argmins_[v].get(index));
+      PASE_ASSERT(static_cast<size_t>(choice[v]) < objective_.config_count(v), v, choice[v], objective_.config_count(v));
     }
     return choice;
   }
@@ -846,6 +884,9 @@ TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan
 DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const std::vector<std::string>& names,
                   const DpOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  const size_t n = objective.vertex_count();
+  PASE_ASSERT(plan.order.size() == n && plan.position.size() == n && plan.dependent.size() == n && names.size() == n, n,
+              plan.order.size(), plan.position.size(), plan.dependent.size(), names.size());
   TablePlan sizes = measure_tables(objective, plan, options.threads);
   check_limits(plan, sizes, names, options);
   DpResult result = DynamicProgram(objective, plan, sizes).run();

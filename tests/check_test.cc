@@ -1,5 +1,5 @@
-// PASE_ASSERT: the message a broken invariant carries, and that nothing is
-// evaluated while the invariant holds.
+// PASE_ASSERT: the message a broken invariant carries, that nothing is
+// evaluated while the invariant holds, and that the solver's checks fire.
 #include <doctest/doctest.h>
 
 #include <iostream>
@@ -10,6 +10,7 @@
 
 #include "cli/exit_status.h"
 #include "graphs/check.h"
+#include "solver/ordering.h"
 
 namespace {
 
@@ -75,4 +76,19 @@ TEST_CASE("PASE_ASSERT: the CLI reports a broken invariant as an internal error,
   std::cerr.rdbuf(saved);
   CHECK(status == pase::kExitInternal);
   CHECK(captured.str() == "error: internal: " + at(line, "step < 3 failed (step = 7)") + "\n");
+}
+
+TEST_CASE("plan_for_order: an order that repeats a vertex is a broken invariant, not a plan") {
+  const std::vector<std::vector<int>> path = {{1}, {0, 2}, {1}};
+  CHECK_NOTHROW((void)pase::plan_for_order(path, {2, 0, 1}));
+  try {
+    (void)pase::plan_for_order(path, {0, 1, 1});
+    FAIL("plan_for_order accepted a repeated vertex");
+  } catch (const std::logic_error& error) {
+    const std::string message = error.what();
+    CHECK(message.rfind("solver/ordering.cc:", 0) == 0);
+    CHECK(message.find(": v >= 0 && static_cast<size_t>(v) < n && plan.position[v] < 0 failed (i = 2, v = 1, n = 3)") !=
+          std::string::npos);
+  }
+  CHECK_THROWS_AS((void)pase::plan_for_order(path, {0, 1}), std::logic_error);  // a vertex missing
 }
