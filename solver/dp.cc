@@ -516,13 +516,15 @@ void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std
            std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")";
   };
   if (sizes.total_bytes > options.max_table_bytes)
-    throw ResourceError("the DP tables would need " + text(sizes.total_bytes) + " bytes (" + text(sizes.working_bytes) +
-                        " of them working buffers), above the limit of " +
-                        std::to_string(options.max_table_bytes) + " (--max-table-bytes); the largest is vertex " + largest());
+    throw LimitError({"max_table_bytes", "the table byte limit",
+                      "the DP tables would need " + text(sizes.total_bytes) + " bytes (" + text(sizes.working_bytes) +
+                          " of them working buffers), above the limit of " + std::to_string(options.max_table_bytes) + " (",
+                      "); the largest is vertex " + largest()});
   if (sizes.total_work > options.max_work)
-    throw ResourceError("the DP would take " + text(sizes.total_work) +
-                        " steps (table entries x configurations), above the limit of " + std::to_string(options.max_work) +
-                        " (--max-work; about 10^9 steps per second per core); the largest table is vertex " + largest());
+    throw LimitError({"max_work", "the work limit",
+                      "the DP would take " + text(sizes.total_work) +
+                          " steps (table entries x configurations), above the limit of " + std::to_string(options.max_work) + " (",
+                      "; about 10^9 steps per second per core); the largest table is vertex " + largest()});
 }
 
 // Writes v's full table from the compact one the fill produced: each

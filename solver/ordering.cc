@@ -66,7 +66,7 @@ std::string order_kind_name(OrderKind kind) {
 OrderKind parse_order_kind(const std::string& name) {
   for (OrderKind kind : all_order_kinds())
     if (order_kind_name(kind) == name) return kind;
-  throw InputError("--order: unknown order '" + name + "' (choose generateseq, bfs, mindegree or minfill)");
+  throw OptionError({"order", "order kind", "", ": unknown order '" + name + "' (choose generateseq, bfs, mindegree or minfill)"});
 }
 
 std::vector<std::vector<int>> undirected_neighbours(const Objective& objective) {
