@@ -3,6 +3,7 @@
 // objectives that need no cost model at all.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
