@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/onnx_loader.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
@@ -33,7 +34,11 @@ CommandRunner register_import(CLI::App& app) {
     if (o->batch != 0) options.batch = o->batch;
     options.loss = o->loss;
     options.lenient = o->lenient;
-    OnnxImport imported = import_onnx_model(o->model, options);
+    OnnxImport imported;
+    with_option_spellings({{"batch", "--batch"}, {"loss", "--loss"}, {"lenient", "--lenient"}}, [&] {
+      imported = import_onnx_model(o->model, options);
+      return 0;
+    });
     for (const std::string& note : imported.notes) std::cerr << "note: " << note << "\n";
     std::string text = write_graph_file(imported.graph);
     if (o->out.empty()) {

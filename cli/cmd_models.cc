@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/zoo.h"
@@ -37,7 +38,11 @@ CommandRunner register_models(CLI::App& app) {
     if (batch == 0)
       for (const ZooEntry& entry : zoo_entries())
         if (entry.name == options->name) batch = entry.default_batch;
-    std::string text = write_graph_file(build_zoo_graph(options->name, batch == 0 ? 1 : batch));
+    std::string text;
+    with_option_spellings({{"batch", "--batch"}}, [&] {
+      text = write_graph_file(build_zoo_graph(options->name, batch == 0 ? 1 : batch));
+      return 0;
+    });
     if (options->out.empty()) {
       std::cout << text;
     } else {

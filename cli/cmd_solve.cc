@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
 #include "cli/process_memory.h"
@@ -109,6 +110,76 @@ void print_stats(std::ostream& out, const Graph& graph, const Solution& solution
       << " s\n";
 }
 
+// `pase solve` once its options are parsed.
+int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
+  std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
+  if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
+  SolveOptions options;
+  options.order = parse_order_kind(o->order);
+  options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
+  options.dp.threads = o->threads;
+  options.dp.max_work = o->max_work;
+
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  auto t0 = Clock::now();
+  Graph graph = load_graph_input(o->graph);
+  double load_seconds = seconds_since(t0);
+  auto t1 = Clock::now();
+  CostTables tables = build_cost_tables(graph, *model);
+  double price_seconds = seconds_since(t1);
+  if (o->plan_only) {
+    Solution plan = plan_only(tables, options.order, options.dp.threads);
+    if (o->json) {
+      nlohmann::ordered_json doc = {{"graph", graph.name},
+                                    {"devices", tables.machine.devices},
+                                    {"order_kind", o->order},
+                                    {"vertices", graph.vertices.size()},
+                                    {"max_dependent_set", plan.stats.max_dependent_set},
+                                    {"largest_table_entries", plan.tables.entries[plan.tables.largest_vertex]},
+                                    {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
+                                    {"table_entries", plan.tables.total_entries},
+                                    {"table_bytes", plan.tables.total_bytes},
+                                    {"work", plan.tables.total_work}};
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      print_stats(std::cout, graph, plan, o->order);
+      std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes
+                << "), work " << plan.tables.total_work << " steps (limit " << options.dp.max_work << ")\n";
+    }
+    return 0;
+  }
+  auto t2 = Clock::now();
+  Solution solution = solve(graph, tables, options);
+  double solve_seconds = seconds_since(t2);
+  auto t3 = Clock::now();
+
+  SolverReport report;
+  report.order_kind = o->order;
+  for (int v : solution.plan.order) report.order.push_back(graph.vertices[v].name);
+  report.max_dependent_set = solution.stats.max_dependent_set;
+  report.table_entries = solution.stats.table_entries;
+  report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
+  report.peak_table_bytes = solution.stats.peak_table_bytes;
+  report.seconds = solution.stats.seconds;
+  if (o->json || !o->out.empty()) {
+    std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report);
+    if (o->json) std::cout << text;
+    if (!o->out.empty()) {
+      write_text_file(o->out, text);
+    }
+  }
+  if (!o->json) print_table(std::cout, graph, tables, solution);
+  if (o->stats) {
+    std::ostream& out = o->json ? std::cerr : std::cout;
+    print_stats(out, graph, solution, o->order);
+    out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(price_seconds) << " s, solve "
+        << format_cost(solve_seconds) << " s, report " << format_cost(seconds_since(t3)) << " s\n";
+    if (uint64_t peak = peak_resident_bytes()) out << "peak resident memory " << peak << " bytes\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 CommandRunner register_solve(CLI::App& app) {
@@ -122,77 +193,15 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
-  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables need more (default: half of RAM)");
+  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
-    if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
-    SolveOptions options;
-    options.order = parse_order_kind(o->order);
-    options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
-    options.dp.threads = o->threads;
-    options.dp.max_work = o->max_work;
-
-    using Clock = std::chrono::steady_clock;
-    auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-    auto t0 = Clock::now();
-    Graph graph = load_graph_input(o->graph);
-    double load_seconds = seconds_since(t0);
-    auto t1 = Clock::now();
-    CostTables tables = build_cost_tables(graph, *model);
-    double price_seconds = seconds_since(t1);
-    if (o->plan_only) {
-      Solution plan = plan_only(tables, options.order);
-      if (o->json) {
-        nlohmann::ordered_json doc = {{"graph", graph.name},
-                                      {"devices", tables.machine.devices},
-                                      {"order_kind", o->order},
-                                      {"vertices", graph.vertices.size()},
-                                      {"max_dependent_set", plan.stats.max_dependent_set},
-                                      {"largest_table_entries", plan.tables.entries[plan.tables.largest_vertex]},
-                                      {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
-                                      {"table_entries", plan.tables.total_entries},
-                                      {"table_bytes", plan.tables.total_bytes},
-                                      {"work", plan.tables.total_work}};
-        std::cout << doc.dump(2) << "\n";
-      } else {
-        print_stats(std::cout, graph, plan, o->order);
-        std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes
-                  << "), work " << plan.tables.total_work << " steps (limit " << options.dp.max_work << ")\n";
-      }
-      return 0;
-    }
-    auto t2 = Clock::now();
-    Solution solution = solve(graph, tables, options);
-    double solve_seconds = seconds_since(t2);
-    auto t3 = Clock::now();
-
-    SolverReport report;
-    report.order_kind = o->order;
-    for (int v : solution.plan.order) report.order.push_back(graph.vertices[v].name);
-    report.max_dependent_set = solution.stats.max_dependent_set;
-    report.table_entries = solution.stats.table_entries;
-    report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
-    report.peak_table_bytes = solution.stats.peak_table_bytes;
-    report.seconds = solution.stats.seconds;
-    if (o->json || !o->out.empty()) {
-      std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report);
-      if (o->json) std::cout << text;
-      if (!o->out.empty()) {
-        write_text_file(o->out, text);
-      }
-    }
-    if (!o->json) print_table(std::cout, graph, tables, solution);
-    if (o->stats) {
-      std::ostream& out = o->json ? std::cerr : std::cout;
-      print_stats(out, graph, solution, o->order);
-      out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(price_seconds) << " s, solve "
-          << format_cost(solve_seconds) << " s, report " << format_cost(seconds_since(t3)) << " s\n";
-      if (uint64_t peak = peak_resident_bytes()) out << "peak resident memory " << peak << " bytes\n";
-    }
-    return 0;
+    // The library's options that this command sets by flag.
+    return with_option_spellings(
+        {{"order", "--order"}, {"max_table_bytes", "--max-table-bytes"}, {"max_work", "--max-work"}},
+        [&] { return run_solve(o); });
   };
 }
 

@@ -3,8 +3,10 @@
 // and a code (used by the main of every executable).
 #include <functional>
 #include <iostream>
+#include <map>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include "graphs/error.h"
 
@@ -17,6 +19,26 @@ enum ExitStatus : int {
   kExitRefused = 3,      ///< too large: tables or configurations over a limit
   kExitInternal = 4,     ///< a bug: an invariant broke
 };
+
+/// How a command spells the library options it sets: options field -> flag.
+using OptionSpellings = std::map<std::string, std::string>;
+
+/// Runs `body`; an error about a library option that the command sets is
+/// reworded with the command's spelling of it, e.g. "--max-table-bytes" for
+/// the DP's "max_table_bytes" (options it does not set keep the library's words).
+inline int with_option_spellings(const OptionSpellings& spellings, const std::function<int()>& body) {
+  auto spelled = [&](const OptionWords& words) {
+    auto it = spellings.find(words.option);
+    return words.with(it == spellings.end() ? words.name : it->second);
+  };
+  try {
+    return body();
+  } catch (const OptionError& error) {
+    throw InputError(spelled(error.words()));
+  } catch (const LimitError& error) {
+    throw ResourceError(spelled(error.words()));
+  }
+}
 
 /// Runs `body`; bad input, refusals and bugs become "error: ..." on stderr and their exit code.
 inline int run_reporting_errors(const std::function<int()>& body) {

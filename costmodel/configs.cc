@@ -44,7 +44,8 @@ ConfigSet enumerate_configs(const VertexModel& model, int64_t cutoff, int64_t de
       if (model.contiguous_only && !is_contiguous(model.domain, current.data())) return;
       if (set.size() >= max_configs)
         throw ResourceError("vertex '" + vertex_name + "' has more than " + std::to_string(max_configs) +
-                            " configurations at " + std::to_string(devices) + " devices; raise --max-configs or the cutoff");
+                            " configurations at " + std::to_string(devices) +
+                            " devices (the configuration limit); a larger cutoff gives it fewer");
       set.splits.insert(set.splits.end(), current.begin(), current.end());
       return;
     }

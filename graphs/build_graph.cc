@@ -44,8 +44,6 @@ class Builder {
         if (src.vertex >= 0) graph_.edges.push_back({src.vertex, src.port, v, j});
       }
     }
-    graph_.adjacency = Graph::Adjacency(graph_.vertices.size());
-    for (const TensorEdge& e : graph_.edges) boost::add_edge(e.src, e.dst, graph_.adjacency);
     return std::move(graph_);
   }
 

@@ -34,8 +34,10 @@ void append_values(std::ostringstream& out, const char* names, const First& firs
   }
 }
 
+// Out of line and cold: the checks sit in loops the compiler should optimise
+// as if they were not there.
 template <typename... Values>
-[[noreturn]] void assertion_failed(const char* file, int line, const char* condition, const char* names,
+[[noreturn]] __attribute__((cold, noinline)) void assertion_failed(const char* file, int line, const char* condition, const char* names,
                                    const Values&... values) {
   std::ostringstream out;
   out << file << ":" << line << ": " << condition << " failed";

@@ -1,11 +1,10 @@
 #pragma once
 // The validated computation graph the cost model and solver work on: vertices
 // in topological order with inferred shapes, one edge per tensor between two
-// vertices, and a Boost.Graph view of the same structure.
+// vertices. Graph algorithms build the Boost.Graph view they need where they
+// run (component_count in build_graph.cc).
 #include <string>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include "graphs/graph_file.h"
 #include "graphs/shape.h"
@@ -57,13 +56,10 @@ struct TensorEdge {
 };
 
 struct Graph {
-  using Adjacency = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
-
   std::string name;
   std::string source;  ///< file name for messages
   std::vector<Vertex> vertices;  ///< topological order
   std::vector<TensorEdge> edges;
-  Adjacency adjacency;  ///< same vertices and edges, for Boost.Graph algorithms
 
   [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent
   [[nodiscard]] int component_count() const;                            ///< weakly connected components

@@ -340,7 +340,7 @@ const std::vector<ZooEntry>& zoo_entries() {
 }
 
 GraphFileV1 build_zoo_graph(const std::string& name, int64_t batch) {
-  if (batch <= 0) throw InputError("--batch: expected a positive batch size, got " + std::to_string(batch));
+  if (batch <= 0) throw OptionError({"batch", "batch size", "", ": expected a positive number, got " + std::to_string(batch)});
   static const std::vector<std::pair<std::string, std::function<GraphFileV1(int64_t)>>> builders = {
       {"alexnet", alexnet}, {"resnet101", resnet101}, {"inception3", inception3}, {"rnnlm", rnnlm}, {"transformer", transformer}};
   std::vector<std::string> names;

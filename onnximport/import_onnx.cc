@@ -35,8 +35,9 @@ void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data
       }
       if (dim.has_dim_value() && dim.dim_value() > 0) continue;
       std::string what = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
-      throw InputError(path + ": input '" + input.name() + "': dimension " + std::to_string(d) + what + " is dynamic; " +
-                       (d == 0 ? "pass --batch B" : "export the model with a static size for it"));
+      std::string where = path + ": input '" + input.name() + "': dimension " + std::to_string(d) + what + " is dynamic; ";
+      if (d == 0) throw OptionError({"batch", "the import option 'batch'", where + "set it with ", ""});
+      throw InputError(where + "export the model with a static size for it");
     }
   }
   // Shapes the exporter wrote for outputs and intermediates are recomputed, so
@@ -51,9 +52,9 @@ void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data
 
 OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options) {
   if (options.loss != "softmax_xent" && options.loss != "none")
-    throw InputError("--loss: unknown loss '" + options.loss + "' (choose softmax_xent or none)");
+    throw OptionError({"loss", "import option 'loss'", "", ": unknown loss '" + options.loss + "' (choose softmax_xent or none)"});
   if (options.batch && *options.batch <= 0)
-    throw InputError("--batch: expected a positive size, got " + std::to_string(*options.batch));
+    throw OptionError({"batch", "import option 'batch'", "", ": expected a positive size, got " + std::to_string(*options.batch)});
   onnx::ModelProto model = read_onnx_model(path);
   onnx::GraphProto& graph = *model.mutable_graph();
   sanitize_node_names(graph);

@@ -77,7 +77,7 @@ class Lowerer {
     find_groups();
     for (int i = 0; i < graph_.node_size(); ++i) lower(i);
     add_losses();
-    if (!unsupported_.empty() && !options_.lenient) throw InputError(unsupported_message());
+    if (!unsupported_.empty() && !options_.lenient) throw OptionError(unsupported_message());
     return std::move(result_);
   }
 
@@ -91,7 +91,8 @@ class Lowerer {
     std::string op, name, reason;
   };
 
-  std::string unsupported_message() const {
+  // The error for the unsupported nodes, with the option that imports them anyway.
+  OptionWords unsupported_message() const {
     const Unsupported& first = unsupported_.front();
     std::string text = source_ + ": node '" + first.name + "': unsupported " + first.op +
                        (first.reason.empty() ? "" : " (" + first.reason + ")") + "; " + std::to_string(unsupported_.size()) +
@@ -106,7 +107,7 @@ class Lowerer {
       text += ")";
       first_op = false;
     }
-    return text + "; --lenient imports them as zero-cost pass-through vertices";
+    return {"lenient", "the import option 'lenient'", text + "; ", " imports them as zero-cost pass-through vertices"};
   }
 
   // --- tensors -----------------------------------------------------------------

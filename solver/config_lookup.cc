@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "graphs/check.h"
+
 namespace pase {
 
 int32_t find_config(const ConfigSet& configs, const int32_t* config) {
   // enumerate_configs emits tuples in lexicographic order, so binary search applies.
   size_t lo = 0, hi = configs.size();
   const int rank = configs.rank;
+  // Whole tuples only: configuration i is splits[i * rank, (i + 1) * rank).
+  PASE_ASSERT(rank >= 0 && configs.size() * static_cast<size_t>(rank) == configs.splits.size(), rank,
+              configs.splits.size());
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const int32_t* probe = configs[mid];
@@ -20,6 +25,9 @@ int32_t find_config(const ConfigSet& configs, const int32_t* config) {
 }
 
 std::string config_problem(const VertexModel& model, int64_t cutoff, int64_t devices, const std::vector<int64_t>& config) {
+  // Callers check the rank first (a wrong count is the user's mistake, said in their words).
+  PASE_ASSERT(config.size() == model.domain.size() && model.splittable.size() == model.domain.size(), config.size(),
+              model.domain.size(), model.splittable.size());
   auto dim_name = [&](size_t i) {
     char letter = i < model.letters.size() ? model.letters[i] : '?';
     return "dim '" + std::string(1, letter) + "' (extent " + std::to_string(model.domain[i]) + ")";

@@ -2,20 +2,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
+#include "graphs/check.h"
 #include "graphs/error.h"
 
 namespace pase {
@@ -117,6 +120,42 @@ struct TableJob {
   std::vector<const MessageRead*> reads;
 };
 
+// Numbers the distinct combinations of classes that w's configurations take
+// on v's edges to w (`mine`), in order of first appearance: map[c] is the
+// number of configuration c's combination. Returns a configuration of each
+// combination. A combination is packed into one integer (mixed radix over the
+// edges' class counts); a dense lookup serves when that space is small.
+std::vector<size_t> number_class_combinations(const std::vector<const EdgeRows*>& mine, size_t configs,
+                                              size_t w_configs, std::vector<int32_t>& map) {
+  uint64_t key_space = 1;
+  for (const EdgeRows* edge : mine) key_space = saturating_mul(key_space, edge->rows.size() / configs);
+  map.resize(w_configs);
+  std::vector<size_t> representative;
+  std::vector<int32_t> dense(key_space <= 4 * w_configs ? key_space : 0, -1);
+  std::unordered_map<uint64_t, int32_t> sparse;
+  std::map<std::vector<int32_t>, int32_t> by_tuple;  // only if packed keys would overflow
+  std::vector<int32_t> tuple(mine.size());
+  for (size_t c = 0; c < w_configs; ++c) {
+    uint64_t key = 0;
+    for (size_t j = 0; j < mine.size(); ++j) {
+      tuple[j] = (*mine[j]->w_class)[c];
+      key = key * (mine[j]->rows.size() / configs) + static_cast<uint64_t>(tuple[j]);
+    }
+    int32_t next = static_cast<int32_t>(representative.size());
+    int32_t& slot = key_space == kSaturated ? by_tuple.try_emplace(tuple, -1).first->second
+                    : dense.empty()         ? sparse.try_emplace(key, -1).first->second
+                                            : dense[key];
+    if (slot < 0) {
+      slot = next;
+      representative.push_back(c);
+    }
+    map[c] = slot;
+  }
+  return representative;
+}
+
+// Plans v's table: which members of D(v) get a class digit, the virtual
+// radices and strides, and each edge's row per virtual digit.
 TableJob plan_job(const Objective& objective, const std::vector<int>& scope, size_t configs, const double* own,
                   const std::vector<EdgeRows>& edges, const std::vector<MessageRead>& reads) {
   TableJob job;
@@ -137,36 +176,10 @@ TableJob plan_job(const Objective& objective, const std::vector<int>& scope, siz
       job.radix[i] = w_configs;
       continue;
     }
-    // Number the distinct class tuples over the edges to w, in order of first
-    // appearance. A tuple is packed into one integer (mixed radix over the
-    // edges' class counts); a dense lookup serves when that space is small.
     std::vector<const EdgeRows*> mine;
     for (const EdgeRows& edge : edges)
       if (static_cast<size_t>(edge.scope_index) == i) mine.push_back(&edge);
-    uint64_t key_space = 1;
-    for (const EdgeRows* edge : mine) key_space = saturating_mul(key_space, edge->rows.size() / configs);
-    std::vector<int32_t>& map = job.virtual_of[i];
-    map.resize(w_configs);
-    std::vector<int32_t> dense(key_space <= 4 * w_configs ? key_space : 0, -1);
-    std::unordered_map<uint64_t, int32_t> sparse;
-    std::map<std::vector<int32_t>, int32_t> by_tuple;  // only if packed keys would overflow
-    std::vector<int32_t> tuple(mine.size());
-    for (size_t c = 0; c < w_configs; ++c) {
-      uint64_t key = 0;
-      for (size_t j = 0; j < mine.size(); ++j) {
-        tuple[j] = (*mine[j]->w_class)[c];
-        key = key * (mine[j]->rows.size() / configs) + static_cast<uint64_t>(tuple[j]);
-      }
-      int32_t next = static_cast<int32_t>(representative[i].size());
-      int32_t& slot = key_space == kSaturated ? by_tuple.try_emplace(tuple, -1).first->second
-                      : dense.empty()         ? sparse.try_emplace(key, -1).first->second
-                                              : dense[key];
-      if (slot < 0) {
-        slot = next;
-        representative[i].push_back(c);
-      }
-      map[c] = slot;
-    }
+    representative[i] = number_class_combinations(mine, configs, w_configs, job.virtual_of[i]);
     job.radix[i] = representative[i].size();
   }
   job.stride.assign(k, 1);
@@ -265,94 +278,127 @@ std::pair<double, size_t> min_of_sum(const double* base, const double* const* ro
 
 constexpr uint64_t kGrainSteps = uint64_t{1} << 16;
 
+// A thread's buffers for filling tables, sized once for the largest vertex
+// (most configurations, members of D(v), factors) so they never grow.
 struct FillScratch {
+  FillScratch(size_t configs, size_t members, size_t factors)
+      : base(configs), acc(configs), digit(members), inner_offset(factors) {
+    rows.reserve(factors);
+  }
+  // What one costs: counted in the peak, and per thread in the plan's bound.
+  static uint64_t bytes(size_t configs, size_t members, size_t factors) {
+    return 2 * configs * sizeof(double) + members * sizeof(uint64_t) + factors * (sizeof(uint64_t) + sizeof(const double*));
+  }
+
   std::vector<double> base, acc;
   std::vector<uint64_t> digit, inner_offset;
   std::vector<const double*> rows;
 };
 
-// Fills cost/argmin over the job's (virtual) entries. The last member of D(v)
+// Fills cost/argmin over a job's (virtual) entries. The last member of D(v)
 // changes fastest; the factors that do not read it are summed once per run
-// into `base`, and the sweep over the fast digit adds only the others.
-// `arena` null: the whole DP runs on this thread, without TBB.
-void fill_table(const TableJob& job, tbb::task_arena* arena, double* out_cost, uint32_t* out_arg) {
-  const size_t k = job.radix.size();
-  const size_t configs = job.configs;
-  const size_t fast = k ? k - 1 : 0;
-  const uint64_t run = k ? job.radix[fast] : 1;
-  const uint64_t outer_count = job.entries / run;
-  std::vector<const TableJob::Edge*> outer_edges, inner_edges;
-  for (const TableJob::Edge& edge : job.edges)
-    (k && static_cast<size_t>(edge.scope_index) == fast ? inner_edges : outer_edges).push_back(&edge);
-  std::vector<std::pair<const MessageRead*, uint64_t>> outer_reads, inner_reads;  // (read, stride of the fast digit)
-  for (const MessageRead* read : job.reads) {
-    uint64_t fast_stride = 0;
-    for (const auto& [index, message_stride] : read->terms)
-      if (k && static_cast<size_t>(index) == fast) fast_stride = message_stride;
-    (fast_stride ? inner_reads : outer_reads).emplace_back(read, fast_stride);
+// into `base`, and the sweep over the fast digit adds only the others. The
+// work is cut into items: a chunk of one run of the fast digit.
+class TableFill {
+ public:
+  TableFill(const TableJob& job, double* out_cost, uint32_t* out_arg)
+      : job_(job), out_cost_(out_cost), out_arg_(out_arg), k_(job.radix.size()), fast_(k_ ? k_ - 1 : 0),
+        run_(k_ ? job.radix[fast_] : 1) {
+    sort_factors();
+    const size_t configs = job_.configs;
+    const uint64_t inner_factors = 1 + inner_edges_.size() + inner_reads_.size();
+    chunk_ = std::max<uint64_t>(1, std::min<uint64_t>(run_, (uint64_t{1} << 16) / (configs * inner_factors)));
+    chunks_per_run_ = (run_ + chunk_ - 1) / chunk_;
+    items_ = job_.entries / run_ * chunks_per_run_;
+    // Items of at least kGrainSteps inner steps: small tables are filled on
+    // one thread, and large ones are not cut finer than scheduling pays for.
+    grain_ = std::max<uint64_t>(1, kGrainSteps / (chunk_ * configs * inner_factors));
   }
-  const size_t inner_factors = 1 + inner_edges.size() + inner_reads.size();
-  const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(run, (uint64_t{1} << 16) / (configs * inner_factors)));
-  const uint64_t chunks_per_run = (run + chunk - 1) / chunk;
-  const uint64_t items_total = outer_count * chunks_per_run;
-  auto fill = [&](const tbb::blocked_range<uint64_t>& items) {
-      // Per-thread scratch, kept across chunks and tables: a chunk can be a
-      // few microseconds of work, and all threads share one malloc arena.
-      thread_local FillScratch scratch;
-      std::vector<double>& base = scratch.base;
-      std::vector<double>& acc = scratch.acc;
-      std::vector<uint64_t>& digit = scratch.digit;
-      std::vector<const double*>& rows = scratch.rows;
-      std::vector<uint64_t>& inner_offset = scratch.inner_offset;
-      base.resize(configs);
-      acc.resize(configs);
-      digit.resize(k);
-      inner_offset.resize(inner_reads.size());
-      for (uint64_t item = items.begin(); item != items.end(); ++item) {
-        const uint64_t outer = item / chunks_per_run;
-        const uint64_t first = (item % chunks_per_run) * chunk, last = std::min(run, first + chunk);
-        uint64_t rest = outer * run;
-        for (size_t i = 0; i < k; ++i) {
-          digit[i] = rest / job.stride[i];
-          rest %= job.stride[i];
-        }
-        std::copy(job.own, job.own + configs, base.begin());
-        for (const TableJob::Edge* edge : outer_edges) {
-          const double* row = edge->row[digit[edge->scope_index]];
-          for (size_t s = 0; s < configs; ++s) base[s] += row[s];
-        }
-        for (const auto& [read, unused] : outer_reads) {
-          uint64_t offset = 0;
-          for (const auto& [index, message_stride] : read->terms) offset += digit[index] * message_stride;
-          const double* row = read->cost + offset;
-          for (size_t s = 0; s < configs; ++s) base[s] += row[s];
-        }
-        for (size_t m = 0; m < inner_reads.size(); ++m) {
-          inner_offset[m] = 0;
-          for (const auto& [index, message_stride] : inner_reads[m].first->terms)
-            if (static_cast<size_t>(index) != fast) inner_offset[m] += digit[index] * message_stride;
-        }
-        for (uint64_t d = first; d < last; ++d) {
-          rows.clear();
-          for (const TableJob::Edge* edge : inner_edges) rows.push_back(edge->row[d]);
-          for (size_t m = 0; m < inner_reads.size(); ++m)
-            rows.push_back(inner_reads[m].first->cost + inner_offset[m] + d * inner_reads[m].second);
-          auto [best_cost, best] = min_of_sum(base.data(), rows.data(), rows.size(), acc.data(), configs);
-          out_cost[outer * run + d] = best_cost;
-          out_arg[outer * run + d] = static_cast<uint32_t>(best);
-        }
-      }
-  };
-  // Chunks of at least kGrainSteps inner steps: small tables are filled on
-  // this thread, and large ones are not cut finer than scheduling pays for.
-  const uint64_t item_steps = chunk * configs * inner_factors;
-  const uint64_t grain = std::max<uint64_t>(1, kGrainSteps / item_steps);
-  if (!arena || items_total <= grain) {
-    fill(tbb::blocked_range<uint64_t>(0, items_total));
-    return;
+
+  [[nodiscard]] uint64_t items() const { return items_; }
+  [[nodiscard]] uint64_t grain() const { return grain_; }
+
+  // Fills the items of `range` (on the calling thread, with its scratch).
+  void fill(const tbb::blocked_range<uint64_t>& range, FillScratch& scratch) const {
+    for (uint64_t item = range.begin(); item != range.end(); ++item) {
+      const uint64_t outer = item / chunks_per_run_;
+      const uint64_t first = (item % chunks_per_run_) * chunk_, last = std::min(run_, first + chunk_);
+      start_run(outer, scratch);
+      sweep_fast_digit(outer, first, last, scratch);
+    }
   }
-  arena->execute([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, items_total, grain), fill); });
-}
+
+ private:
+  // Splits edges and waiting tables by whether they read the fast digit.
+  void sort_factors() {
+    for (const TableJob::Edge& edge : job_.edges)
+      (k_ && static_cast<size_t>(edge.scope_index) == fast_ ? inner_edges_ : outer_edges_).push_back(&edge);
+    for (const MessageRead* read : job_.reads) {
+      uint64_t fast_stride = 0;
+      for (const auto& [index, message_stride] : read->terms)
+        if (k_ && static_cast<size_t>(index) == fast_) fast_stride = message_stride;
+      (fast_stride ? inner_reads_ : outer_reads_).emplace_back(read, fast_stride);
+    }
+  }
+
+  // Digits of run `outer`; base = own cost + the factors constant over the
+  // run; the offsets of the waiting tables that the sweep reads.
+  void start_run(uint64_t outer, FillScratch& scratch) const {
+    const size_t configs = job_.configs;
+    std::vector<uint64_t>& digit = scratch.digit;
+    std::vector<double>& base = scratch.base;
+    uint64_t rest = outer * run_;
+    for (size_t i = 0; i < k_; ++i) {
+      digit[i] = rest / job_.stride[i];
+      rest %= job_.stride[i];
+    }
+    std::copy(job_.own, job_.own + configs, base.begin());
+    for (const TableJob::Edge* edge : outer_edges_) {
+      const double* row = edge->row[digit[edge->scope_index]];
+      for (size_t s = 0; s < configs; ++s) base[s] += row[s];
+    }
+    for (const auto& [read, unused] : outer_reads_) {
+      uint64_t offset = 0;
+      for (const auto& [index, message_stride] : read->terms) offset += digit[index] * message_stride;
+      const double* row = read->cost + offset;
+      for (size_t s = 0; s < configs; ++s) base[s] += row[s];
+    }
+    for (size_t m = 0; m < inner_reads_.size(); ++m) {
+      scratch.inner_offset[m] = 0;
+      for (const auto& [index, message_stride] : inner_reads_[m].first->terms)
+        if (static_cast<size_t>(index) != fast_) scratch.inner_offset[m] += digit[index] * message_stride;
+    }
+  }
+
+  // The entries first..last of run `outer`: each the minimum over v's
+  // configurations of base plus the rows that read the fast digit.
+  void sweep_fast_digit(uint64_t outer, uint64_t first, uint64_t last, FillScratch& scratch) const {
+    const size_t configs = job_.configs;
+    const double* base = scratch.base.data();
+    double* acc = scratch.acc.data();
+    double* out_cost = out_cost_ + outer * run_;
+    uint32_t* out_arg = out_arg_ + outer * run_;
+    std::vector<const double*>& rows = scratch.rows;
+    for (uint64_t d = first; d < last; ++d) {
+      rows.clear();
+      for (const TableJob::Edge* edge : inner_edges_) rows.push_back(edge->row[d]);
+      for (size_t m = 0; m < inner_reads_.size(); ++m)
+        rows.push_back(inner_reads_[m].first->cost + scratch.inner_offset[m] + d * inner_reads_[m].second);
+      auto [best_cost, best] = min_of_sum(base, rows.data(), rows.size(), acc, configs);
+      out_cost[d] = best_cost;
+      out_arg[d] = static_cast<uint32_t>(best);
+    }
+  }
+
+  const TableJob& job_;
+  double* out_cost_;
+  uint32_t* out_arg_;
+  size_t k_, fast_;
+  uint64_t run_;
+  std::vector<const TableJob::Edge*> outer_edges_, inner_edges_;
+  std::vector<std::pair<const MessageRead*, uint64_t>> outer_reads_, inner_reads_;  // (read, stride of the fast digit)
+  uint64_t chunk_ = 1, chunks_per_run_ = 1, items_ = 0, grain_ = 1;
+};
 
 std::vector<uint64_t> strides_of(const std::vector<int>& scope, const Objective& objective) {
   std::vector<uint64_t> stride(scope.size());
@@ -371,30 +417,98 @@ std::string describe_scope(const std::vector<int>& scope, const std::vector<std:
   return text;
 }
 
-}  // namespace
+// The largest vertex's needs, which every thread's FillScratch is sized for:
+// configurations, members of D(v), and factors (edges to later vertices plus
+// tables waiting) that a sweep may add.
+struct FillShape {
+  size_t configs = 0, members = 0, factors = 0;
+};
 
-TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan) {
-  TablePlan sizes;
+FillShape fill_shape(const Objective& objective, const EliminationPlan& plan) {
   const size_t n = objective.vertex_count();
-  sizes.entries.assign(n, 1);
-  for (int v : plan.order) {
-    uint64_t entries = 1;
-    for (int w : plan.dependent[v]) entries = saturating_mul(entries, objective.config_count(w));
-    sizes.entries[v] = entries;
-    uint64_t per_entry = sizeof(double) + static_cast<uint64_t>(ArgminTable::width_for(objective.config_count(v)));
-    sizes.total_entries = saturating_add(sizes.total_entries, entries);
-    sizes.total_bytes = saturating_add(sizes.total_bytes, saturating_mul(entries, per_entry));
-    sizes.total_work = saturating_add(sizes.total_work, saturating_mul(entries, objective.config_count(v)));
-    if (sizes.largest_vertex < 0 || entries > sizes.entries[sizes.largest_vertex]) sizes.largest_vertex = v;
+  std::vector<size_t> factors(n, 0);
+  for (const PairCost& pair : objective.pairs)
+    ++factors[plan.position[pair.u] < plan.position[pair.v] ? pair.u : pair.v];
+  for (int v : plan.order)
+    if (!plan.dependent[v].empty()) ++factors[plan.dependent[v].back()];
+  FillShape shape;
+  for (size_t v = 0; v < n; ++v) {
+    shape.configs = std::max(shape.configs, objective.config_count(v));
+    shape.members = std::max(shape.members, plan.dependent[v].size());
+    shape.factors = std::max(shape.factors, factors[v]);
   }
-  return sizes;
+  return shape;
 }
 
-DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const std::vector<std::string>& names,
-                  const DpOptions& options) {
-  auto start = std::chrono::steady_clock::now();
+// Bytes of the buffers v's table is computed with, besides the tables: its
+// edge rows, the class digit of each member of D(v) no waiting table reads,
+// each edge's row per digit of its other end, and the compact costs (if
+// compacted) and argmins. Counted in the peak while v is filled.
+uint64_t working_bytes(const std::vector<EdgeRows>& edges, const TableJob& job, bool compacted) {
+  uint64_t bytes = job.entries * (sizeof(uint32_t) + (compacted ? sizeof(double) : 0));
+  for (const EdgeRows& edge : edges) bytes += edge.rows.size() * sizeof(double);
+  for (const std::vector<int32_t>& map : job.virtual_of) bytes += map.size() * sizeof(int32_t);
+  for (const TableJob::Edge& edge : job.edges) bytes += edge.row.size() * sizeof(const double*);
+  return bytes;
+}
+
+// An upper bound of working_bytes for every vertex, from the plan alone:
+// class combinations are counted as configurations, and the compact table as
+// big as the full one.
+std::vector<uint64_t> working_bytes_bound(const Objective& objective, const EliminationPlan& plan,
+                                          const std::vector<uint64_t>& entries) {
   const size_t n = objective.vertex_count();
-  TablePlan sizes = measure_tables(objective, plan);
+  std::vector<uint64_t> bytes(n, 0);
+  for (const PairCost& pair : objective.pairs) {
+    const bool u_first = plan.position[pair.u] < plan.position[pair.v];
+    const int first = u_first ? pair.u : pair.v, later = u_first ? pair.v : pair.u;
+    const uint64_t later_classes = static_cast<uint64_t>(u_first ? pair.v_classes : pair.u_classes);
+    const uint64_t rows = saturating_mul(later_classes, objective.config_count(first) * sizeof(double));
+    bytes[first] = saturating_add(bytes[first], saturating_add(rows, objective.config_count(later) * sizeof(const double*)));
+  }
+  std::vector<std::vector<int>> read(n);  // members of D(v) some waiting table reads
+  for (int u : plan.order) {
+    const std::vector<int>& scope = plan.dependent[u];
+    if (!scope.empty()) read[scope.back()].insert(read[scope.back()].end(), scope.begin(), scope.end() - 1);
+  }
+  for (int v : plan.order) {
+    bool by_class = false;
+    for (int w : plan.dependent[v]) {
+      if (std::find(read[v].begin(), read[v].end(), w) != read[v].end()) continue;
+      by_class = true;
+      bytes[v] = saturating_add(bytes[v], objective.config_count(w) * sizeof(int32_t));
+    }
+    const uint64_t per_entry = sizeof(uint32_t) + (by_class ? sizeof(double) : 0);
+    bytes[v] = saturating_add(bytes[v], saturating_mul(entries[v], per_entry));
+  }
+  return bytes;
+}
+
+// An edge's classes index its cost matrix: one class per configuration of
+// each end, each below that end's class count.
+void check_classes(const Objective& objective, const PairCost& pair) {
+  auto check_end = [&](int vertex, const std::vector<int32_t>& classes, int32_t count) {
+    PASE_ASSERT(classes.size() == objective.config_count(vertex), vertex, classes.size(), objective.config_count(vertex));
+    if (classes.empty()) return;
+    auto [low, high] = std::minmax_element(classes.begin(), classes.end());
+    PASE_ASSERT(*low >= 0 && *high < count, vertex, *low, *high, count);
+  };
+  check_end(pair.u, pair.u_class, pair.u_classes);
+  check_end(pair.v, pair.v_class, pair.v_classes);
+  PASE_ASSERT(pair.cost && pair.cost->size() == static_cast<size_t>(pair.u_classes) * static_cast<size_t>(pair.v_classes),
+              pair.u, pair.v, pair.u_classes, pair.v_classes, pair.cost ? pair.cost->size() : 0);
+}
+
+// The position of `w` in the dependent set `scope` (a member by construction).
+int scope_index(const std::vector<int>& scope, int w, int v) {
+  const size_t index = static_cast<size_t>(std::find(scope.begin(), scope.end(), w) - scope.begin());
+  PASE_ASSERT(index < scope.size(), v, w, scope.size());
+  return static_cast<int>(index);
+}
+
+// Refuses a plan whose tables or work exceed the options' limits.
+void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
+                  const DpOptions& options) {
   auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
   auto largest = [&] {
     int v = sizes.largest_vertex;
@@ -402,66 +516,160 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
            std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")";
   };
   if (sizes.total_bytes > options.max_table_bytes)
-    throw ResourceError("the DP tables would need " + text(sizes.total_bytes) + " bytes, above the limit of " +
-                        std::to_string(options.max_table_bytes) + " (--max-table-bytes); the largest is vertex " + largest());
+    throw LimitError({"max_table_bytes", "the table byte limit",
+                      "the DP tables would need " + text(sizes.total_bytes) + " bytes (" + text(sizes.working_bytes) +
+                          " of them working buffers), above the limit of " + std::to_string(options.max_table_bytes) + " (",
+                      "); the largest is vertex " + largest()});
   if (sizes.total_work > options.max_work)
-    throw ResourceError("the DP would take " + text(sizes.total_work) +
-                        " steps (table entries x configurations), above the limit of " + std::to_string(options.max_work) +
-                        " (--max-work; about 10^9 steps per second per core); the largest table is vertex " + largest());
+    throw LimitError({"max_work", "the work limit",
+                      "the DP would take " + text(sizes.total_work) +
+                          " steps (table entries x configurations), above the limit of " + std::to_string(options.max_work) + " (",
+                      "; about 10^9 steps per second per core); the largest table is vertex " + largest()});
+}
 
-  DpResult result;
-  result.choice.assign(n, 0);
-  std::vector<ArgminTable> argmins(n);
-  std::vector<std::vector<int>> incident(n);  // pair indices per vertex
-  for (size_t e = 0; e < objective.pairs.size(); ++e) {
-    incident[objective.pairs[e].u].push_back(static_cast<int>(e));
-    incident[objective.pairs[e].v].push_back(static_cast<int>(e));
+// Writes v's full table from the compact one the fill produced: each
+// assignment of D(v) takes the entry of its class combination, and the
+// argmins go into their narrow table.
+class TableExpansion {
+ public:
+  // `compacted` false: the fill wrote the costs in place, only argmins move.
+  TableExpansion(const Objective& objective, const std::vector<int>& scope, const std::vector<uint64_t>& stride,
+                 const TableJob& job, bool compacted, const double* compact_cost, const uint32_t* compact_arg,
+                 double* out_cost, ArgminTable& out_argmin)
+      : objective_(objective), scope_(scope), stride_(stride), job_(job), compacted_(compacted),
+        compact_cost_(compact_cost), compact_arg_(compact_arg), out_cost_(out_cost), out_argmin_(out_argmin) {}
+
+  void operator()(const tbb::blocked_range<uint64_t>& range) const {
+    if (!compacted_) {
+      for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) out_argmin_.set(alpha, compact_arg_[alpha]);
+      return;
+    }
+    std::vector<uint64_t> digit(scope_.size());
+    uint64_t rest = range.begin();
+    for (size_t i = 0; i < scope_.size(); ++i) {
+      digit[i] = rest / stride_[i];
+      rest %= stride_[i];
+    }
+    for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) {
+      uint64_t compact = 0;
+      for (size_t i = 0; i < scope_.size(); ++i)
+        compact += (job_.virtual_of[i].empty() ? digit[i] : static_cast<uint64_t>(job_.virtual_of[i][digit[i]])) * job_.stride[i];
+      out_cost_[alpha] = compact_cost_[compact];
+      out_argmin_.set(alpha, compact_arg_[compact]);
+      for (size_t i = scope_.size(); i-- > 0;) {  // odometer, last digit fastest
+        if (++digit[i] < objective_.config_count(scope_[i])) break;
+        digit[i] = 0;
+      }
+    }
   }
+
+ private:
+  const Objective& objective_;
+  const std::vector<int>& scope_;
+  const std::vector<uint64_t>& stride_;
+  const TableJob& job_;
+  bool compacted_;
+  const double* compact_cost_;
+  const uint32_t* compact_arg_;
+  double* out_cost_;
+  ArgminTable& out_argmin_;
+};
+
+// One run of the DP over a plan. Each vertex's table is built from its own
+// costs, its edges to later vertices and the tables waiting for it, then
+// sent to the vertex that consumes it; back-substitution reads the argmins.
+class DynamicProgram {
+ public:
+  DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes)
+      : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(sizes.threads == 1),
+        shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), inbox_(n_), inbox_mutex_(new std::mutex[n_]),
+        pending_(n_, 0), component_cost_(n_, 0.0) {
+    for (size_t e = 0; e < objective_.pairs.size(); ++e) {
+      incident_[objective_.pairs[e].u].push_back(static_cast<int>(e));
+      incident_[objective_.pairs[e].v].push_back(static_cast<int>(e));
+    }
+    for (int v : plan_.order)
+      if (!plan_.dependent[v].empty()) ++pending_[plan_.dependent[v].back()];
+    // On one thread the DP does not touch TBB at all: starting its scheduler
+    // costs about 2 ms, as much as a whole small solve.
+    if (!serial_) {
+      arena_.emplace(sizes.threads);
+      group_.emplace();
+      thread_scratch_.emplace([this] { return new_scratch(); });
+    }
+  }
+
+  // Fills every table; returns the optimum and the strategy.
+  DpResult run() {
+    fill_all_tables();
+    check_all_consumed();
+    DpResult result;
+    for (int v : plan_.order) result.cost += component_cost_[v];  // in plan order: deterministic
+    result.choice = read_back_strategy();
+    result.stats.peak_table_bytes = peak_bytes_.load();
+    for (int v : plan_.order) {
+      result.stats.max_dependent_set = std::max(result.stats.max_dependent_set, plan_.dependent[v].size());
+      result.stats.table_entries += sizes_.entries[v];
+    }
+    return result;
+  }
+
+ private:
   // A vertex can be processed once every table waiting for it has arrived;
   // vertices whose tables do not depend on each other run concurrently.
-  std::vector<std::vector<std::unique_ptr<Message>>> inbox(n);
-  std::unique_ptr<std::mutex[]> inbox_mutex(new std::mutex[n]);
-  std::vector<int> pending(n, 0);
-  for (int v : plan.order) {
-    result.stats.max_dependent_set = std::max(result.stats.max_dependent_set, plan.dependent[v].size());
-    result.stats.table_entries += sizes.entries[v];
-    if (!plan.dependent[v].empty()) ++pending[plan.dependent[v].back()];
-  }
-  std::vector<double> component_cost(n, 0.0);
-  std::atomic<uint64_t> live_bytes{0}, peak_bytes{0};
-  auto add_live = [&](uint64_t bytes) {
-    uint64_t now = live_bytes.fetch_add(bytes) + bytes;
-    uint64_t peak = peak_bytes.load();
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
+  void fill_all_tables() {
+    // The vertices that wait for no table, listed before any task starts:
+    // once tasks run, they count `pending_` down, and a consumer that reached
+    // zero is started by its last producer. Reading `pending_` while spawning
+    // raced with that and could start such a consumer twice, the second time
+    // without its inbox, which wrote wrong argmins (found by the thread-count
+    // determinism test failing about one run in ten).
+    std::vector<int> leaves;
+    for (int v : plan_.order)
+      if (pending_[v] == 0) leaves.push_back(v);
+    if (serial_) {
+      // Depth first, as a one-thread task pool would go: a consumer runs as
+      // soon as its last table arrives, so few tables wait at once.
+      for (int leaf : leaves)
+        for (int v = leaf; v >= 0;) v = process(v);
+      return;
     }
-  };
-
-  const int threads = options.threads > 0 ? options.threads : sizes.total_work < kSerialWork ? 1 : tbb::task_arena::automatic;
-  // On one thread the DP does not touch TBB at all: starting its scheduler
-  // costs about 2 ms, as much as a whole small solve.
-  const bool serial = threads == 1;
-  std::optional<tbb::task_arena> arena;
-  std::optional<tbb::task_group> group;
-  if (!serial) {
-    arena.emplace(threads);
-    group.emplace();
+    arena_->execute([&] {
+      for (int v : leaves) group_->run([this, v] { process(v); });
+      group_->wait();
+    });
   }
-  // Processes v; returns the consumer its table completed, if any, for the
-  // serial driver to run next (in parallel it is started as a task instead).
-  std::function<int(int)> process = [&](int v) -> int {
-    const std::vector<int>& scope = plan.dependent[v];
-    const size_t configs = objective.config_count(v);
-    const std::vector<double>& own = objective.vertex_cost[v];
-    std::vector<uint64_t> stride = strides_of(scope, objective);
-    const uint64_t entries = sizes.entries[v];
 
+  // Every table was consumed: no vertex still waits, no table is left unread.
+  void check_all_consumed() const {
+    for (int v : plan_.order) PASE_ASSERT(pending_[v] == 0 && inbox_[v].empty(), v, pending_[v], inbox_[v].size());
+  }
+
+  // Builds v's table and sends it on. Returns the consumer it completed, if
+  // any, for the serial driver to run next (in parallel it is started as a
+  // task instead).
+  int process(int v) {
+    std::vector<EdgeRows> edges = edge_rows(v);
+    std::vector<MessageRead> reads = waiting_reads(v);
+    std::unique_ptr<Message> table = new_table(v);
+    compute_table(v, edges, reads, *table);
+    release_inbox(v);
+    return send(v, std::move(table));
+  }
+
+  // v's edges to vertices not yet processed, each as rows over v's
+  // configurations, one row per class of the other end's configuration.
+  std::vector<EdgeRows> edge_rows(int v) const {
+    const std::vector<int>& scope = plan_.dependent[v];
+    const size_t configs = objective_.config_count(v);
     std::vector<EdgeRows> edges;
-    for (int e : incident[v]) {
-      const PairCost& pair = objective.pairs[e];
+    for (int e : incident_[v]) {
+      const PairCost& pair = objective_.pairs[e];
       int w = pair.u == v ? pair.v : pair.u;
-      if (plan.position[w] < plan.position[v]) continue;  // already counted when w was processed
+      if (plan_.position[w] < plan_.position[v]) continue;  // already counted when w was processed
+      check_classes(objective_, pair);
       EdgeRows rows;
-      rows.scope_index = static_cast<int>(std::find(scope.begin(), scope.end(), w) - scope.begin());
+      rows.scope_index = scope_index(scope, w, v);
       bool v_produces = pair.u == v;
       rows.w_class = v_produces ? &pair.v_class : &pair.u_class;
       int32_t w_classes = v_produces ? pair.v_classes : pair.u_classes;
@@ -474,115 +682,216 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
                          : matrix[static_cast<size_t>(c) * pair.v_classes + pair.v_class[s]];
       edges.push_back(std::move(rows));
     }
+    return edges;
+  }
+
+  // How v reads each table waiting for it: the members of D(v) its entries
+  // depend on, with their strides.
+  std::vector<MessageRead> waiting_reads(int v) {
+    const std::vector<int>& scope = plan_.dependent[v];
     // Tables arrive in any order; summing them in plan order keeps the result
     // identical bit for bit whatever the thread count.
-    std::vector<std::unique_ptr<Message>>& waiting = inbox[v];
-    std::sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a->producer_position < b->producer_position; });
+    std::vector<std::unique_ptr<Message>>& waiting = inbox_[v];
+    std::sort(waiting.begin(), waiting.end(),
+              [](const auto& a, const auto& b) { return a->producer_position < b->producer_position; });
     std::vector<MessageRead> reads;
     for (const auto& message : waiting) {
+      PASE_ASSERT(!message->scope.empty() && message->scope.back() == v, v, message->scope.size(), message->producer_position);
       MessageRead read;
       read.cost = message->cost.data();
-      for (size_t i = 0; i + 1 < message->scope.size(); ++i) {
-        int index = static_cast<int>(std::find(scope.begin(), scope.end(), message->scope[i]) - scope.begin());
-        read.terms.emplace_back(index, message->stride[i]);
-      }
+      for (size_t i = 0; i + 1 < message->scope.size(); ++i)
+        read.terms.emplace_back(scope_index(scope, message->scope[i], v), message->stride[i]);
       reads.push_back(std::move(read));
     }
+    return reads;
+  }
 
+  // Allocates v's cost table (sent on) and argmin table (kept).
+  std::unique_ptr<Message> new_table(int v) {
+    const uint64_t entries = sizes_.entries[v];
     auto table = std::make_unique<Message>();
-    table->scope = scope;
-    table->stride = stride;
-    table->producer_position = plan.position[v];
+    table->scope = plan_.dependent[v];
+    table->stride = strides_of(table->scope, objective_);
+    table->producer_position = plan_.position[v];
     table->cost = RawBuffer<double>(entries);
-    argmins[v] = ArgminTable(entries, configs);
-    add_live(entries * sizeof(double) + argmins[v].bytes());
+    argmins_[v] = ArgminTable(entries, objective_.config_count(v));
+    add_live(entries * sizeof(double) + argmins_[v].bytes());
+    return table;
+  }
 
-    TableJob job = plan_job(objective, scope, configs, own.data(), edges, reads);
-    double* out_cost = table->cost.data();
-    ArgminTable& out_argmin = argmins[v];
+  // Fills v's table: over class combinations where that is smaller, then
+  // expanded to every assignment of D(v).
+  void compute_table(int v, const std::vector<EdgeRows>& edges, const std::vector<MessageRead>& reads, Message& table) {
+    const uint64_t entries = sizes_.entries[v];
+    TableJob job = plan_job(objective_, table.scope, objective_.config_count(v), objective_.vertex_cost[v].data(), edges, reads);
+    PASE_ASSERT(job.entries >= 1 && job.entries <= entries, v, job.entries, entries);  // class digits never outnumber configurations
     const bool compacted = job.entries != entries;
     RawBuffer<double> compact_cost(compacted ? job.entries : 0);
     RawBuffer<uint32_t> compact_arg(job.entries);
-    fill_table(job, serial ? nullptr : &*arena, compacted ? compact_cost.data() : out_cost, compact_arg.data());
-    // Expand the compact table to every configuration of D(v).
-    auto expand = [&](const tbb::blocked_range<uint64_t>& range) {
-      if (!compacted) {
-        for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) out_argmin.set(alpha, compact_arg[alpha]);
-        return;
-      }
-      std::vector<uint64_t> digit(scope.size());
-      uint64_t rest = range.begin();
-      for (size_t i = 0; i < scope.size(); ++i) {
-        digit[i] = rest / stride[i];
-        rest %= stride[i];
-      }
-      for (uint64_t alpha = range.begin(); alpha != range.end(); ++alpha) {
-        uint64_t compact = 0;
-        for (size_t i = 0; i < scope.size(); ++i)
-          compact += (job.virtual_of[i].empty() ? digit[i] : static_cast<uint64_t>(job.virtual_of[i][digit[i]])) * job.stride[i];
-        out_cost[alpha] = compact_cost[compact];
-        out_argmin.set(alpha, compact_arg[compact]);
-        for (size_t i = scope.size(); i-- > 0;) {  // odometer, last digit fastest
-          if (++digit[i] < objective.config_count(scope[i])) break;
-          digit[i] = 0;
-        }
-      }
-    };
-    if (serial || entries < 4096) expand(tbb::blocked_range<uint64_t>(0, entries));
-    else tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), expand);
+    const uint64_t working = working_bytes(edges, job, compacted);
+    add_live(working);
+    double* out_cost = table.cost.data();
+    fill(job, compacted ? compact_cost.data() : out_cost, compact_arg.data());
+    const TableExpansion expand(objective_, table.scope, table.stride, job, compacted, compact_cost.data(),
+                                compact_arg.data(), out_cost, argmins_[v]);
+    if (serial_ || entries < 4096) expand(tbb::blocked_range<uint64_t>(0, entries));
+    else tbb::this_task_arena::isolate([&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, entries, 4096), expand); });
+    live_bytes_.fetch_sub(working);
+  }
 
+  // Fills a job's table: on this thread when it is small or the DP serial,
+  // else in chunks across the arena. The wait for the chunks is isolated: a
+  // waiting thread takes only this table's chunks, not another vertex, so at
+  // most one vertex per thread holds its working buffers (the plan's bound).
+  void fill(const TableJob& job, double* out_cost, uint32_t* out_arg) {
+    // Every thread's buffers are sized for the largest vertex (fill_shape).
+    PASE_ASSERT(job.configs <= shape_.configs && job.radix.size() <= shape_.members &&
+                    job.edges.size() + job.reads.size() <= shape_.factors,
+                job.configs, shape_.configs, job.radix.size(), shape_.members, job.edges.size(), job.reads.size(),
+                shape_.factors);
+    const TableFill table(job, out_cost, out_arg);
+    if (serial_) {
+      if (!serial_scratch_) serial_scratch_.emplace(new_scratch());
+      table.fill(tbb::blocked_range<uint64_t>(0, table.items()), *serial_scratch_);
+      return;
+    }
+    auto fill_items = [&](const tbb::blocked_range<uint64_t>& items) { table.fill(items, thread_scratch_->local()); };
+    if (table.items() <= table.grain()) {
+      fill_items(tbb::blocked_range<uint64_t>(0, table.items()));
+      return;
+    }
+    tbb::this_task_arena::isolate(
+        [&] { tbb::parallel_for(tbb::blocked_range<uint64_t>(0, table.items(), table.grain()), fill_items); });
+  }
+
+  // Frees the tables v has read.
+  void release_inbox(int v) {
     uint64_t consumed = 0;
-    for (const auto& message : waiting) consumed += message->cost.size() * sizeof(double);
-    waiting.clear();
-    live_bytes.fetch_sub(consumed);
-    if (scope.empty()) {
-      component_cost[v] = table->cost[0];  // a finished connected component
-      live_bytes.fetch_sub(sizeof(double));
+    for (const auto& message : inbox_[v]) consumed += message->cost.size() * sizeof(double);
+    inbox_[v].clear();
+    live_bytes_.fetch_sub(consumed);
+  }
+
+  // Hands v's table to its consumer, the earliest-processed member of D(v);
+  // a table over nothing ends a connected component.
+  int send(int v, std::unique_ptr<Message> table) {
+    if (table->scope.empty()) {
+      component_cost_[v] = table->cost[0];
+      live_bytes_.fetch_sub(sizeof(double));
       return -1;
     }
-    int consumer = scope.back();
+    int consumer = table->scope.back();
     bool ready = false;
     {
-      std::lock_guard<std::mutex> lock(inbox_mutex[consumer]);
-      inbox[consumer].push_back(std::move(table));
-      ready = --pending[consumer] == 0;
+      std::lock_guard<std::mutex> lock(inbox_mutex_[consumer]);
+      inbox_[consumer].push_back(std::move(table));
+      PASE_ASSERT(pending_[consumer] > 0, v, consumer, pending_[consumer]);  // a consumer is started once
+      ready = --pending_[consumer] == 0;
     }
     if (!ready) return -1;
-    if (serial) return consumer;
-    group->run([&process, consumer] { process(consumer); });
+    if (serial_) return consumer;
+    group_->run([this, consumer] { process(consumer); });
     return -1;
-  };
-  // The vertices that wait for no table, listed before any task starts:
-  // once tasks run, they count `pending` down, and a consumer that reached
-  // zero is started by its last producer. Reading `pending` while spawning
-  // raced with that and could start such a consumer twice, the second time
-  // without its inbox, which wrote wrong argmins (found by the thread-count
-  // determinism test failing about one run in ten).
-  std::vector<int> leaves;
-  for (int v : plan.order)
-    if (pending[v] == 0) leaves.push_back(v);
-  if (serial) {
-    // Depth first, as a one-thread task pool would go: a consumer runs as
-    // soon as its last table arrives, so few tables wait at once.
-    for (int leaf : leaves)
-      for (int v = leaf; v >= 0;) v = process(v);
-  } else {
-    arena->execute([&] {
-      for (int v : leaves) group->run([&process, v] { process(v); });
-      group->wait();
-    });
   }
-  for (int v : plan.order) result.cost += component_cost[v];  // in plan order: deterministic
-  result.stats.peak_table_bytes = peak_bytes.load();
 
-  for (size_t i = plan.order.size(); i-- > 0;) {
-    int v = plan.order[i];
-    const std::vector<int>& scope = plan.dependent[v];
-    std::vector<uint64_t> stride = strides_of(scope, objective);
-    uint64_t index = 0;
-    for (size_t j = 0; j < scope.size(); ++j) index += static_cast<uint64_t>(result.choice[scope[j]]) * stride[j];
-    result.choice[v] = static_cast<int32_t>(argmins[v].get(index));
+  // Back-substitution, latest vertex first: each argmin table is indexed by
+  // the choices already made for D(v).
+  std::vector<int32_t> read_back_strategy() const {
+    std::vector<int32_t> choice(n_, 0);
+    for (size_t i = plan_.order.size(); i-- > 0;) {
+      int v = plan_.order[i];
+      const std::vector<int>& scope = plan_.dependent[v];
+      std::vector<uint64_t> stride = strides_of(scope, objective_);
+      uint64_t index = 0;
+      for (size_t j = 0; j < scope.size(); ++j) index += static_cast<uint64_t>(choice[scope[j]]) * stride[j];
+      PASE_ASSERT(index < sizes_.entries[v], v, index, sizes_.entries[v]);
+      choice[v] = static_cast<int32_t>(argmins_[v].get(index));
+      PASE_ASSERT(static_cast<size_t>(choice[v]) < objective_.config_count(v), v, choice[v], objective_.config_count(v));
+    }
+    return choice;
   }
+
+  // A thread's fill buffers, allocated where it first fills (allocating them
+  // up front, before the first table, made a one-thread Transformer p = 64
+  // solve about 7% slower: placement, not size).
+  FillScratch new_scratch() {
+    add_live(FillScratch::bytes(shape_.configs, shape_.members, shape_.factors));
+    return FillScratch(shape_.configs, shape_.members, shape_.factors);
+  }
+
+  void add_live(uint64_t bytes) {
+    uint64_t now = live_bytes_.fetch_add(bytes) + bytes;
+    uint64_t peak = peak_bytes_.load();
+    while (now > peak && !peak_bytes_.compare_exchange_weak(peak, now)) {
+    }
+  }
+
+  const Objective& objective_;
+  const EliminationPlan& plan_;
+  const TablePlan& sizes_;
+  const size_t n_;
+  const bool serial_;
+  const FillShape shape_;
+  std::vector<ArgminTable> argmins_;
+  std::vector<std::vector<int>> incident_;  // pair indices per vertex
+  std::vector<std::vector<std::unique_ptr<Message>>> inbox_;
+  std::unique_ptr<std::mutex[]> inbox_mutex_;
+  std::vector<int> pending_;
+  std::vector<double> component_cost_;
+  std::atomic<uint64_t> live_bytes_{0}, peak_bytes_{0};
+  std::optional<tbb::task_arena> arena_;
+  std::optional<tbb::task_group> group_;
+  // Fill buffers: one on the serial path, else one per thread that fills,
+  // kept across chunks and tables (a chunk can be a few microseconds of work).
+  std::optional<FillScratch> serial_scratch_;
+  std::optional<tbb::enumerable_thread_specific<FillScratch>> thread_scratch_;
+};
+
+}  // namespace
+
+int dp_threads(int requested, uint64_t work) {
+  if (requested > 0) return requested;
+  return work < kSerialWork ? 1 : tbb::info::default_concurrency();
+}
+
+TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads) {
+  TablePlan sizes;
+  const size_t n = objective.vertex_count();
+  sizes.entries.assign(n, 1);
+  for (int v : plan.order) {
+    uint64_t entries = 1;
+    for (int w : plan.dependent[v]) entries = saturating_mul(entries, objective.config_count(w));
+    sizes.entries[v] = entries;
+    uint64_t per_entry = sizeof(double) + static_cast<uint64_t>(ArgminTable::width_for(objective.config_count(v)));
+    sizes.total_entries = saturating_add(sizes.total_entries, entries);
+    sizes.table_bytes = saturating_add(sizes.table_bytes, saturating_mul(entries, per_entry));
+    sizes.total_work = saturating_add(sizes.total_work, saturating_mul(entries, objective.config_count(v)));
+    if (sizes.largest_vertex < 0 || entries > sizes.entries[sizes.largest_vertex]) sizes.largest_vertex = v;
+  }
+  sizes.threads = dp_threads(threads, sizes.total_work);
+  // At most one vertex per thread is being filled: the largest working sets
+  // of as many vertices as threads, and each thread's fill buffers.
+  std::vector<uint64_t> working = working_bytes_bound(objective, plan, sizes.entries);
+  const size_t filled_at_once = std::min(working.size(), static_cast<size_t>(sizes.threads));
+  std::partial_sort(working.begin(), working.begin() + static_cast<std::ptrdiff_t>(filled_at_once), working.end(),
+                    std::greater<>());
+  for (size_t i = 0; i < filled_at_once; ++i) sizes.working_bytes = saturating_add(sizes.working_bytes, working[i]);
+  const FillShape shape = fill_shape(objective, plan);
+  sizes.working_bytes = saturating_add(sizes.working_bytes, saturating_mul(static_cast<uint64_t>(sizes.threads),
+                                                                           FillScratch::bytes(shape.configs, shape.members, shape.factors)));
+  sizes.total_bytes = saturating_add(sizes.table_bytes, sizes.working_bytes);
+  return sizes;
+}
+
+DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const std::vector<std::string>& names,
+                  const DpOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  const size_t n = objective.vertex_count();
+  PASE_ASSERT(plan.order.size() == n && plan.position.size() == n && plan.dependent.size() == n && names.size() == n, n,
+              plan.order.size(), plan.position.size(), plan.dependent.size(), names.size());
+  TablePlan sizes = measure_tables(objective, plan, options.threads);
+  check_limits(plan, sizes, names, options);
+  DpResult result = DynamicProgram(objective, plan, sizes).run();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

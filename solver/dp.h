@@ -18,7 +18,7 @@
 namespace pase {
 
 struct DpOptions {
-  uint64_t max_table_bytes = uint64_t{8} << 30;  ///< refuse plans whose tables need more
+  uint64_t max_table_bytes = uint64_t{8} << 30;  ///< refuse plans whose tables and working buffers may need more
   uint64_t max_work = uint64_t{2000} * 1000 * 1000 * 1000;  ///< refuse plans needing more (entry, configuration) steps
   int threads = 0;                               ///< 0: automatic (see kSerialWork)
 };
@@ -30,16 +30,24 @@ struct DpOptions {
 inline constexpr uint64_t kSerialWork = uint64_t{20} * 1000 * 1000;
 
 /// Sizes of the tables a plan needs, computed before anything is allocated.
+/// Byte counts saturate at UINT64_MAX.
 struct TablePlan {
   std::vector<uint64_t> entries;  ///< per vertex (saturates at UINT64_MAX)
   uint64_t total_entries = 0;
-  uint64_t total_bytes = 0;       ///< cost tables + argmin tables, all alive at once (upper bound)
+  uint64_t table_bytes = 0;       ///< cost tables + argmin tables, all alive at once (upper bound)
+  /// The buffers a table is computed with (edge rows, class digits, compact
+  /// costs and argmins) for as many vertices at once as threads, the largest
+  /// first, plus each thread's fill buffers (upper bound).
+  uint64_t working_bytes = 0;
+  uint64_t total_bytes = 0;       ///< table_bytes + working_bytes: what max_table_bytes is checked against
   uint64_t total_work = 0;        ///< sum of entries x own configurations: the DP's inner steps (upper bound)
+  int threads = 1;                ///< threads the DP runs on (working_bytes counts this many)
   int largest_vertex = -1;
 };
 
 struct DpStats {
   uint64_t table_entries = 0;
+  /// The most bytes of tables and working buffers alive at once (at most the plan's total_bytes).
   uint64_t peak_table_bytes = 0;
   size_t max_dependent_set = 0;
   double seconds = 0.0;
@@ -51,8 +59,12 @@ struct DpResult {
   DpStats stats;
 };
 
-/// Table sizes of a plan.
-[[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan);
+/// The DP's thread count: `requested` if positive, else (0: automatic) one
+/// below kSerialWork steps of `work` and every core above.
+[[nodiscard]] int dp_threads(int requested, uint64_t work);
+
+/// Table sizes of a plan, and its memory bound on `threads` (as DpOptions::threads; 0: automatic).
+[[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads = 1);
 
 /// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables or the work exceed the limits.
 [[nodiscard]] DpResult solve_dp(const Objective& objective, const EliminationPlan& plan,

@@ -5,6 +5,7 @@
 #include <deque>
 #include <set>
 
+#include "graphs/check.h"
 #include "graphs/error.h"
 
 namespace pase {
@@ -13,6 +14,13 @@ namespace {
 void sort_latest_first(EliminationPlan& plan) {
   for (auto& set : plan.dependent)
     std::sort(set.begin(), set.end(), [&](int a, int b) { return plan.position[a] > plan.position[b]; });
+}
+
+// The vertex eliminated at `step`: one is left while steps are.
+void place(EliminationPlan& plan, int best, int step) {
+  PASE_ASSERT(best >= 0 && plan.position[best] < 0, best, step);
+  plan.position[best] = step;
+  plan.order.push_back(best);
 }
 
 // Eliminates `v` from the elimination graph: its remaining neighbours become a clique.
@@ -28,8 +36,12 @@ std::vector<int> eliminate(std::vector<std::set<int>>& graph, int v) {
 }
 
 std::vector<std::set<int>> as_sets(const std::vector<std::vector<int>>& neighbours) {
-  std::vector<std::set<int>> graph(neighbours.size());
-  for (size_t v = 0; v < neighbours.size(); ++v) graph[v].insert(neighbours[v].begin(), neighbours[v].end());
+  const size_t n = neighbours.size();
+  std::vector<std::set<int>> graph(n);
+  for (size_t v = 0; v < n; ++v) {
+    for (int w : neighbours[v]) PASE_ASSERT(w >= 0 && static_cast<size_t>(w) < n && static_cast<size_t>(w) != v, v, w, n);
+    graph[v].insert(neighbours[v].begin(), neighbours[v].end());
+  }
   return graph;
 }
 
@@ -54,12 +66,15 @@ std::string order_kind_name(OrderKind kind) {
 OrderKind parse_order_kind(const std::string& name) {
   for (OrderKind kind : all_order_kinds())
     if (order_kind_name(kind) == name) return kind;
-  throw InputError("--order: unknown order '" + name + "' (choose generateseq, bfs, mindegree or minfill)");
+  throw OptionError({"order", "order kind", "", ": unknown order '" + name + "' (choose generateseq, bfs, mindegree or minfill)"});
 }
 
 std::vector<std::vector<int>> undirected_neighbours(const Objective& objective) {
   std::vector<std::set<int>> sets(objective.vertex_count());
   for (const PairCost& pair : objective.pairs) {
+    PASE_ASSERT(pair.u >= 0 && static_cast<size_t>(pair.u) < sets.size() && pair.v >= 0 &&
+                    static_cast<size_t>(pair.v) < sets.size(),
+                pair.u, pair.v, sets.size());
     sets[pair.u].insert(pair.v);
     sets[pair.v].insert(pair.u);
   }
@@ -78,8 +93,7 @@ EliminationPlan generate_seq(const std::vector<std::vector<int>>& neighbours) {
     int best = -1;
     for (int v = 0; v < n; ++v)
       if (plan.position[v] < 0 && (best < 0 || graph[v].size() < graph[best].size())) best = v;
-    plan.position[best] = step;
-    plan.order.push_back(best);
+    place(plan, best, step);
     plan.dependent[best] = eliminate(graph, best);
   }
   sort_latest_first(plan);
@@ -114,7 +128,13 @@ EliminationPlan plan_for_order(const std::vector<std::vector<int>>& neighbours, 
   plan.order = order;
   plan.position.assign(n, -1);
   plan.dependent.resize(n);
-  for (size_t i = 0; i < order.size(); ++i) plan.position[order[i]] = static_cast<int>(i);
+  // An order lists every vertex once.
+  PASE_ASSERT(order.size() == n, order.size(), n);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int v = order[i];
+    PASE_ASSERT(v >= 0 && static_cast<size_t>(v) < n && plan.position[v] < 0, i, v, n);
+    plan.position[v] = static_cast<int>(i);
+  }
   std::vector<std::set<int>> graph = as_sets(neighbours);
   for (int v : order) plan.dependent[v] = eliminate(graph, v);
   sort_latest_first(plan);
@@ -140,8 +160,7 @@ EliminationPlan greedy(const std::vector<std::vector<int>>& neighbours, Score sc
     int best = -1;
     for (int v = 0; v < n; ++v)
       if (plan.position[v] < 0 && (best < 0 || keys[v] < keys[best])) best = v;
-    plan.position[best] = step;
-    plan.order.push_back(best);
+    place(plan, best, step);
     plan.dependent[best] = eliminate(graph, best);
     std::set<int> touched(plan.dependent[best].begin(), plan.dependent[best].end());
     if (two_hops)

@@ -7,10 +7,10 @@
 
 namespace pase {
 
-Solution plan_only(const CostTables& tables, OrderKind order) {
+Solution plan_only(const CostTables& tables, OrderKind order, int threads) {
   Solution solution;
   solution.plan = make_plan(undirected_neighbours(tables.objective), order, tables.objective.config_counts());
-  solution.tables = measure_tables(tables.objective, solution.plan);
+  solution.tables = measure_tables(tables.objective, solution.plan, threads);
   for (const auto& set : solution.plan.dependent)
     solution.stats.max_dependent_set = std::max(solution.stats.max_dependent_set, set.size());
   solution.stats.table_entries = solution.tables.total_entries;
@@ -19,7 +19,7 @@ Solution plan_only(const CostTables& tables, OrderKind order) {
 
 Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  Solution solution = plan_only(tables, options.order);
+  Solution solution = plan_only(tables, options.order, options.dp.threads);
   std::vector<std::string> names;
   for (const Vertex& v : graph.vertices) names.push_back(v.name);
   DpResult result = solve_dp(tables.objective, solution.plan, names, options.dp);

@@ -23,8 +23,9 @@ struct Solution {
   DpStats stats;
 };
 
-/// Orders the vertices and sizes their tables without running the DP.
-[[nodiscard]] Solution plan_only(const CostTables& tables, OrderKind order);
+/// Orders the vertices and sizes their tables without running the DP (the
+/// memory bound for `threads`, as DpOptions::threads).
+[[nodiscard]] Solution plan_only(const CostTables& tables, OrderKind order, int threads = 1);
 
 /// Orders the vertices, checks the table sizes and runs the DP.
 [[nodiscard]] Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options);

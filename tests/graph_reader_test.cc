@@ -1,6 +1,8 @@
 // Every reader error, through the CLI: one line naming file, node and field, exit 1.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "test_support.h"
 
 using pase::test::run_pase;

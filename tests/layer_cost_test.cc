@@ -165,7 +165,8 @@ TEST_CASE("enumerate_configs") {
     model.domain = {64, 64, 64};
     model.splittable = {1, 1, 1};
     CHECK_THROWS_WITH(enumerate_configs(model, 1, 64, 10, "big"),
-                      "vertex 'big' has more than 10 configurations at 64 devices; raise --max-configs or the cutoff");
+                      "vertex 'big' has more than 10 configurations at 64 devices (the configuration limit); a larger cutoff gives "
+                      "it fewer");
   }
   SUBCASE("the conv's output height and width are never split") {
     Graph graph = test::graph_from_json(

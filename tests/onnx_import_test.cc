@@ -220,6 +220,24 @@ TEST_CASE("import_onnx: errors") {
                               ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
                               "Conv x1 ('depthwise'); --lenient imports them as zero-cost pass-through vertices\n");
   }
+  SUBCASE("unsupported op, solved directly: the option is pase import's") {
+    std::string path = grouped_conv_model();
+    test::CommandResult result = test::run_pase("solve " + path + " --devices 2");
+    CHECK(result.status == 1);
+    CHECK(result.error == "error: " + path +
+                              ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
+                              "Conv x1 ('depthwise'); `pase import --lenient` imports them as zero-cost pass-through vertices\n");
+  }
+  SUBCASE("unsupported op, library words") {
+    try {
+      (void)import_onnx(grouped_conv_model(), OnnxImportOptions{});
+      FAIL("import_onnx accepted an unsupported op");
+    } catch (const OptionError& error) {
+      CHECK(error.words().option == "lenient");
+      CHECK(std::string(error.what()).find("; the import option 'lenient' imports them as zero-cost pass-through vertices") !=
+            std::string::npos);
+    }
+  }
   SUBCASE("unsupported op, lenient") {
     std::string path = grouped_conv_model();
     test::CommandResult result = test::run_pase("import " + path + " --lenient");
@@ -248,8 +266,8 @@ TEST_CASE("import_onnx: errors") {
   SUBCASE("bad loss") {
     OnnxImportOptions options;
     options.loss = "mse";
-    CHECK_THROWS_WITH_AS(import_onnx(fixture("alexnet"), options), "--loss: unknown loss 'mse' (choose softmax_xent or none)",
-                         InputError);
+    CHECK_THROWS_WITH_AS(import_onnx(fixture("alexnet"), options),
+                         "import option 'loss': unknown loss 'mse' (choose softmax_xent or none)", InputError);
   }
 }
 #endif  // PASE_HAVE_ONNX

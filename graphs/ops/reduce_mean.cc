@@ -1,5 +1,6 @@
 // reduce_mean over `axes` (keepdims optional): the partial sums are
 // all-reduced among the devices that split the reduced axes.
+#include <algorithm>
 #include <set>
 
 #include "graphs/ops/ops.h"
