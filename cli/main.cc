@@ -30,5 +30,5 @@ int main(int argc, char** argv) {
     }
     return static_cast<int>(kExitUsage);
   });
-  end_process(exit_status);
+  return exit_status;
 }
