@@ -20,7 +20,11 @@ struct Mesh {
   std::vector<std::string> axes;  ///< distinct names, one per axis
   int64_t devices_per_node = 0;   ///< 0: not known
 
-  [[nodiscard]] int64_t devices() const;
+  [[nodiscard]] int64_t devices() const {
+    int64_t product = 1;
+    for (int64_t size : shape) product *= size;
+    return product;
+  }
 };
 
 /// The mesh axes each tensor dimension is split over, major first (indices into Mesh::axes).
