@@ -76,11 +76,14 @@ double CalibratedCostModel::layer(const VertexModel& model, const int32_t* confi
   return work_seconds(describe_work(model, config));
 }
 
+double CalibratedCostModel::fetch_cost(double words, double group) const {
+  return 2.0 * transfer_seconds(words, group);
+}
+
 double CalibratedCostModel::redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const {
   double parts_a = 1, parts_b = 1;
   for (size_t i = 0; i < tensor.size(); ++i) parts_a *= static_cast<double>(a[i]), parts_b *= static_cast<double>(b[i]);
-  // Forward and backward each move the missing words once.
-  return 2.0 * transfer_seconds(redistribution_words(tensor, a, b), std::max(parts_a, parts_b));
+  return fetch_cost(redistribution_words(tensor, a, b), std::max(parts_a, parts_b));
 }
 
 }  // namespace pase

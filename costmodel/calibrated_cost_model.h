@@ -35,6 +35,8 @@ class CalibratedCostModel final : public CostModel {
   [[nodiscard]] int64_t devices() const override { return devices_; }
   [[nodiscard]] double layer(const VertexModel& model, const int32_t* config) const override;
   [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
+  /// Forward and backward each move the words once, inside the group's link.
+  [[nodiscard]] double fetch_cost(double words, double group) const override;
   /// Peak TFLOP/s and intra-node GB/s, for the strategy file's machine record.
   [[nodiscard]] Machine machine() const override;
 

@@ -23,6 +23,10 @@ class CostModel {
   [[nodiscard]] virtual double layer(const VertexModel& model, const int32_t* config) const = 0;
   /// Edge cost of a tensor produced with split `a` and consumed with split `b`.
   [[nodiscard]] virtual double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const = 0;
+  /// The price of a redistribution in which each device fetches `words`
+  /// (forward and backward) from a group of `group` devices: what
+  /// redistribution() charges for its words, and what a plan's realized words cost.
+  [[nodiscard]] virtual double fetch_cost(double words, double group) const = 0;
   /// Machine facts recorded in the strategy file.
   [[nodiscard]] virtual Machine machine() const = 0;
   /// out[i * b.size() + j] = redistribution(tensor, a[i], b[j]); models may do it faster than pair by pair.
@@ -39,6 +43,7 @@ class PaseCostModel final : public CostModel {
   [[nodiscard]] int64_t devices() const override { return machine_.devices; }
   [[nodiscard]] double layer(const VertexModel& model, const int32_t* config) const override;
   [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
+  [[nodiscard]] double fetch_cost(double words, double group) const override;
   [[nodiscard]] Machine machine() const override { return machine_; }
   void redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
                              const std::vector<std::vector<int64_t>>& b, double* out) const override;

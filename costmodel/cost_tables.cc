@@ -61,7 +61,21 @@ CostTables build_cost_tables(const Graph& graph, const Machine& machine, size_t 
   return build_cost_tables(graph, PaseCostModel(machine), max_configs);
 }
 
-CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs) {
+namespace {
+
+// The configurations `keep` accepts, in the same (lexicographic) order; the
+// all-ones configuration is always kept, so no vertex is left without one.
+ConfigSet kept(const ConfigSet& all, const ConfigFilter& keep) {
+  ConfigSet out;
+  out.rank = all.rank;
+  for (size_t s = 0; s < all.size(); ++s)
+    if (s == 0 || keep(all[s], all.rank)) out.splits.insert(out.splits.end(), all[s], all[s] + all.rank);
+  return out;
+}
+
+}  // namespace
+
+CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep) {
   CostTables tables;
   tables.machine = model.machine();
   tables.cost_model = model.name();
@@ -95,6 +109,7 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
       continue;
     }
     tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
+    if (keep) tables.configs[v] = kept(tables.configs[v], keep);
     const ConfigSet& configs = tables.configs[v];
     std::vector<double>& cost = tables.objective.vertex_cost[v];
     cost.resize(configs.size());

@@ -1,6 +1,7 @@
 #pragma once
 // Prices every configuration of every vertex and every edge of a graph once,
 // producing the Objective the solver minimises plus what export needs.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,13 @@ struct CostTables {
 /// Default cap on configurations per vertex (each is priced and kept in memory).
 inline constexpr size_t kDefaultMaxConfigs = size_t{1} << 20;
 
-/// Builds models, enumerates configurations and prices layers and edges with `model`.
+/// Which configurations a solve may use (e.g. those a device mesh realizes); empty: all.
+using ConfigFilter = std::function<bool(const int32_t* config, int rank)>;
+
+/// Builds models, enumerates configurations (those `keep` accepts) and
+/// prices layers and edges with `model`.
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const CostModel& model,
-                                           size_t max_configs = kDefaultMaxConfigs);
+                                           size_t max_configs = kDefaultMaxConfigs, const ConfigFilter& keep = {});
 
 /// The same with the default `pase` model on `machine`.
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const Machine& machine,

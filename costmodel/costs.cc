@@ -41,8 +41,10 @@ double PaseCostModel::layer(const VertexModel& model, const int32_t* config) con
 }
 
 double PaseCostModel::redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const {
-  return redistribution_cost(tensor, a, b, machine_.word_cost());
+  return fetch_cost(redistribution_words(tensor, a, b), 0);
 }
+
+double PaseCostModel::fetch_cost(double words, double) const { return machine_.word_cost() * 2.0 * words; }
 
 void CostModel::redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
                                       const std::vector<std::vector<int64_t>>& b, double* out) const {

@@ -1,0 +1,42 @@
+#pragma once
+// Placing a solved strategy on a device mesh (docs/plans.md): which mesh axes
+// each layer's splits run over, chosen to move as little as the layouts
+// allow, and the layout of every tensor that follows from it.
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/graph.h"
+#include "solver/plan.h"
+
+namespace pase {
+
+struct PlanOptions {
+  /// Most axis assignments considered per layer; beyond it the first ones
+  /// (axes in mesh order first) are kept and the plan is not exact.
+  size_t max_assignments = 720;
+  uint64_t max_table_bytes = uint64_t{1} << 30;  ///< for the assignment DP; smaller candidate sets past it
+  int threads = 1;
+};
+
+struct PlanResult {
+  Plan plan;
+  bool exact = true;              ///< the assignment DP saw every assignment of every layer
+  size_t largest_candidate_set = 0;
+  double model_edge_cost = 0, realized_edge_cost = 0;
+};
+
+/// The first vertex whose chosen configuration the mesh cannot realize, with
+/// why ("layer 'fc6' splits (1,3,4) on mesh [2,2,2]"), or "" when all can.
+[[nodiscard]] std::string unrealizable_reason(const Graph& graph, const CostTables& tables,
+                                              const std::vector<int32_t>& choice, const Mesh& mesh);
+
+/// Assigns mesh axes with a second DP over the solver's kind of order, whose
+/// states are each layer's axis assignments and whose edge costs are the
+/// realized redistributions priced by `model`; then lays out every tensor.
+/// The strategy must be realizable (unrealizable_reason empty).
+[[nodiscard]] PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
+                                    const Mesh& mesh, const CostModel& model, const PlanOptions& options);
+
+}  // namespace pase

@@ -1,0 +1,126 @@
+// Placing strategies on meshes: the default mesh, the --mesh syntax,
+// realizability, axis assignments, realized redistribution, and plans of the zoo.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/error.h"
+#include "solver/build_plan.h"
+#include "solver/mesh.h"
+#include "solver/realized_words.h"
+#include "solver/solve.h"
+#include "test_support.h"
+
+using namespace pase;
+
+TEST_CASE("default_mesh: prime factors, largest first") {
+  CHECK(default_mesh(8, 0).shape == std::vector<int64_t>{2, 2, 2});
+  CHECK(default_mesh(12, 0).shape == std::vector<int64_t>{3, 2, 2});
+  CHECK(default_mesh(6, 0).shape == std::vector<int64_t>{3, 2});
+  CHECK(default_mesh(7, 0).shape == std::vector<int64_t>{7});
+  CHECK(default_mesh(1, 0).shape == std::vector<int64_t>{1});
+  CHECK(default_mesh(12, 4).axes == std::vector<std::string>{"x0", "x1", "x2"});
+  CHECK(default_mesh(12, 4).devices_per_node == 4);
+}
+
+TEST_CASE("parse_mesh") {
+  CHECK(parse_mesh("2x4", 8, 0).shape == std::vector<int64_t>{2, 4});
+  CHECK(parse_mesh("2x4", 8, 0).axes == std::vector<std::string>{"x0", "x1"});
+  Mesh named = parse_mesh("dp=2,tp=4", 8, 8);
+  CHECK(named.axes == std::vector<std::string>{"dp", "tp"});
+  CHECK(named.shape == std::vector<int64_t>{2, 4});
+  CHECK(named.devices_per_node == 8);
+  CHECK(parse_mesh("auto", 12, 0).shape == std::vector<int64_t>{3, 2, 2});
+  auto message = [](const std::string& text) {
+    try {
+      (void)parse_mesh(text, 8, 0);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("2x2") == "the mesh '2x2': its sizes multiply to 4, not to the 8 devices");
+  CHECK(message("2xx4") == "the mesh '2xx4': expected a size, got ''");
+  CHECK(message("2x0x4") == "the mesh '2x0x4': axis sizes must be at least 1, got 0");
+  CHECK(message("dp=2,dp=4") == "the mesh 'dp=2,dp=4': axis 'dp' is named twice");
+  CHECK(message("dp=2,4") == "the mesh 'dp=2,4': expected NAME=SIZE, got '4'");
+  CHECK(message("2d=2,tp=4") == "the mesh '2d=2,tp=4': '2d' is not an axis name (a letter, then letters, digits or _)");
+}
+
+TEST_CASE("axis_assignments and realizable") {
+  Mesh mesh = parse_mesh("2x4", 8, 0);
+  const int32_t both[2] = {2, 4};
+  AxisAssignments found = axis_assignments(mesh, both, 2, 100);
+  REQUIRE(found.list.size() == 1);  // only x0 makes 2 and x1 makes 4
+  CHECK(found.list[0] == std::vector<std::vector<int>>{{0}, {1}});
+  const int32_t two_twos[2] = {2, 2};
+  CHECK_FALSE(realizable(mesh, two_twos, 2));  // the 4-axis cannot be halved
+  Mesh cube = default_mesh(8, 0);
+  CHECK(realizable(cube, two_twos, 2));
+  const int32_t eight[1] = {8};
+  AxisAssignments orders = axis_assignments(cube, eight, 1, 100);
+  CHECK(orders.list.size() == 6);  // every order of the three axes
+  CHECK(orders.list[0] == std::vector<std::vector<int>>{{0, 1, 2}});  // mesh order first
+  CHECK(orders.complete);
+  AxisAssignments cut = axis_assignments(cube, eight, 1, 4);
+  CHECK(cut.list.size() == 4);
+  CHECK_FALSE(cut.complete);
+  const int32_t three[1] = {3};
+  CHECK_FALSE(realizable(cube, three, 1));
+}
+
+TEST_CASE("realized_words: by enumerating devices") {
+  Mesh mesh = parse_mesh("2x2", 4, 0);
+  std::vector<std::vector<int64_t>> coordinates = mesh_coordinates(mesh);
+  Shape shape = {8, 8};
+  // Same layout: nothing moves.
+  CHECK(realized_words(shape, {{0}, {1}}, {{0}, {1}}, mesh, coordinates) == 0);
+  // Rows on x0 held, columns on x0 needed: each device lacks half of its 4x8 tile... its needed 8x4 tile
+  // overlaps its held 4x8 tile in 4x4.
+  CHECK(realized_words(shape, {{0}, {}}, {{}, {0}}, mesh, coordinates) == 32 - 16);
+  // Nested: held on (x0), needed on (x0, x1): inside; needed on (x1, x0): device (1, 0) needs block 1, holds block 1
+  // of 2 ... block 1 of 4 = [2, 4) is inside [4, 8)? no: it lies outside.
+  CHECK(realized_words(shape, {{0}, {}}, {{0, 1}, {}}, mesh, coordinates) == 0);
+  CHECK(realized_words(shape, {{0}, {}}, {{1, 0}, {}}, mesh, coordinates) == 16);
+  // A dimension that is not a multiple of its split: blocks of ceil(7/2) = 4, the last 3.
+  CHECK(realized_words({7}, {{}}, {{0}}, mesh, coordinates) == 0);
+  CHECK(realized_words({7}, {{0}}, {{}}, mesh, coordinates) == 4);
+}
+
+// Exact plans of the zoo (every assignment of every layer considered). p = 64
+// runs for the graphs whose plans take well under a second; ResNet-101 and
+// Inception-v3 take tens of seconds there (bench/, docs/plans.md).
+TEST_CASE("build_plan: the zoo's realized redistribution is at most the model's") {
+  for (const char* name : {"alexnet", "resnet101", "inception3", "rnnlm", "transformer"}) {
+    const std::string name_text = name;
+    Graph graph = load_graph(test::source_path("data/graphs/" + name_text + ".json"));
+    for (int64_t p : {4, 8, 12, 32, 64}) {
+      if (p == 64 && (name_text == "resnet101" || name_text == "inception3")) continue;
+      CAPTURE(name);
+      CAPTURE(p);
+      Machine machine;
+      machine.devices = p;
+      PaseCostModel model(machine);
+      Mesh mesh = default_mesh(p, 0);
+      // As `--mesh auto` solves: only configurations the mesh realizes.
+      CostTables tables = build_cost_tables(graph, model, kDefaultMaxConfigs,
+                                            [&](const int32_t* config, int rank) { return realizable(mesh, config, rank); });
+      Solution solution = solve(graph, tables, SolveOptions{});
+      REQUIRE(unrealizable_reason(graph, tables, solution.choice, mesh).empty());
+      auto start = std::chrono::steady_clock::now();
+      PlanResult result = build_plan(graph, tables, solution.choice, mesh, model, PlanOptions{});
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      MESSAGE(name_text << " p=" << p << ": model edges " << result.model_edge_cost << ", realized " << result.realized_edge_cost
+                   << ", exact " << result.exact << ", largest candidate set " << result.largest_candidate_set << ", "
+                   << seconds << " s");
+      // The Transformer at p = 64 has 720 assignments on layers whose
+      // dependent sets hold three: 720^3 entries are past the DP's limit, so
+      // its plan considers the first 120 of each (and says it is not exact).
+      CHECK(result.exact == !(name_text == "transformer" && p == 64));
+      CHECK(result.realized_edge_cost <= result.model_edge_cost * (1 + 1e-12));
+      CHECK(result.plan.realized_total_cost <= solution.cost * (1 + 1e-12));
+    }
+  }
+}
