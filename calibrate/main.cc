@@ -49,7 +49,7 @@ int validate(const ValidateOptions& v, int device, int warmup, int repeats) {
     throw InputError("--validate: needs --graph FILE, --strategy FILE and --machine FILE");
   Graph graph = load_graph(v.graph);
   CalibratedCostModel model(read_machine_profile(v.machine), std::max<int64_t>(v.devices, 1));
-  std::vector<TimedLayer> plan = validation_plan(graph, read_text_file(v.strategy), v.strategy, model);
+  std::vector<ValidationLayer> plan = validation_plan(graph, read_text_file(v.strategy), v.strategy, model);
   std::vector<std::array<double, 3>> measured;
   if (!v.dry_run) {
     (void)require_gpus();
@@ -58,12 +58,12 @@ int validate(const ValidateOptions& v, int device, int warmup, int repeats) {
   std::printf("%s: GEMMs per device, predicted by %s vs measured with cuBLAS (forward + both backward)\n",
               graph.name.c_str(), v.machine.c_str());
   int width = 5;
-  for (const TimedLayer& l : plan) width = std::max(width, static_cast<int>(l.name.size()));
+  for (const ValidationLayer& l : plan) width = std::max(width, static_cast<int>(l.name.size()));
   std::printf("%-*s %6s %8s %8s %8s %14s %14s %8s\n", width, "layer", "batch", "m", "n", "k", "predicted_ms", "measured_ms",
               "error");
   double total_predicted = 0, total_measured = 0, total_abs_error = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
-    const TimedLayer& l = plan[i];
+    const ValidationLayer& l = plan[i];
     double predicted = l.predicted[0] + l.predicted[1] + l.predicted[2];
     total_predicted += predicted;
     std::printf("%-*s %6.0f %8.0f %8.0f %8.0f %14.4f", width, l.name.c_str(), l.shape.batch, l.shape.m, l.shape.n, l.shape.k,

@@ -9,19 +9,19 @@
 
 namespace pase {
 
-std::vector<std::array<double, 3>> measure_plan(const std::vector<TimedLayer>& plan, int device, int warmup,
+std::vector<std::array<double, 3>> measure_plan(const std::vector<ValidationLayer>& plan, int device, int warmup,
                                                 int repeats) {
   const int gpus = require_gpus();
   if (device < 0 || device >= gpus)
     throw GpuError("--device " + std::to_string(device) + ": this host has " + std::to_string(gpus) + " GPU(s)");
   PASE_CUDA(cudaSetDevice(device));
-  auto batch_of = [](const TimedLayer& layer) { return static_cast<int64_t>(std::llround(layer.shape.batch)); };
+  auto batch_of = [](const ValidationLayer& layer) { return static_cast<int64_t>(std::llround(layer.shape.batch)); };
   size_t largest = 1;
-  for (const TimedLayer& layer : plan)
+  for (const ValidationLayer& layer : plan)
     for (const GemmCall& call : layer.gemms) largest = std::max(largest, GemmTimer::elements_needed(call, batch_of(layer)));
   GemmTimer timer(largest);
   std::vector<std::array<double, 3>> measured;
-  for (const TimedLayer& layer : plan) {
+  for (const ValidationLayer& layer : plan) {
     std::array<double, 3> seconds{};
     for (size_t g = 0; g < 3; ++g) seconds[g] = timer.median_seconds(layer.gemms[g], batch_of(layer), warmup, repeats);
     measured.push_back(seconds);

@@ -8,7 +8,7 @@
 namespace pase {
 
 /// Median measured seconds of each layer's forward, input-gradient and weight-gradient GEMMs.
-[[nodiscard]] std::vector<std::array<double, 3>> measure_plan(const std::vector<TimedLayer>& plan, int device,
+[[nodiscard]] std::vector<std::array<double, 3>> measure_plan(const std::vector<ValidationLayer>& plan, int device,
                                                               int warmup, int repeats);
 
 }  // namespace pase

@@ -7,13 +7,13 @@
 
 namespace pase {
 
-std::vector<TimedLayer> validation_plan(const Graph& graph, const std::string& strategy_text,
+std::vector<ValidationLayer> validation_plan(const Graph& graph, const std::string& strategy_text,
                                           const std::string& source, const CalibratedCostModel& model) {
   // Only the layers' configs are needed; the rest of the file is the solver's.
   std::map<std::string, std::vector<int32_t>> configs;
   for (const StrategyLayerV1& layer : parse_strategy_file(strategy_text, source).layers)
     configs[layer.name] = std::vector<int32_t>(layer.config.begin(), layer.config.end());
-  std::vector<TimedLayer> plan;
+  std::vector<ValidationLayer> plan;
   for (const Vertex& vertex : graph.vertices) {
     VertexModel vm = build_vertex_model(vertex);
     const std::vector<int32_t> unsplit(vm.domain.size(), 1);
@@ -30,7 +30,7 @@ std::vector<TimedLayer> validation_plan(const Graph& graph, const std::string& s
       if (config[d] > vm.domain[d])
         throw InputError(source + ": layer '" + vertex.name + "': field 'config': split " + std::to_string(config[d]) +
                          " of dim '" + vm.letters.substr(d, 1) + "' exceeds its extent " + std::to_string(vm.domain[d]));
-    TimedLayer layer;
+    ValidationLayer layer;
     layer.name = vertex.name;
     layer.config = config;
     layer.shape = gemm_shape(vm, config.data());

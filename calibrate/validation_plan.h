@@ -13,7 +13,7 @@
 namespace pase {
 
 /// One GEMM layer of a strategy as one device runs it.
-struct TimedLayer {
+struct ValidationLayer {
   std::string name;
   std::vector<int32_t> config;
   GemmShape shape;
@@ -23,7 +23,7 @@ struct TimedLayer {
 
 /// Reads the configs of a pase-strategy file (`source` names it in errors) and
 /// returns the GEMM layers of `graph` under them, in graph order.
-[[nodiscard]] std::vector<TimedLayer> validation_plan(const Graph& graph, const std::string& strategy_text,
+[[nodiscard]] std::vector<ValidationLayer> validation_plan(const Graph& graph, const std::string& strategy_text,
                                                         const std::string& source, const CalibratedCostModel& model);
 
 }  // namespace pase

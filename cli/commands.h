@@ -21,5 +21,9 @@ CommandRunner register_compare(CLI::App& app);
 CommandRunner register_batch(CLI::App& app);
 /// `pase import MODEL.onnx [-o graph.json] [--batch B] [--loss L] [--lenient]`
 CommandRunner register_import(CLI::App& app);
+/// `pase export PLAN --format jax|dtensor|hlo [-o FILE]`
+CommandRunner register_export(CLI::App& app);
+/// `pase plan-check PLAN [--seed S]`
+CommandRunner register_plan_check(CLI::App& app);
 
 }  // namespace pase

@@ -122,7 +122,7 @@ TEST_CASE("validation_plan") {
   test::CommandResult solved = test::run_pase("solve " + test::source_path("data/graphs/alexnet.json") + " --devices 8 --json");
   REQUIRE(solved.status == 0);
   SUBCASE("alexnet p = 8: per-device GEMM shapes of the optimal strategy") {
-    std::vector<TimedLayer> result = validation_plan(graph, solved.output, "s.json", model);
+    std::vector<ValidationLayer> result = validation_plan(graph, solved.output, "s.json", model);
     REQUIRE(result.size() == 8);  // conv1-5, fc6-8
     CHECK(result[0].name == "conv1");
     CHECK(result[0].config == std::vector<int32_t>{8, 1, 1, 1, 1, 1, 1});

@@ -1,0 +1,47 @@
+// `pase export PLAN --format jax|dtensor|hlo [-o FILE]`: a plan's layouts in
+// one framework's terms (solver/plan_export.h, docs/plans.md).
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "graphs/error.h"
+#include "graphs/graph_file.h"
+#include "solver/plan_export.h"
+#include "solver/plan_reader.h"
+
+namespace pase {
+namespace {
+
+struct ExportCliOptions {
+  std::string plan;
+  std::string format;
+  std::string out;
+};
+
+}  // namespace
+
+CommandRunner register_export(CLI::App& app) {
+  auto o = std::make_shared<ExportCliOptions>();
+  CLI::App* cmd = app.add_subcommand("export", "Write a plan's layouts for a framework (JAX, PyTorch DTensor, XLA HLO)");
+  cmd->add_option("plan", o->plan, "Strategy file with a plan (pase-strategy JSON)")->required();
+  cmd->add_option("--format,-f", o->format, "jax, dtensor or hlo")->required();
+  cmd->add_option("--out,-o", o->out, "Write the document here instead of standard output");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    std::optional<ExportFramework> framework = export_framework(o->format);
+    if (!framework) {
+      std::cerr << "error: --format: expected jax, dtensor or hlo, got '" << o->format << "'\n";
+      return kExitUsage;
+    }
+    std::optional<PlanFile> file = read_plan(read_text_file(o->plan), o->plan);
+    if (!file) throw InputError(o->plan + ": has no plan (solve with --mesh to make one)");
+    std::string text = export_plan(*file, *framework);
+    if (o->out.empty())
+      std::cout << text;
+    else
+      write_text_file(o->out, text);
+    return 0;
+  };
+}
+
+}  // namespace pase

@@ -1,0 +1,46 @@
+// `pase plan-check PLAN [--seed S]`: checks a plan's semantics by running it
+// (solver/plan_check.h, docs/plans.md). One line per inconsistent layer or
+// edge, then a summary; exit status 1 on any inconsistency.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "graphs/error.h"
+#include "graphs/graph_file.h"
+#include "solver/plan_check.h"
+#include "solver/plan_reader.h"
+
+namespace pase {
+namespace {
+
+struct PlanCheckCliOptions {
+  std::string plan;
+  uint64_t seed = 1;
+};
+
+}  // namespace
+
+CommandRunner register_plan_check(CLI::App& app) {
+  auto o = std::make_shared<PlanCheckCliOptions>();
+  CLI::App* cmd = app.add_subcommand("plan-check", "Check a plan's layouts by running its layers on a shrunk problem");
+  cmd->add_option("plan", o->plan, "Strategy file with a plan (pase-strategy JSON)")->required();
+  cmd->add_option("--seed", o->seed, "Seed of the random tensor values")->capture_default_str();
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    std::optional<PlanFile> file = read_plan(read_text_file(o->plan), o->plan);
+    if (!file) throw InputError(o->plan + ": has no plan (solve with --mesh to make one)");
+    PlanCheckOptions options;
+    options.seed = o->seed;
+    PlanCheckReport report = check_plan(*file, options);
+    for (const std::string& problem : report.problems) std::cout << problem << "\n";
+    auto count = [](size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); };
+    std::cout << "plan-check: " << count(report.layers_computed + report.layers_layout_only, "layer") << " checked ("
+              << report.layers_computed << " computed on a shrunk problem, " << report.layers_layout_only
+              << " layout only), " << count(report.edges, "edge") << " checked, "
+              << (report.problems.empty() ? std::string("all consistent")
+                                          : std::to_string(report.problems.size()) + " inconsistent")
+              << "\n";
+    return report.problems.empty() ? 0 : 1;
+  };
+}
+
+}  // namespace pase
