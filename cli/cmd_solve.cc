@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -12,10 +13,13 @@
 #include "cli/graph_input.h"
 #include "cli/model_options.h"
 #include "cli/process_memory.h"
+#include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/graph.h"
+#include "solver/build_plan.h"
+#include "solver/mesh.h"
 #include "solver/solve.h"
 #include "solver/strategy_file.h"
 
@@ -34,6 +38,8 @@ struct SolveCliOptions {
   uint64_t max_table_bytes = 0;  // 0: half of physical memory
   uint64_t max_work = DpOptions{}.max_work;
   int threads = 0;
+  std::string mesh;              // empty: no plan
+  int64_t devices_per_node = 0;  // 0: from the machine profile, if any
 };
 
 uint64_t default_table_limit() {
@@ -110,6 +116,17 @@ void print_stats(std::ostream& out, const Graph& graph, const Solution& solution
       << " s\n";
 }
 
+void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::string& unit) {
+  const Mesh& mesh = placed.plan.mesh;
+  std::string shape;
+  for (size_t j = 0; j < mesh.shape.size(); ++j)
+    shape += (j ? " x " : "") + mesh.axes[j] + "=" + std::to_string(mesh.shape[j]);
+  out << "plan on mesh " << shape << ": redistribution realized " << format_cost(placed.realized_edge_cost)
+      << " (model " << format_cost(placed.model_edge_cost) << "), realized total cost "
+      << format_total(placed.plan.realized_total_cost, unit) << " " << unit << ", axis assignment "
+      << (placed.exact ? "exact" : "best of the first candidates (not exact)") << "\n";
+}
+
 // `pase solve` once its options are parsed.
 int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
@@ -125,8 +142,23 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   auto t0 = Clock::now();
   Graph graph = load_graph_input(o->graph);
   double load_seconds = seconds_since(t0);
+  std::optional<Mesh> mesh;
+  if (!o->mesh.empty()) {
+    int64_t per_node = o->devices_per_node;
+    if (auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get()); calibrated && per_node == 0)
+      per_node = calibrated->profile().devices_per_node;
+    try {
+      mesh = parse_mesh(o->mesh, o->devices, per_node);
+    } catch (const InputError& error) {
+      std::cerr << "error: --mesh" << std::string(error.what()).substr(std::string("the mesh").size()) << "\n";
+      return kExitUsage;
+    }
+  }
   auto t1 = Clock::now();
-  CostTables tables = build_cost_tables(graph, *model);
+  // On a mesh, the DP chooses among the configurations the mesh realizes.
+  ConfigFilter on_mesh;
+  if (mesh) on_mesh = [&mesh](const int32_t* config, int rank) { return realizable(*mesh, config, rank); };
+  CostTables tables = build_cost_tables(graph, *model, kDefaultMaxConfigs, on_mesh);
   double price_seconds = seconds_since(t1);
   if (o->plan_only) {
     Solution plan = plan_only(tables, options.order, options.dp.threads);
@@ -162,14 +194,22 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
+  std::optional<PlanResult> placed;
+  if (mesh) {
+    PlanOptions plan_options;
+    plan_options.threads = options.dp.threads > 0 ? options.dp.threads : 1;
+    placed = build_plan(graph, tables, solution.choice, *mesh, *model, plan_options);
+  }
   if (o->json || !o->out.empty()) {
-    std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report);
+    std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report,
+                                           placed ? &placed->plan : nullptr);
     if (o->json) std::cout << text;
     if (!o->out.empty()) {
       write_text_file(o->out, text);
     }
   }
   if (!o->json) print_table(std::cout, graph, tables, solution);
+  if (!o->json && placed) print_plan_summary(std::cout, *placed, tables.unit);
   if (o->stats) {
     std::ostream& out = o->json ? std::cerr : std::cout;
     print_stats(out, graph, solution, o->order);
@@ -195,6 +235,8 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
+  cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4; the DP then uses only configurations the mesh realizes");
+  cmd->add_option("--devices-per-node", o->devices_per_node, "Devices per node, recorded in the mesh (default: the --machine profile's)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

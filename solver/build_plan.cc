@@ -279,6 +279,7 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
         *needed.realized_words, std::max(devices_of(held.spec, mesh), devices_of(needed.spec, mesh)));
   }
   plan.realized_total_cost = layer_total + result.realized_edge_cost;
+  plan.assignment_exact = result.exact;
   return result;
 }
 

@@ -54,6 +54,7 @@ struct Plan {
   Mesh mesh;
   std::vector<PlannedLayer> layers;
   double realized_total_cost = 0;
+  bool assignment_exact = true;  ///< the axis assignment is optimal over every assignment of every layer
 };
 
 }  // namespace pase

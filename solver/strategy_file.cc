@@ -2,6 +2,7 @@
 
 #include "costmodel/costs.h"
 #include "graphs/json_text.h"
+#include "solver/plan_text.h"
 
 namespace pase {
 
@@ -23,7 +24,7 @@ std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tab
 }
 
 std::string write_strategy_file(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                                double total_cost, const SolverReport* solver) {
+                                double total_cost, const SolverReport* solver, const Plan* plan) {
   // Written straight to text: building the document as nlohmann::json first
   // took longer than solving the smaller graphs. The layout is a layer per
   // line, which reads well and diffs well.
@@ -68,6 +69,15 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
   append_json_number(out, layer_total);
   field("redistribution_cost");
   append_json_number(out, total_cost - layer_total);
+  if (plan) {
+    field("mesh");
+    append_mesh(out, plan->mesh);
+    field("realized_total_cost");
+    append_json_number(out, plan->realized_total_cost);
+    field("axis_assignment");
+    out += "{\"method\":\"dp\",\"exact\":";
+    out += plan->assignment_exact ? "true}" : "false}";
+  }
   field("layers");
   out += '[';
   std::vector<int64_t> split;
@@ -87,6 +97,10 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
     append_json_array(out, model.domain);
     member(false, "config");
     append_json_array(out, r.config);
+    if (plan) {
+      member(false, "mesh_axes");
+      append_mesh_axes(out, plan->layers[v], plan->mesh);
+    }
     member(false, "devices_used");
     append_json_number(out, r.devices_used);
     member(false, "cost");
@@ -103,6 +117,7 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
       append_json_array(out, vertex.inputs[j].shape);
       member(false, "split");
       append_json_array(out, split);
+      if (plan) append_tensor_plan(out, plan->layers[v].inputs[j], plan->mesh, /*is_weight=*/false);
       out += '}';
     }
     out += ']';
@@ -116,6 +131,7 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
       append_json_array(out, vertex.outputs[k]);
       member(false, "split");
       append_json_array(out, split);
+      if (plan) append_tensor_plan(out, plan->layers[v].outputs[k], plan->mesh, /*is_weight=*/false);
       out += '}';
     }
     out += "]}";

@@ -6,6 +6,7 @@
 
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
+#include "solver/plan.h"
 
 namespace pase {
 
@@ -32,9 +33,10 @@ struct SolverReport {
 };
 
 /// The strategy file as text, fields in a fixed order: one top-level field
-/// per line, one layer per line. `solver` may be null (no solver section).
+/// per line, one layer per line. `solver` may be null (no solver section);
+/// `plan` may be null (no mesh, layouts or realized redistribution).
 [[nodiscard]] std::string write_strategy_file(const Graph& graph, const CostTables& tables,
                                               const std::vector<int32_t>& choice, double total_cost,
-                                              const SolverReport* solver);
+                                              const SolverReport* solver, const Plan* plan = nullptr);
 
 }  // namespace pase
