@@ -50,7 +50,7 @@ int units_dim(const Vertex&, const VertexModel& m) { return static_cast<int>(m.d
 }  // namespace
 
 OpDefinition fc() {
-  return OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise"}).infers(infer).models(model).works(describe_gemm)
+  return OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise", "weights"}).infers(infer).models(model).works(describe_gemm)
       .owt_role(units_dim);
 }
 
