@@ -2,8 +2,39 @@
 
 #include "costmodel/costs.h"
 #include "graphs/json_text.h"
+#include "graphs/layer_weights.h"
 
 namespace pase {
+namespace {
+
+// ,"weights":[{"name":...,"shape":[...],"dims":[...],"split":[...]},...]:
+// the trainable parameters the layer reads and how the configuration splits them.
+void append_weights(std::string& out, const Vertex& vertex, const VertexModel& model, const int32_t* config) {
+  out += ",\"weights\":[";
+  std::vector<int64_t> split;
+  std::vector<LayerWeight> weights = layer_weights(vertex, model);
+  for (size_t k = 0; k < weights.size(); ++k) {
+    const LayerWeight& w = weights[k];
+    out += k ? ",{\"name\":" : "{\"name\":";
+    append_json_string(out, w.name);
+    out += ",\"shape\":";
+    append_json_array(out, w.shape);
+    out += ",\"dims\":[";
+    std::vector<std::string> dims = split_letters(w.split, model.letters);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d) out += ',';
+      append_json_string(out, dims[d]);
+    }
+    out += "],\"split\":";
+    split.resize(w.split.size());
+    tensor_split(w.split, config, split.data());
+    append_json_array(out, split);
+    out += '}';
+  }
+  out += ']';
+}
+
+}  // namespace
 
 std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice) {
   std::vector<LayerReport> reports;
@@ -118,7 +149,9 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
       append_json_array(out, split);
       out += '}';
     }
-    out += "]}";
+    out += ']';
+    append_weights(out, vertex, model, config);
+    out += '}';
   }
   out += graph.vertices.empty() ? "]" : "\n  ]";
   if (solver) {

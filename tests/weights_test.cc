@@ -3,13 +3,19 @@
 // `weights` list (docs/formats.md).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/layer_weights.h"
 #include "graphs/op_registry.h"
+#include "solver/config_lookup.h"
+#include "solver/strategy_file.h"
 #include "test_support.h"
 
 using namespace pase;
+using json = nlohmann::json;
 
 namespace {
 
@@ -180,4 +186,52 @@ TEST_CASE("weights: external tensors are weights only when listed under paramete
 
 TEST_CASE("weights: split_letters concatenates a dimension's letters, major first") {
   CHECK(split_letters({{6}, {1}, {}, {0, 2}}, "bchwrsn") == std::vector<std::string>{"n", "c", "", "bh"});
+}
+
+TEST_CASE("strategy file: each layer's weights with dims and split, by hand") {
+  // conv (bchwrsn) split c=2, n=2; head (bnk) split b=2, n=2; proj (bnk) split n=2, k=2.
+  Graph graph = test::graph_from_json(graph_text(
+      R"("img": [8, 4, 8, 8], "w": [10, 6])",
+      R"({"name": "conv", "op": "conv2d", "inputs": ["img"], "filter": [6, 4, 3, 3], "padding": 1,
+          "weights": ["features.0.weight"], "pointwise_weights": [{"name": "features.0.bias", "shape": [6], "axis": 1}]},
+         {"name": "flat", "op": "reshape", "inputs": ["conv"], "shape": [8, 384]},
+         {"name": "head", "op": "fc", "inputs": ["flat"], "units": 10, "pointwise_weights": [{"name": "head.bias", "shape": [1, 10]}]},
+         {"name": "proj", "op": "einsum", "inputs": ["head", "w"], "equation": "bk,kn->bn"})",
+      R"("parameters": ["w"], )"));
+  Machine machine;
+  machine.devices = 4;
+  CostTables tables = build_cost_tables(graph, machine);
+  std::vector<int32_t> choice(graph.vertices.size(), 0);  // configuration 0: nothing split
+  auto pick = [&](const std::string& vertex, std::vector<int32_t> config) {
+    int v = graph.find_vertex(vertex);
+    REQUIRE(v >= 0);
+    CAPTURE(vertex);
+    int32_t index = find_config(tables.configs[static_cast<size_t>(v)], config.data());
+    REQUIRE(index >= 0);
+    choice[static_cast<size_t>(v)] = index;
+  };
+  pick("conv", {1, 2, 1, 1, 1, 1, 2});
+  pick("head", {2, 2, 1});
+  pick("proj", {1, 2, 2});
+  json document = json::parse(write_strategy_file(graph, tables, choice, 0.0, nullptr));
+  auto layer = [&](const std::string& name) {
+    for (const json& l : document["layers"])
+      if (l["name"] == name) return l;
+    FAIL("no layer " << name);
+    return json();
+  };
+  CHECK(layer("conv")["weights"] == json::parse(R"([
+      {"name": "features.0.weight", "shape": [6, 4, 3, 3], "dims": ["n", "c", "r", "s"], "split": [2, 2, 1, 1]},
+      {"name": "features.0.bias", "shape": [6], "dims": ["n"], "split": [2]}])"));
+  CHECK(layer("flat/ravel")["weights"] == json::array());
+  CHECK(layer("flat")["weights"] == json::array());
+  CHECK(layer("head")["weights"] == json::parse(R"([
+      {"name": "head/weight", "shape": [10, 384], "dims": ["n", "k"], "split": [2, 1]},
+      {"name": "head.bias", "shape": [1, 10], "dims": ["", "n"], "split": [1, 2]}])"));
+  CHECK(layer("proj")["weights"] == json::parse(R"([
+      {"name": "w", "shape": [10, 6], "dims": ["k", "n"], "split": [2, 2]}])"));
+  // After the outputs, on the layer's one line.
+  std::string text = write_strategy_file(graph, tables, choice, 0.0, nullptr);
+  CHECK(text.find(R"("outputs":[{"shape":[8,6],"split":[1,2]}],"weights":[{"name":"w","shape":[10,6],"dims":["k","n"],"split":[2,2]}]})") !=
+        std::string::npos);
 }
