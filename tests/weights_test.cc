@@ -3,6 +3,9 @@
 // `weights` list (docs/formats.md).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_tables.h"
@@ -10,6 +13,7 @@
 #include "graphs/graph_file.h"
 #include "graphs/layer_weights.h"
 #include "graphs/op_registry.h"
+#include "graphs/zoo.h"
 #include "solver/config_lookup.h"
 #include "solver/strategy_file.h"
 #include "test_support.h"
@@ -234,4 +238,43 @@ TEST_CASE("strategy file: each layer's weights with dims and split, by hand") {
   std::string text = write_strategy_file(graph, tables, choice, 0.0, nullptr);
   CHECK(text.find(R"("outputs":[{"shape":[8,6],"split":[1,2]}],"weights":[{"name":"w","shape":[10,6],"dims":["k","n"],"split":[2,2]}]})") !=
         std::string::npos);
+}
+
+TEST_CASE("zoo: every weight has a PyTorch-style name, once, and the Transformer lists its parameters") {
+  for (const ZooEntry& entry : zoo_entries()) {
+    CAPTURE(entry.name);
+    GraphFileV1 file = build_zoo_graph(entry.name, 8);
+    Graph graph = build_graph(file, entry.name);
+    std::set<std::string> names;
+    size_t owners = 0, listed = 0;
+    for (const Vertex& vertex : graph.vertices) {
+      std::vector<LayerWeight> weights = layer_weights(vertex, build_vertex_model(vertex));
+      if (!build_vertex_model(vertex).weights.empty()) {
+        ++owners;
+        REQUIRE(!weights.empty());
+        std::string dotted = vertex.name;
+        std::replace(dotted.begin(), dotted.end(), '/', '.');
+        CHECK(weights[0].name == dotted + ".weight");
+      }
+      for (const LayerWeight& w : weights) {
+        CHECK(w.name.find('/') == std::string::npos);
+        names.insert(w.name);
+        ++listed;
+      }
+    }
+    CHECK(owners > 0);
+    CHECK(listed == names.size());  // no weight is shared in the zoo
+    if (entry.name == "transformer") {
+      // Every external tensor but the ids and the fixed position encodings is a weight.
+      CHECK(file.parameters.size() == file.tensors.size() - 3);
+      for (const std::string& parameter : file.parameters) CHECK(names.count(parameter) == 1);
+      CHECK(names.count("encoder.layer0.self.w_qkv") == 1);
+      CHECK(names.count("decoder.w_vocab") == 1);
+      CHECK(names.count("decoder.embedding.weight") == 1);
+    } else {
+      CHECK(file.parameters.empty());
+    }
+  }
+  Graph resnet = build_graph(build_zoo_graph("resnet101", 8), "resnet101");
+  CHECK(weights_of(resnet, "layer1.0/conv1").at(0).name == "layer1.0.conv1.weight");  // torchvision's name
 }
