@@ -11,6 +11,7 @@
 #include "graphs/check.h"
 #include "graphs/error.h"
 #include "graphs/graph.h"
+#include "graphs/layer_weights.h"
 #include "graphs/node_context.h"
 #include "graphs/op_registry.h"
 
@@ -37,6 +38,8 @@ class Builder {
     first_vertex_.assign(file_.nodes.size(), -1);
     last_vertex_.assign(file_.nodes.size(), -1);
     for (int node : order) lower_node(node);
+    check_weight_names();
+    graph_.parameters = file_.parameters;
     for (int v = 0; v < static_cast<int>(graph_.vertices.size()); ++v) {
       const Vertex& vertex = graph_.vertices[v];
       for (int j = 0; j < static_cast<int>(vertex.inputs.size()); ++j) {
@@ -52,6 +55,10 @@ class Builder {
     std::string where = source_ + ": node '" + file_.nodes[node].name + "'";
     if (!field.empty()) where += ": field '" + field + "'";
     throw InputError(where + ": " + message);
+  }
+
+  [[noreturn]] void fail_field(const std::string& field, const std::string& message) const {
+    throw InputError(source_ + ": field '" + field + "': " + message);
   }
 
   void index_names() {
@@ -70,6 +77,17 @@ class Builder {
       if (node.op == "reshape" && node_index_.count(node.name + "/ravel"))
         fail_node(node_index_[node.name + "/ravel"], "name",
                   "duplicate name: reshape '" + node.name + "' already uses '" + node.name + "/ravel'");
+    for (size_t k = 0; k < file_.parameters.size(); ++k) {
+      const std::string& name = file_.parameters[k];
+      std::string field = "parameters[" + std::to_string(k) + "]";
+      if (!tensor_shapes_.count(name)) {
+        std::vector<std::string> tensors;
+        for (const auto& entry : tensor_shapes_) tensors.push_back(entry.first);
+        std::string hint = closest_name(name, tensors);
+        fail_field(field, "'" + name + "' names no external tensor" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+      }
+      if (!parameters_.insert(name).second) fail_field(field, "'" + name + "' is listed twice");
+    }
   }
 
   void resolve_references() {
@@ -186,6 +204,7 @@ class Builder {
       input.ref = node.inputs[j];
       if (r.node < 0) {
         input.shape = tensor_shapes_.at(r.tensor);
+        input.parameter = parameters_.count(r.tensor) > 0;
       } else {
         int producer = last_vertex_[r.node];
         const Vertex& pv = graph_.vertices[producer];
@@ -203,6 +222,7 @@ class Builder {
     expect_inputs(i, *op);
     std::vector<Vertex> lowered = op->infer(NodeContext(node, in, external, source_), std::move(v));
     check_claimed_outputs(i, lowered.back().outputs);
+    attach_weights(i, lowered.back());
     for (Vertex& vertex : lowered) {
       for (VertexInput& input : vertex.inputs)
         if (input.source.vertex == kPreviousVertex) input.source.vertex = static_cast<int>(graph_.vertices.size()) - 1;
@@ -222,6 +242,84 @@ class Builder {
                   "shape mismatch: claims " + shape_to_string(claimed[k]) + " but the op gives " + shape_to_string(inferred[k]));
   }
 
+  // The node's `weights` (one name per weight its op owns) and
+  // `pointwise_weights` (each broadcast against output 0) on its last vertex.
+  void attach_weights(int i, Vertex& vertex) const {
+    const NodeV1& node = file_.nodes[i];
+    if (node.weights) {
+      size_t owned = build_vertex_model(vertex).weights.size();
+      if (node.weights->size() != owned)
+        fail_node(i, "weights", "op '" + node.op + "' owns " + std::to_string(owned) + " weight(s), got " +
+                                    std::to_string(node.weights->size()) + " name(s)");
+      vertex.weight_names = *node.weights;
+    }
+    if (!node.pointwise_weights) return;
+    const Shape& out = vertex.outputs.at(0);
+    const auto rank = static_cast<int64_t>(out.size());
+    for (size_t k = 0; k < node.pointwise_weights->size(); ++k) {
+      const PointwiseWeightV1& w = (*node.pointwise_weights)[k];
+      std::string field = "pointwise_weights[" + std::to_string(k) + "]";
+      const auto dims = static_cast<int64_t>(w.shape.size());
+      int64_t axis = w.axis.value_or(rank - dims);
+      if (axis < 0 && w.axis) axis += rank;
+      if (axis < 0 || axis + dims > rank)
+        fail_node(i, field + (w.axis ? ".axis" : ".shape"),
+                  "shape " + shape_to_string(w.shape) + (w.axis ? " from axis " + std::to_string(*w.axis) : "") +
+                      " does not fit in output 0 of shape " + shape_to_string(out));
+      for (int64_t d = 0; d < dims; ++d)
+        if (w.shape[d] != 1 && w.shape[d] != out[axis + d])
+          fail_node(i, field + ".shape",
+                    "shape " + shape_to_string(w.shape) + " does not broadcast against output 0 of shape " +
+                        shape_to_string(out) + " from axis " + std::to_string(axis) + " (each size must be 1 or " +
+                        "the output's)");
+      vertex.pointwise_weights.push_back({w.name, w.shape, static_cast<int>(axis)});
+    }
+  }
+
+  // A weight name stands for one tensor: every layer that reads it (tied
+  // embeddings) sees one shape, and no layer lists it twice. Checked in file
+  // order, over the written names, the default NODE/weight names and the
+  // external tensors listed under `parameters`.
+  void check_weight_names() const {
+    struct Seen {
+      Shape shape;
+      std::string owner;  // "a weight of node 'x'" or "the parameter tensor 'x'"
+      int node = -1;
+    };
+    std::map<std::string, Seen> seen;
+    for (const auto& [name, shape] : file_.tensors)
+      if (parameters_.count(name)) seen[name] = {shape, "the parameter tensor '" + name + "'", -1};
+    for (int i = 0; i < static_cast<int>(file_.nodes.size()); ++i) {
+      const Vertex& vertex = graph_.vertices[last_vertex_[i]];
+      std::vector<std::pair<std::string, std::string>> names;  // (field, name)
+      std::vector<Shape> shapes;
+      if (op_takes_field(*find_op(file_.nodes[i].op), "weights")) {
+        std::vector<WeightTensor> owned = build_vertex_model(vertex).weights;
+        for (size_t k = 0; k < owned.size(); ++k) {
+          bool named = k < vertex.weight_names.size();
+          names.emplace_back(named ? "weights[" + std::to_string(k) + "]" : "weights",
+                             named ? vertex.weight_names[k] : default_weight_name(vertex.name, k));
+          shapes.push_back(owned[k].shape);
+        }
+      }
+      for (size_t k = 0; k < vertex.pointwise_weights.size(); ++k) {
+        names.emplace_back("pointwise_weights[" + std::to_string(k) + "].name", vertex.pointwise_weights[k].name);
+        shapes.push_back(vertex.pointwise_weights[k].shape);
+      }
+      for (size_t k = 0; k < names.size(); ++k) {
+        const auto& [field, name] = names[k];
+        std::string what = field == "weights" ? "the default weight name '" + name + "'" : "'" + name + "'";
+        auto [it, inserted] = seen.emplace(name, Seen{shapes[k], "a weight of node '" + file_.nodes[i].name + "'", i});
+        if (inserted) continue;
+        if (it->second.node == i) fail_node(i, field, what + " names two weights of this node");
+        if (it->second.shape != shapes[k])
+          fail_node(i, field, what + " also names " + it->second.owner + " with shape " +
+                                  shape_to_string(it->second.shape) + ", not " + shape_to_string(shapes[k]) +
+                                  " (a weight read by several layers has one shape)");
+      }
+    }
+  }
+
   void add_vertex(int node, Vertex vertex) {
     int id = static_cast<int>(graph_.vertices.size());
     if (first_vertex_[node] < 0) first_vertex_[node] = id;
@@ -232,6 +330,7 @@ class Builder {
   const GraphFileV1& file_;
   const std::string& source_;
   std::map<std::string, Shape> tensor_shapes_;
+  std::set<std::string> parameters_;
   std::map<std::string, int> node_index_;
   std::vector<std::vector<Reference>> references_;
   std::vector<int> first_vertex_, last_vertex_;

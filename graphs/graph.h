@@ -28,6 +28,14 @@ struct VertexInput {
   std::string ref;  ///< as written: "conv1", "qkv:1", "image"; "x/ravel" for the inner reshape tensor
   TensorSource source;
   Shape shape;
+  bool parameter = false;  ///< an external tensor the graph lists under `parameters` (a trainable weight)
+};
+
+/// A parameter a vertex applies elementwise to its output 0 (a bias, a scale).
+struct PointwiseWeight {
+  std::string name;
+  Shape shape;
+  int axis = 0;  ///< the output axis of shape[0]; each dimension is 1 or the output's extent
 };
 
 /// One vertex; attributes are normalised (axes non-negative, pairs expanded, defaults filled).
@@ -47,6 +55,8 @@ struct Vertex {
   std::string equation;  ///< einsum; matmul and embedding get an equivalent one
   Shape filter;
   HeightWidth stride{1, 1}, padding{0, 0}, window{0, 0};
+  std::vector<std::string> weight_names;  ///< the node's `weights`: one per op-owned weight, or empty (NODE/weight)
+  std::vector<PointwiseWeight> pointwise_weights;
 };
 
 /// One tensor from a producer output to a consumer input.
@@ -60,6 +70,7 @@ struct Graph {
   std::string source;  ///< file name for messages
   std::vector<Vertex> vertices;  ///< topological order
   std::vector<TensorEdge> edges;
+  std::vector<std::string> parameters;  ///< external tensors that are trainable weights, in file order
 
   [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent
   [[nodiscard]] int component_count() const;                            ///< weakly connected components

@@ -17,8 +17,8 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::vector<std::string> kCommonNodeFields = {"name", "op", "inputs", "cutoff", "outputs"};
-const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "nodes"};
+const std::vector<std::string> kCommonNodeFields = {"name", "op", "inputs", "cutoff", "outputs", "pointwise_weights"};
+const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters", "nodes"};
 
 HeightWidth get_height_width(const JsonReader& field, bool allow_zero) {
   auto one = [&](const JsonReader& v) { return allow_zero ? v.as_non_negative() : v.as_positive(); };
@@ -30,6 +30,27 @@ HeightWidth get_height_width(const JsonReader& field, bool allow_zero) {
   }
   int64_t v = one(field);
   return {v, v};
+}
+
+// A weight or parameter name: a non-empty string.
+std::string get_weight_name(const JsonReader& field) {
+  std::string name = field.as_string();
+  if (name.empty()) field.fail("empty name");
+  return name;
+}
+
+std::vector<PointwiseWeightV1> get_pointwise_weights(const JsonReader& field) {
+  std::vector<PointwiseWeightV1> weights;
+  for (const JsonReader& item : field.items("objects {name, shape, axis}")) {
+    item.expect_object("an object {name, shape, axis}");
+    item.check_known_fields({"name", "shape", "axis"}, "a pointwise weight");
+    PointwiseWeightV1 weight;
+    weight.name = get_weight_name(item.required("name"));
+    weight.shape = item.required("shape").as_shape();
+    if (auto axis = item.optional("axis")) weight.axis = axis->as_int();
+    weights.push_back(std::move(weight));
+  }
+  return weights;
 }
 
 NodeV1 parse_node(const JsonReader& item, size_t index) {
@@ -78,6 +99,12 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("axes")) out.axes = f->as_int_list();
   if (auto f = node.optional("perm")) out.perm = f->as_int_list();
   if (auto f = node.optional("keepdims")) out.keepdims = f->as_bool();
+  if (auto f = node.optional("weights")) {
+    std::vector<std::string> names;
+    for (const JsonReader& entry : f->items("weight names")) names.push_back(get_weight_name(entry));
+    out.weights = names;
+  }
+  if (auto f = node.optional("pointwise_weights")) out.pointwise_weights = get_pointwise_weights(*f);
   if (auto f = node.optional("parts")) {
     if (f->value().is_array()) {
       std::vector<int64_t> sizes;
@@ -96,6 +123,18 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
 json height_width_json(const HeightWidth& hw) {
   if (hw.h == hw.w) return hw.h;
   return json::array({hw.h, hw.w});
+}
+
+// [{"name": ..., "shape": [...], "axis": k}, ...] with the keys in that order.
+std::string pointwise_weights_text(const std::vector<PointwiseWeightV1>& weights) {
+  std::string text = "[";
+  for (size_t k = 0; k < weights.size(); ++k) {
+    const PointwiseWeightV1& w = weights[k];
+    text += (k ? ", {\"name\": " : "{\"name\": ") + json(w.name).dump() + ", \"shape\": " + json(w.shape).dump();
+    if (w.axis) text += ", \"axis\": " + std::to_string(*w.axis);
+    text += "}";
+  }
+  return text + "]";
 }
 
 }  // namespace
@@ -151,6 +190,8 @@ GraphFileV1 parse_graph_file(const std::string& text, const std::string& source)
   if (auto f = root.optional("tensors"))
     for (const auto& [name, shape] : f->members("an object of name: shape"))
       graph.tensors.emplace_back(name, shape.as_subject("tensor '" + name + "'").as_shape());
+  if (auto f = root.optional("parameters"))
+    for (const JsonReader& name : f->items("tensor names")) graph.parameters.push_back(get_weight_name(name));
   JsonReader nodes = root.required("nodes");
   std::vector<JsonReader> items = nodes.items("nodes");
   if (items.empty()) nodes.fail("the graph has no nodes");
@@ -170,32 +211,43 @@ std::string write_graph_file(const GraphFileV1& graph) {
   for (size_t i = 0; i < graph.tensors.size(); ++i)
     out << (i ? ",\n    " : "\n    ") << json(graph.tensors[i].first).dump() << ": " << json(graph.tensors[i].second).dump();
   out << (graph.tensors.empty() ? "},\n" : "\n  },\n");
+  if (!graph.parameters.empty()) {
+    out << "  \"parameters\": [";
+    for (size_t i = 0; i < graph.parameters.size(); ++i) out << (i ? ",\n    " : "\n    ") << json(graph.parameters[i]).dump();
+    out << "\n  ],\n";
+  }
   out << "  \"nodes\": [";
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const NodeV1& n = graph.nodes[i];
     // nlohmann's default object sorts keys; build the line by hand to keep a readable order.
-    std::vector<std::pair<std::string, json>> fields = {{"name", n.name}, {"op", n.op}, {"inputs", n.inputs}};
-    if (n.equation) fields.emplace_back("equation", *n.equation);
-    if (n.filter) fields.emplace_back("filter", *n.filter);
-    if (n.window) fields.emplace_back("window", height_width_json(*n.window));
-    if (n.stride) fields.emplace_back("stride", height_width_json(*n.stride));
-    if (n.padding) fields.emplace_back("padding", height_width_json(*n.padding));
-    if (n.units) fields.emplace_back("units", *n.units);
-    if (n.vocab) fields.emplace_back("vocab", *n.vocab);
-    if (n.dim) fields.emplace_back("dim", *n.dim);
-    if (n.layers) fields.emplace_back("layers", *n.layers);
-    if (n.shape) fields.emplace_back("shape", *n.shape);
-    if (n.perm) fields.emplace_back("perm", *n.perm);
-    if (n.axes) fields.emplace_back("axes", *n.axes);
-    if (n.keepdims) fields.emplace_back("keepdims", *n.keepdims);
-    if (n.parts) fields.emplace_back("parts", n.parts_is_count ? json(n.parts->front()) : json(*n.parts));
-    if (n.axis) fields.emplace_back("axis", *n.axis);
-    if (n.pointwise) fields.emplace_back("pointwise", *n.pointwise);
-    if (n.cutoff) fields.emplace_back("cutoff", *n.cutoff);
-    if (n.outputs) fields.emplace_back("outputs", *n.outputs);
+    std::vector<std::pair<std::string, std::string>> fields;
+    auto add = [&fields](const char* key, const json& value) { fields.emplace_back(key, value.dump()); };
+    add("name", n.name);
+    add("op", n.op);
+    add("inputs", n.inputs);
+    if (n.equation) add("equation", *n.equation);
+    if (n.filter) add("filter", *n.filter);
+    if (n.window) add("window", height_width_json(*n.window));
+    if (n.stride) add("stride", height_width_json(*n.stride));
+    if (n.padding) add("padding", height_width_json(*n.padding));
+    if (n.units) add("units", *n.units);
+    if (n.vocab) add("vocab", *n.vocab);
+    if (n.dim) add("dim", *n.dim);
+    if (n.layers) add("layers", *n.layers);
+    if (n.shape) add("shape", *n.shape);
+    if (n.perm) add("perm", *n.perm);
+    if (n.axes) add("axes", *n.axes);
+    if (n.keepdims) add("keepdims", *n.keepdims);
+    if (n.parts) add("parts", n.parts_is_count ? json(n.parts->front()) : json(*n.parts));
+    if (n.axis) add("axis", *n.axis);
+    if (n.pointwise) add("pointwise", *n.pointwise);
+    if (n.weights) add("weights", *n.weights);
+    if (n.pointwise_weights) fields.emplace_back("pointwise_weights", pointwise_weights_text(*n.pointwise_weights));
+    if (n.cutoff) add("cutoff", *n.cutoff);
+    if (n.outputs) add("outputs", *n.outputs);
     out << (i ? ",\n    {" : "\n    {");
     for (size_t f = 0; f < fields.size(); ++f)
-      out << (f ? ", " : " ") << json(fields[f].first).dump() << ": " << fields[f].second.dump();
+      out << (f ? ", " : " ") << json(fields[f].first).dump() << ": " << fields[f].second;
     out << " }";
   }
   out << "\n  ]\n}\n";

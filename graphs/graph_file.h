@@ -19,6 +19,17 @@ struct HeightWidth {
   bool operator!=(const HeightWidth& other) const { return !(*this == other); }
 };
 
+/// A trainable parameter a node applies elementwise to its output 0 (a bias,
+/// a scale): not an input, but listed among the layer's weights.
+struct PointwiseWeightV1 {
+  std::string name;
+  Shape shape;                  ///< as the model holds it
+  std::optional<int64_t> axis;  ///< the output axis of shape[0]; default: the last axes (broadcasting)
+  bool operator==(const PointwiseWeightV1& other) const {
+    return name == other.name && shape == other.shape && axis == other.axis;
+  }
+};
+
 /// One node as written in the file; unset optionals were absent.
 struct NodeV1 {
   std::string name;
@@ -35,6 +46,8 @@ struct NodeV1 {
   std::optional<std::vector<int64_t>> parts;  ///< sizes; one entry when written as a count
   bool parts_is_count = false;                ///< `parts` was a single number (equal parts)
   std::optional<bool> keepdims;
+  std::optional<std::vector<std::string>> weights;  ///< names of the op's own weights (conv2d, fc, embedding, lstm)
+  std::optional<std::vector<PointwiseWeightV1>> pointwise_weights;
 };
 
 /// A whole graph file.
@@ -42,6 +55,7 @@ struct GraphFileV1 {
   std::string name;
   int64_t cutoff = 4;
   std::vector<std::pair<std::string, Shape>> tensors;  ///< in file order
+  std::vector<std::string> parameters;  ///< external tensors that are trainable weights
   std::vector<NodeV1> nodes;
 };
 

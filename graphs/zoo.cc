@@ -7,8 +7,19 @@
 namespace pase {
 namespace {
 
+// PyTorch-style parameter names: a node's path with '.' for '/'
+// ("layer1.0/conv1" -> "layer1.0.conv1"), then the attribute.
+std::string parameter_name(const std::string& path, const std::string& attribute) {
+  std::string name = path;
+  for (char& c : name)
+    if (c == '/') c = '.';
+  return name + "." + attribute;
+}
+
 // Appends nodes with unique names and returns the name of what it added, so
-// that model code reads like the architecture it describes.
+// that model code reads like the architecture it describes. The weight a
+// conv2d, fc, embedding or lstm node owns is named NODE.weight (see
+// parameter_name).
 class ZooBuilder {
  public:
   ZooBuilder(std::string name, int64_t cutoff) {
@@ -19,6 +30,18 @@ class ZooBuilder {
   std::string tensor(const std::string& name, Shape shape) {
     file_.tensors.emplace_back(name, std::move(shape));
     return name;
+  }
+
+  // An external tensor that is a trainable weight (listed under "parameters").
+  std::string parameter(const std::string& name, Shape shape) {
+    file_.parameters.push_back(name);
+    return tensor(name, std::move(shape));
+  }
+
+  static NodeV1 owning_node(std::string name, std::string op, std::vector<std::string> inputs) {
+    NodeV1 n = node(std::move(name), std::move(op), std::move(inputs));
+    n.weights = std::vector<std::string>{parameter_name(n.name, "weight")};
+    return n;
   }
 
   std::string add(NodeV1 node) {
@@ -37,7 +60,7 @@ class ZooBuilder {
 
   std::string conv(const std::string& name, const std::string& x, Shape filter, HeightWidth stride = {1, 1},
                    HeightWidth padding = {0, 0}, int64_t pointwise = 0) {
-    NodeV1 n = node(name, "conv2d", {x});
+    NodeV1 n = owning_node(name, "conv2d", {x});
     n.filter = std::move(filter);
     if (stride != HeightWidth{1, 1}) n.stride = stride;
     if (padding != HeightWidth{0, 0}) n.padding = padding;
@@ -64,7 +87,7 @@ class ZooBuilder {
   }
 
   std::string fc(const std::string& name, const std::string& x, int64_t units, int64_t pointwise = 0) {
-    NodeV1 n = node(name, "fc", {x});
+    NodeV1 n = owning_node(name, "fc", {x});
     n.units = units;
     if (pointwise) n.pointwise = pointwise;
     return add(std::move(n));
@@ -251,11 +274,11 @@ GraphFileV1 inception3(int64_t b) {
 GraphFileV1 rnnlm(int64_t b) {
   ZooBuilder z("rnnlm", 1);
   std::string ids = z.tensor("ids", {b, 256});
-  NodeV1 embed = ZooBuilder::node("embedding", "embedding", {ids});
+  NodeV1 embed = ZooBuilder::owning_node("embedding", "embedding", {ids});
   embed.vocab = 100000;
   embed.dim = 2048;
   std::string x = z.add(embed);
-  NodeV1 lstm = ZooBuilder::node("lstm", "lstm", {x});
+  NodeV1 lstm = ZooBuilder::owning_node("lstm", "lstm", {x});
   lstm.units = 2048;
   lstm.layers = 2;
   x = z.add(lstm);
@@ -269,10 +292,10 @@ GraphFileV1 transformer(int64_t b) {
   ZooBuilder z("transformer", 1);
   std::string enc_ids = z.tensor("enc_ids", {b, seq});
   std::string dec_ids = z.tensor("dec_ids", {b, seq});
-  std::string pos = z.tensor("pos_enc", {b, seq, model});
+  std::string pos = z.tensor("pos_enc", {b, seq, model});  // fixed sinusoids: data, not a parameter
 
   auto attention = [&](const std::string& p, const std::vector<std::string>& xs) {
-    std::string wqkv = z.tensor(p + "/w_qkv", {3, heads, model, key});
+    std::string wqkv = z.parameter(parameter_name(p, "w_qkv"), {3, heads, model, key});
     std::string qkv;
     if (xs.size() == 1) {
       qkv = z.einsum(p + "/qkv", "ble,shek->sbhlk", {xs[0], wqkv});
@@ -286,21 +309,21 @@ GraphFileV1 transformer(int64_t b) {
     softmax.axis = 3;
     std::string w = z.add(softmax);
     std::string s = z.einsum(p + "/context", "bhlm,bhmk->bhlk", {w, split + ":2"});
-    std::string wo = z.tensor(p + "/w_o", {heads, model, key});
+    std::string wo = z.parameter(parameter_name(p, "w_o"), {heads, model, key});
     std::string o = z.einsum(p + "/out", "bhlk,hek->ble", {s, wo});
     std::string sum = z.elementwise(p + "/residual", {xs[0], o});
     return z.add(ZooBuilder::node(p + "/norm", "norm", {sum}));
   };
   auto feedforward = [&](const std::string& p, const std::string& x) {
-    std::string w1 = z.tensor(p + "/w1", {model, ff});
-    std::string w2 = z.tensor(p + "/w2", {ff, model});
+    std::string w1 = z.parameter(parameter_name(p, "w1"), {model, ff});
+    std::string w2 = z.parameter(parameter_name(p, "w2"), {ff, model});
     std::string h = z.einsum(p + "/ff1", "ble,ef->blf", {x, w1}, 2);
     std::string y = z.einsum(p + "/ff2", "blf,fe->ble", {h, w2});
     std::string sum = z.elementwise(p + "/residual", {x, y});
     return z.add(ZooBuilder::node(p + "/norm", "norm", {sum}));
   };
   auto embedding = [&](const std::string& name, const std::string& ids) {
-    NodeV1 n = ZooBuilder::node(name, "embedding", {ids});
+    NodeV1 n = ZooBuilder::owning_node(name, "embedding", {ids});
     n.vocab = vocab;
     n.dim = model;
     return z.add(n);
@@ -320,7 +343,7 @@ GraphFileV1 transformer(int64_t b) {
     std::string cross = attention(p + "/cross", {self, enc, enc});
     dec = feedforward(p + "/ff", cross);
   }
-  std::string w_out = z.tensor("decoder/w_vocab", {model, vocab});
+  std::string w_out = z.parameter(parameter_name("decoder", "w_vocab"), {model, vocab});
   std::string logits = z.einsum("decoder/logits", "ble,ev->blv", {dec, w_out});
   z.add(ZooBuilder::node("loss", "softmax_xent", {logits}));
   return z.finish();

@@ -1,5 +1,9 @@
 #pragma once
 // The paper's five benchmark graphs, built exactly as the PaSE evaluation models them.
+// Weights have PyTorch-style names: a conv2d, fc, embedding or lstm node's
+// own weight is its path with '.' for '/' plus ".weight" ("layer1.0.conv1.weight"),
+// and the Transformer's weight tensors, listed under "parameters", are named
+// the same way ("encoder.layer0.self.w_qkv", "decoder.w_vocab").
 #include <string>
 #include <vector>
 

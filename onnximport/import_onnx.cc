@@ -62,8 +62,9 @@ OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options
   if (data_inputs.empty())
     throw InputError(path + ": no data input: every graph input is an initializer or used only as a weight");
   set_input_shapes(graph, data_inputs, options, path);
+  std::map<std::string, ParameterView> parameters = find_parameters(graph, data_inputs);
   TensorFacts facts = infer_shapes_and_constants(model, path);
-  OnnxImport result = lower_graph(model.graph(), facts, data_inputs, options, path, default_opset(model));
+  OnnxImport result = lower_graph(model.graph(), facts, data_inputs, parameters, options, path, default_opset(model));
   result.graph.name = file_stem(path);
   if (result.graph.nodes.empty()) throw InputError(path + ": the model has no op that pase models");
   // Validates references and shapes; the claimed outputs catch any mapping slip.

@@ -57,8 +57,10 @@ std::string join_shape(const Shape& shape) { return shape_to_string(shape); }
 class Lowerer {
  public:
   Lowerer(const onnx::GraphProto& graph, const TensorFacts& facts, const std::set<std::string>& data_inputs,
-          const OnnxImportOptions& options, const std::string& source, int64_t opset)
-      : graph_(graph), facts_(facts), data_inputs_(data_inputs), options_(options), source_(source), opset_(opset) {
+          const std::map<std::string, ParameterView>& parameters, const OnnxImportOptions& options,
+          const std::string& source, int64_t opset)
+      : graph_(graph), facts_(facts), data_inputs_(data_inputs), parameters_(parameters), options_(options), source_(source),
+        opset_(opset) {
     activations_ = find_activations(graph, data_inputs);
     for (int i = 0; i < graph.node_size(); ++i) {
       used_names_.insert(graph.node(i).name());
@@ -136,12 +138,71 @@ class Lowerer {
       fail(node, "input '" + tensor + "' comes from an output pase does not model");
     auto ext = externals_.find(tensor);
     if (ext == externals_.end()) {
-      std::string name = unique_name(pase_name(tensor, "tensor"));
-      result_.graph.tensors.emplace_back(name, shape_of(node, tensor));
-      ext = externals_.emplace(tensor, name).first;
+      // A weight read as it is held (an einsum's operand) keeps the model's
+      // name and is listed under "parameters".
+      auto parameter = parameters_.find(tensor);
+      if (parameter != parameters_.end() && parameter->second.as_held()) {
+        auto named = parameter_tensors_.find(parameter->second.name);
+        if (named == parameter_tensors_.end()) {
+          std::string name = unique_name(pase_name(parameter->second.name, "weight"));
+          result_.graph.tensors.emplace_back(name, shape_of(node, tensor));
+          result_.graph.parameters.push_back(name);
+          named = parameter_tensors_.emplace(parameter->second.name, name).first;
+        }
+        ext = externals_.emplace(tensor, named->second).first;
+      } else {
+        std::string name = unique_name(pase_name(tensor, "tensor"));
+        result_.graph.tensors.emplace_back(name, shape_of(node, tensor));
+        ext = externals_.emplace(tensor, name).first;
+      }
     }
     return Ref{ext->second, -1, {}};
   }
+
+  // --- weights ---------------------------------------------------------------------
+  // The model's name of the parameter `tensor` is, when the op reads it as the
+  // model holds it (or, with `transposed`, as the transpose of a 2-D one).
+  std::optional<std::string> parameter_name(const std::string& tensor, bool transposed = false) const {
+    auto it = parameters_.find(tensor);
+    if (it == parameters_.end()) return std::nullopt;
+    bool fits = transposed ? it->second.perm == std::vector<int64_t>{1, 0} : it->second.as_held();
+    if (!fits) return std::nullopt;
+    return it->second.name;
+  }
+
+  // `weights` of a conv2d, fc or embedding: the name of the parameter it owns.
+  void name_weight(NodeV1& n, const std::string& tensor, bool transposed = false) const {
+    if (std::optional<std::string> name = parameter_name(tensor, transposed)) n.weights = std::vector<std::string>{*name};
+  }
+
+  // A parameter that node `index` applies elementwise to its output 0 (a
+  // bias, a scale), lined up from `axis` or with its last axes. Tensors with
+  // more than one dimension above 1 (masks) are not biases and stay unlisted.
+  void add_pointwise_weight(int index, const std::string& tensor, std::optional<int64_t> axis) {
+    std::optional<std::string> name = parameter_name(tensor);
+    const Shape* shape = facts_.shape(tensor);
+    if (index < 0 || !name || !shape || shape->empty()) return;
+    NodeV1& n = result_.graph.nodes[static_cast<size_t>(index)];
+    if (!n.outputs || n.outputs->empty()) return;
+    const Shape& out = n.outputs->front();
+    const auto rank = static_cast<int64_t>(out.size()), dims = static_cast<int64_t>(shape->size());
+    int64_t from = axis.value_or(rank - dims);
+    if (from < 0 || from + dims > rank) return;
+    int large = 0;
+    for (int64_t d = 0; d < dims; ++d) {
+      int64_t size = (*shape)[static_cast<size_t>(d)];
+      if (size != 1 && size != out[static_cast<size_t>(from + d)]) return;
+      large += size > 1 ? 1 : 0;
+    }
+    if (large > 1) return;
+    if (n.weights && std::find(n.weights->begin(), n.weights->end(), *name) != n.weights->end()) return;
+    std::vector<PointwiseWeightV1>& list = n.pointwise_weights ? *n.pointwise_weights : n.pointwise_weights.emplace();
+    for (const PointwiseWeightV1& w : list)
+      if (w.name == *name) return;
+    list.push_back({*name, *shape, from == rank - dims ? std::nullopt : std::optional<int64_t>(from)});
+  }
+
+  int last_node() const { return static_cast<int>(result_.graph.nodes.size()) - 1; }
 
   void alias(const std::string& out, const Ref& in) { refs_[out] = in; }
 
@@ -456,6 +517,7 @@ class Lowerer {
       for (int k = 1; k < node.output_size(); ++k)
         if (is_used(node.output(k)) && is_active(node.output(k))) return unsupported(node, "its running statistics are used");
       emit(node, "batchnorm", {ref_of(node, x).ref}, {node.output(0)});
+      for (int k = 1; k <= 2 && k < node.input_size(); ++k) add_pointwise_weight(last_node(), node.input(k), 1);  // scale, B
       return;
     }
     if (op == "LayerNormalization") {
@@ -464,6 +526,7 @@ class Lowerer {
       if (axis != -1 && axis != rank - 1) return unsupported(node, "normalises more than the last axis");
       NodeV1& n = emit(node, "norm", {ref_of(node, x).ref}, {node.output(0)});
       n.axis = -1;
+      for (int k = 1; k <= 2 && k < node.input_size(); ++k) add_pointwise_weight(last_node(), node.input(k), std::nullopt);
       return;
     }
     if (op == "Gemm") return lower_gemm(node);
@@ -568,6 +631,8 @@ class Lowerer {
     n.filter = weight;
     if (stride != HeightWidth{1, 1}) n.stride = stride;
     if (padding != HeightWidth{0, 0}) n.padding = padding;
+    name_weight(n, node.input(1));
+    if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(last_node(), node.input(2), 1);
   }
 
   void lower_pool(const onnx::NodeProto& node) {
@@ -648,6 +713,8 @@ class Lowerer {
       const Shape& b = shape_of(node, node.input(1));
       NodeV1& n = emit(node, "fc", {ref_of(node, node.input(0)).ref}, {node.output(0)});
       n.units = trans_b ? b[0] : b[1];
+      name_weight(n, node.input(1), /*transposed=*/!trans_b);  // fc holds (N, K)
+      if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(last_node(), node.input(2), std::nullopt);
       return;
     }
     lower_einsum_matmul(node, trans_a, trans_b);
@@ -660,6 +727,7 @@ class Lowerer {
     if (a_active && !b_active && b.size() == 2 && a.size() >= 2) {
       NodeV1& n = emit(node, "fc", {ref_of(node, node.input(0)).ref}, {node.output(0)});
       n.units = b[1];
+      name_weight(n, node.input(1), /*transposed=*/true);  // fc holds (N, K): a Transpose of the parameter
       return;
     }
     if (a_active && b_active && a.size() == b.size() && a.size() >= 2 && std::equal(a.begin(), a.end() - 2, b.begin())) {
@@ -682,8 +750,13 @@ class Lowerer {
     if (slots.size() == 1) {
       const std::string& x = node.input(slots[0]);
       if (shape_of(node, x) != out) return unsupported(node, "broadcasts an activation");
-      // A bias, scale or constant applied to one activation: pointwise work of its producer.
-      return fold(node.output(0), ref_of(node, x), 1);
+      // A bias, scale or constant applied to one activation: pointwise work of
+      // its producer, which also lists the bias or scale among its weights.
+      Ref in = ref_of(node, x);
+      if (is_one_of(node.op_type(), {"Add", "Sub", "Mul", "Div"}))
+        for (int k = 0; k < node.input_size(); ++k)
+          if (k != slots[0] && !node.input(k).empty()) add_pointwise_weight(in.node, node.input(k), std::nullopt);
+      return fold(node.output(0), in, 1);
     }
     std::vector<std::string> inputs;
     for (int slot : slots) {
@@ -724,6 +797,7 @@ class Lowerer {
       NodeV1& n = emit(node, "embedding", {ref_of(node, node.input(1)).ref}, {node.output(0)});
       n.vocab = table[0];
       n.dim = table[1];
+      name_weight(n, node.input(0));
       return;
     }
     if (!table_active) return unsupported(node, "embedding ids must be a graph input");
@@ -748,6 +822,7 @@ class Lowerer {
   const onnx::GraphProto& graph_;
   const TensorFacts& facts_;
   const std::set<std::string>& data_inputs_;
+  const std::map<std::string, ParameterView>& parameters_;
   const OnnxImportOptions& options_;
   const std::string& source_;
   int64_t opset_;
@@ -755,6 +830,7 @@ class Lowerer {
   std::map<std::string, std::vector<int>> consumers_;
   std::map<std::string, Ref> refs_;
   std::map<std::string, std::string> externals_;
+  std::map<std::string, std::string> parameter_tensors_;  // parameter name -> its external tensor
   std::map<int, NormMatch> norms_;
   std::set<int> absorbed_;
   std::map<int, std::pair<int64_t, int64_t>> ranges_;
@@ -769,8 +845,9 @@ class Lowerer {
 }  // namespace
 
 OnnxImport lower_graph(const onnx::GraphProto& graph, const TensorFacts& facts, const std::set<std::string>& data_inputs,
-                       const OnnxImportOptions& options, const std::string& source, int64_t opset) {
-  return Lowerer(graph, facts, data_inputs, options, source, opset).run();
+                       const std::map<std::string, ParameterView>& parameters, const OnnxImportOptions& options,
+                       const std::string& source, int64_t opset) {
+  return Lowerer(graph, facts, data_inputs, parameters, options, source, opset).run();
 }
 
 }  // namespace pase

@@ -1,6 +1,7 @@
 #include "onnximport/tensor_roles.h"
 
 #include <map>
+#include <numeric>
 #include <vector>
 
 #include "onnximport/onnx_model.h"
@@ -75,6 +76,65 @@ std::set<std::string> find_data_inputs(const onnx::GraphProto& graph) {
     if (!initializers.count(info.name()) && finder.used_as_data(info.name(), finder.rank_of(info.name())))
       data.insert(info.name());
   return data;
+}
+
+bool ParameterView::as_held() const {
+  for (size_t d = 0; d < perm.size(); ++d)
+    if (perm[d] != static_cast<int64_t>(d)) return false;
+  return true;
+}
+
+std::map<std::string, ParameterView> find_parameters(const onnx::GraphProto& graph, const std::set<std::string>& data_inputs) {
+  auto is_float = [](int32_t type) {
+    return type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE || type == onnx::TensorProto::FLOAT16 ||
+           type == onnx::TensorProto::BFLOAT16;
+  };
+  std::map<std::string, int64_t> rank;  // candidates: rank >= 1, floating point
+  for (const onnx::ValueInfoProto& info : graph.input()) {
+    const onnx::TypeProto& type = info.type();
+    if (data_inputs.count(info.name()) || !type.has_tensor_type() || !type.tensor_type().has_shape() ||
+        !is_float(type.tensor_type().elem_type()))
+      continue;
+    int64_t r = type.tensor_type().shape().dim_size();
+    if (r >= 1) rank[info.name()] = r;
+  }
+  for (const onnx::TensorProto& init : graph.initializer())
+    if (!data_inputs.count(init.name()) && is_float(init.data_type()) && init.dims_size() >= 1)
+      rank[init.name()] = init.dims_size();
+  for (const onnx::NodeProto& node : graph.node())
+    if (node.op_type() == "BatchNormalization")
+      for (int k = 3; k < node.input_size() && k < 5; ++k) rank.erase(node.input(k));
+
+  std::map<std::string, ParameterView> views;
+  for (const auto& [name, r] : rank) {
+    std::vector<int64_t> identity(static_cast<size_t>(r));
+    std::iota(identity.begin(), identity.end(), int64_t{0});
+    views[name] = {name, identity};
+  }
+  // ONNX lists nodes in topological order, so one pass follows chains of views.
+  for (const onnx::NodeProto& node : graph.node()) {
+    const std::string& op = node.op_type();
+    if (node.input_size() < 1 || node.output_size() < 1 || !(op == "Transpose" || op == "Cast" || op == "Identity")) continue;
+    auto in = views.find(node.input(0));
+    if (in == views.end()) continue;
+    ParameterView view = in->second;
+    if (op == "Transpose") {
+      const size_t r = view.perm.size();
+      std::vector<int64_t> perm = ints_attribute(node, "perm").value_or(std::vector<int64_t>{});
+      if (perm.empty())
+        for (size_t d = r; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+      if (perm.size() != r) continue;
+      std::vector<int64_t> composed;
+      for (int64_t p : perm) {
+        if (p < 0 || p >= static_cast<int64_t>(r)) break;
+        composed.push_back(in->second.perm[static_cast<size_t>(p)]);
+      }
+      if (composed.size() != r) continue;
+      view.perm = composed;
+    }
+    views[node.output(0)] = view;
+  }
+  return views;
 }
 
 std::set<std::string> find_activations(const onnx::GraphProto& graph, const std::set<std::string>& data_inputs) {

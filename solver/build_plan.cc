@@ -8,6 +8,7 @@
 
 #include "graphs/check.h"
 #include "graphs/error.h"
+#include "graphs/layer_weights.h"
 #include "graphs/redistribution_words.h"
 #include "solver/dp.h"
 #include "solver/mesh.h"
@@ -260,8 +261,8 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
       layer.inputs.push_back(lay_out(vertex.inputs[j].ref, vertex.inputs[j].shape, vm.inputs[j], vm, config, chosen[v]));
     for (size_t k = 0; k < vertex.outputs.size(); ++k)
       layer.outputs.push_back(lay_out("", vertex.outputs[k], vm.outputs[k], vm, config, chosen[v]));
-    for (const WeightTensor& weight : vm.weights) {
-      layer.weights.push_back(lay_out(vertex.name + "/weight", weight.shape, weight.split, vm, config, chosen[v]));
+    for (const LayerWeight& weight : layer_weights(vertex, vm)) {
+      layer.weights.push_back(lay_out(weight.name, weight.shape, weight.split, vm, config, chosen[v]));
       layer.weights.back().grad_allreduce_axes = gradient_axes(weight.split, chosen[v]);
     }
     plan.layers.push_back(std::move(layer));

@@ -49,9 +49,11 @@ void append_mesh_axes(std::string& out, const PlannedLayer& layer, const Mesh& m
   out += '}';
 }
 
-void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mesh& mesh, bool is_weight) {
-  out += ",\"dims\":";
-  append_strings(out, tensor.dims);
+void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mesh& mesh, bool is_weight, bool with_dims) {
+  if (with_dims) {
+    out += ",\"dims\":";
+    append_strings(out, tensor.dims);
+  }
   out += ",\"layout\":{\"spec\":[";
   for (size_t t = 0; t < tensor.spec.size(); ++t) {
     if (t) out += ',';

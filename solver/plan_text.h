@@ -16,6 +16,8 @@ void append_mesh_axes(std::string& out, const PlannedLayer& layer, const Mesh& m
 
 /// The members a planned tensor adds after its split: ,"dims":[…],"layout":{spec, jax, hlo, dtensor},
 /// then ,"redistribution":{…} for inputs read from a layer and ,"grad_allreduce_axes":[…] for weights.
-void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mesh& mesh, bool is_weight);
+/// `with_dims` false: the caller has written "dims".
+void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mesh& mesh, bool is_weight,
+                        bool with_dims = true);
 
 }  // namespace pase

@@ -2,9 +2,43 @@
 
 #include "costmodel/costs.h"
 #include "graphs/json_text.h"
+#include "graphs/layer_weights.h"
 #include "solver/plan_text.h"
 
 namespace pase {
+namespace {
+
+// ,"weights":[{"name":...,"shape":[...],"dims":[...],"split":[...]},...]:
+// the trainable parameters the layer reads and how the configuration splits them.
+// With a plan, each also gets its layout and the axes its gradient is all-reduced over.
+void append_weights(std::string& out, const Vertex& vertex, const VertexModel& model, const int32_t* config,
+                    const Plan* plan, const PlannedLayer* planned) {
+  out += ",\"weights\":[";
+  std::vector<int64_t> split;
+  std::vector<LayerWeight> weights = layer_weights(vertex, model);
+  for (size_t k = 0; k < weights.size(); ++k) {
+    const LayerWeight& w = weights[k];
+    out += k ? ",{\"name\":" : "{\"name\":";
+    append_json_string(out, w.name);
+    out += ",\"shape\":";
+    append_json_array(out, w.shape);
+    out += ",\"dims\":[";
+    std::vector<std::string> dims = split_letters(w.split, model.letters);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d) out += ',';
+      append_json_string(out, dims[d]);
+    }
+    out += "],\"split\":";
+    split.resize(w.split.size());
+    tensor_split(w.split, config, split.data());
+    append_json_array(out, split);
+    if (plan) append_tensor_plan(out, planned->weights[k], plan->mesh, /*is_weight=*/true, /*with_dims=*/false);
+    out += '}';
+  }
+  out += ']';
+}
+
+}  // namespace
 
 std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice) {
   std::vector<LayerReport> reports;
@@ -134,7 +168,9 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
       if (plan) append_tensor_plan(out, plan->layers[v].outputs[k], plan->mesh, /*is_weight=*/false);
       out += '}';
     }
-    out += "]}";
+    out += ']';
+    append_weights(out, vertex, model, config, plan, plan ? &plan->layers[v] : nullptr);
+    out += '}';
   }
   out += graph.vertices.empty() ? "]" : "\n  ]";
   if (solver) {

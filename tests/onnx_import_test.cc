@@ -5,7 +5,9 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include "graphs/error.h"
@@ -64,6 +66,18 @@ class TinyModel {
     a.set_name(name);
     a.set_type(onnx::AttributeProto::INTS);
     for (int64_t v : values) a.add_ints(v);
+  }
+  /// A float initializer of zeros (a weight or buffer stored in the model).
+  void initializer(const std::string& name, const std::vector<int64_t>& dims) {
+    onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
+    tensor.set_name(name);
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    int64_t count = 1;
+    for (int64_t d : dims) {
+      tensor.add_dims(d);
+      count *= d;
+    }
+    for (int64_t i = 0; i < count; ++i) tensor.add_float_data(0.0f);
   }
   std::string save(const std::string& file_name) const {
     return test::write_temp_file(file_name, model_.SerializeAsString());
@@ -268,6 +282,84 @@ TEST_CASE("import_onnx: errors") {
     options.loss = "mse";
     CHECK_THROWS_WITH_AS(import_onnx(fixture("alexnet"), options),
                          "import option 'loss': unknown loss 'mse' (choose softmax_xent or none)", InputError);
+  }
+}
+
+TEST_CASE("import_onnx: weights keep the exporter's names; biases and scales are their layer's; buffers are not weights") {
+  TinyModel m;
+  m.input("x", {2, 8});
+  m.input("img", {2, 3, 8, 8});
+  for (const auto& [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"fc.weight", {4, 8}}, {"fc.bias", {4}}, {"raw", {4, 4}}, {"proj.weight", {4, 4}},
+           {"conv.weight", {4, 3, 3, 3}}, {"conv.bias", {4}}, {"bn.weight", {4}}, {"bn.bias", {4}},
+           {"bn.running_mean", {4}}, {"bn.running_var", {4}}})
+    m.input(name, dims);
+  m.initializer("left", {3, 2});  // a graph input there would be data (MatMul's left operand)
+  m.initializer("mask", {8, 8});
+  TinyModel::attribute(m.node("gemm", "Gemm", {"x", "fc.weight", "fc.bias"}, {"g"}), "transB", int64_t{1});
+  m.node("plain", "MatMul", {"g", "raw"}, {"h"});  // a [K, N] weight: fc holds [N, K], so no name
+  TinyModel::attribute(m.node("t", "Transpose", {"proj.weight"}, {"proj_t"}), "perm", std::vector<int64_t>{1, 0});
+  m.node("proj", "MatMul", {"h", "proj_t"}, {"k"});
+  m.node("lefty", "MatMul", {"left", "k"}, {"l"});  // weight on the left: an einsum reading an external weight
+  onnx::NodeProto& conv = m.node("conv", "Conv", {"img", "conv.weight", "conv.bias"}, {"c"});
+  TinyModel::attribute(conv, "kernel_shape", std::vector<int64_t>{3, 3});
+  TinyModel::attribute(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("bn", "BatchNormalization", {"c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}, {"n"});
+  m.node("masked", "Add", {"n", "mask"}, {"y"});
+  m.output("l");
+  m.output("y");
+  GraphFileV1 file = import_onnx(m.save("weights.onnx"), OnnxImportOptions{}).graph;
+  (void)build_graph(file, "weights.onnx");
+  auto weights = [](const NodeV1& node) { return node.weights.value_or(std::vector<std::string>{}); };
+  auto pointwise = [](const NodeV1& node) { return node.pointwise_weights.value_or(std::vector<PointwiseWeightV1>{}); };
+  CHECK(node_named(file, "gemm").op == "fc");
+  CHECK(weights(node_named(file, "gemm")) == std::vector<std::string>{"fc.weight"});
+  CHECK(pointwise(node_named(file, "gemm")) == std::vector<PointwiseWeightV1>{{"fc.bias", {4}, std::nullopt}});
+  CHECK(node_named(file, "plain").op == "fc");
+  CHECK(!node_named(file, "plain").weights);
+  CHECK(weights(node_named(file, "proj")) == std::vector<std::string>{"proj.weight"});
+  CHECK(node_named(file, "lefty").op == "einsum");
+  CHECK(node_named(file, "lefty").inputs[0] == "left");
+  CHECK(file.parameters == std::vector<std::string>{"left"});
+  CHECK(weights(node_named(file, "conv")) == std::vector<std::string>{"conv.weight"});
+  CHECK(pointwise(node_named(file, "conv")) == std::vector<PointwiseWeightV1>{{"conv.bias", {4}, 1}});
+  // The running statistics and the [8, 8] mask are buffers: listed nowhere.
+  CHECK(pointwise(node_named(file, "bn")) ==
+        std::vector<PointwiseWeightV1>{{"bn.weight", {4}, 1}, {"bn.bias", {4}, 1}});
+}
+
+TEST_CASE("pase solve: every trainable parameter of the fixtures is in the strategy file, once") {
+  // torchvision's CNNs (conv and fc weights and biases, BatchNorm scales and
+  // shifts) and the Transformer encoder (in_proj, out_proj, LayerNorm).
+  for (const char* name : {"alexnet", "vgg16", "resnet50", "inception_v3", "transformer_encoder"}) {
+    CAPTURE(name);
+    onnx::ModelProto model;
+    std::ifstream in(fixture(name), std::ios::binary);
+    REQUIRE(model.ParseFromIstream(&in));
+    // The exporter's parameters (export_params=False: graph inputs), without
+    // the data input and BatchNormalization's running statistics.
+    std::set<std::string> buffers;
+    for (const onnx::NodeProto& node : model.graph().node())
+      if (node.op_type() == "BatchNormalization")
+        for (int k = 3; k < node.input_size(); ++k) buffers.insert(node.input(k));
+    std::set<std::string> expected;
+    for (const onnx::ValueInfoProto& input : model.graph().input())
+      if (input.name() != "input" && !buffers.count(input.name())) expected.insert(input.name());
+    for (const onnx::TensorProto& init : model.graph().initializer())
+      if (init.data_type() == onnx::TensorProto::FLOAT && !buffers.count(init.name())) expected.insert(init.name());
+    CHECK(expected.size() >= 16);  // alexnet's 8 weights and 8 biases, and more elsewhere
+
+    test::CommandResult result = test::run_pase("solve " + fixture(name) + " --devices 8 --json");
+    REQUIRE(result.status == 0);
+    nlohmann::json strategy = nlohmann::json::parse(result.output);
+    std::map<std::string, int> listed;
+    for (const nlohmann::json& layer : strategy["layers"])
+      for (const nlohmann::json& weight : layer["weights"]) ++listed[weight["name"].get<std::string>()];
+    for (const std::string& parameter : expected) {
+      CAPTURE(parameter);
+      CHECK(listed[parameter] == 1);
+    }
+    CHECK(listed.size() == expected.size());  // nothing else: no buffer, no NODE/weight
   }
 }
 #endif  // PASE_HAVE_ONNX

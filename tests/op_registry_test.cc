@@ -115,8 +115,8 @@ TEST_CASE("VertexModel weights: the tensors an op owns, split as the domain") {
   CHECK(conv[0].split == SplitMap{{6}, {1}, {4}, {5}});  // (N, C, R, S) in "bchwrsn"
   std::vector<WeightTensor> fc = weights_of("fc");
   REQUIRE(fc.size() == 1);
-  CHECK(fc[0].shape == Shape{16 * 28 * 28, 10});
-  CHECK(fc[0].split == SplitMap{{2}, {1}});  // (K, N) in "bnk"
+  CHECK(fc[0].shape == Shape{10, 16 * 28 * 28});
+  CHECK(fc[0].split == SplitMap{{1}, {2}});  // (N, K) in "bnk", as PyTorch's Linear
   std::vector<WeightTensor> table = weights_of("embed");
   REQUIRE(table.size() == 1);
   CHECK(table[0].shape == Shape{100, 12});

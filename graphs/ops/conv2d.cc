@@ -43,7 +43,7 @@ VertexModel model(const Vertex& v) {
 }  // namespace
 
 OpDefinition conv2d() {
-  return OpDefinition("conv2d", OpKind::Conv2d).fields({"filter"}, {"stride", "padding", "pointwise"}).infers(infer)
+  return OpDefinition("conv2d", OpKind::Conv2d).fields({"filter"}, {"stride", "padding", "pointwise", "weights"}).infers(infer)
       .models(model).works(describe_gemm);
 }
 

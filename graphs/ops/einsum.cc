@@ -144,7 +144,7 @@ OpDefinition matmul() {
 
 OpDefinition embedding() {
   // Vocabulary-parallel for Megatron: "abc,cd->abd" split on c.
-  return OpDefinition("embedding", OpKind::Embedding).fields({"vocab", "dim"}).infers(infer_embedding)
+  return OpDefinition("embedding", OpKind::Embedding).fields({"vocab", "dim"}, {"weights"}).infers(infer_embedding)
       .models(model_embedding).works(describe_gemm).tensor_parallel_role(vocabulary_letter);
 }
 

@@ -1,5 +1,5 @@
 // fc: a fully connected layer over the last dimension. x = (x1…x_{q-1}, K),
-// weight (K, N): domain (x1…x_{q-1}, N, K), a GEMM with m = the x dims.
+// weight (N, K): domain (x1…x_{q-1}, N, K), a GEMM with m = the x dims.
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -38,7 +38,7 @@ VertexModel model(const Vertex& v) {
   out.push_back({n_dim});
   m.inputs = {in};
   m.outputs = {out};
-  m.weights = {{"weight", {x.back(), v.units}, {{k_dim}, {n_dim}}}};
+  m.weights = {{"weight", {v.units, x.back()}, {{n_dim}, {k_dim}}}};  // (N, K), as PyTorch's Linear holds it
   m.work.n = {n_dim};
   m.work.k = {k_dim};
   m.work.pointwise = static_cast<double>(v.pointwise);
@@ -50,7 +50,7 @@ int units_dim(const Vertex&, const VertexModel& m) { return static_cast<int>(m.d
 }  // namespace
 
 OpDefinition fc() {
-  return OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise"}).infers(infer).models(model).works(describe_gemm)
+  return OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise", "weights"}).infers(infer).models(model).works(describe_gemm)
       .owt_role(units_dim);
 }
 

@@ -57,7 +57,7 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition lstm() {
-  return OpDefinition("lstm", OpKind::Lstm).fields({"units", "layers"}).infers(infer).models(model).works(describe)
+  return OpDefinition("lstm", OpKind::Lstm).fields({"units", "layers"}, {"weights"}).infers(infer).models(model).works(describe)
       .batch_role([](const Vertex&, const VertexModel&) { return static_cast<int>(kBatch); });
 }
 
