@@ -9,6 +9,7 @@
 
 #include "graphs/graph_file.h"
 #include "solver/plan_check.h"
+#include "plan_fixture.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -16,14 +17,9 @@ using json = nlohmann::json;
 
 namespace {
 
-json fixture(const std::string& name) { return json::parse(read_text_file(test::source_path("tests/fixtures/" + name))); }
+json fixture(const std::string& name) { return test::plan_fixture(name); }
 
-json& layer(json& document, const std::string& name) {
-  for (json& l : document["layers"])
-    if (l["name"] == name) return l;
-  FAIL("no layer " << name);
-  return document;
-}
+json& layer(json& document, const std::string& name) { return test::plan_layer(document, name); }
 
 PlanCheckReport check(const json& document, uint64_t seed = 1) {
   std::optional<PlanFile> file = read_plan(document.dump(), "p.json");

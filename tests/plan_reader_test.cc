@@ -7,6 +7,7 @@
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "solver/plan_reader.h"
+#include "plan_fixture.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -14,14 +15,9 @@ using json = nlohmann::json;
 
 namespace {
 
-json fixture(const std::string& name) { return json::parse(read_text_file(test::source_path("tests/fixtures/" + name))); }
+json fixture(const std::string& name) { return test::plan_fixture(name); }
 
-json& layer(json& document, const std::string& name) {
-  for (json& l : document["layers"])
-    if (l["name"] == name) return l;
-  FAIL("no layer " << name);
-  return document;
-}
+json& layer(json& document, const std::string& name) { return test::plan_layer(document, name); }
 
 // The error read_plan raises for the document ("" if none).
 std::string error(const json& document) {
