@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "graphs/shape.h"
+
 namespace pase {
 namespace {
 
@@ -60,12 +62,6 @@ bool is_permutation_of_iota(const std::vector<int64_t>& values) {
     seen[v] = 1;
   }
   return true;
-}
-
-std::string numbers_text(const std::vector<int64_t>& values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
 }
 
 }  // namespace
@@ -222,20 +218,20 @@ std::optional<std::vector<std::vector<int64_t>>> hlo_device_tiles(const std::str
   int64_t product = 1;
   for (int64_t size : tile) product = size > 0 && product <= devices ? product * size : devices + 1;
   if (product != devices) {
-    error = "the tile sizes " + numbers_text(tile) + " do not multiply to the mesh's " + std::to_string(devices) + " devices";
+    error = "the tile sizes " + shape_to_string(tile) + " do not multiply to the mesh's " + std::to_string(devices) + " devices";
     return std::nullopt;
   }
   if (iota) {
     int64_t count = 1;
     for (int64_t size : reshape) count = size > 0 && count <= devices ? count * size : devices + 1;
     if (count != devices) {
-      error = "the iota sizes " + numbers_text(reshape) + " do not multiply to " + std::to_string(devices);
+      error = "the iota sizes " + shape_to_string(reshape) + " do not multiply to " + std::to_string(devices);
       return std::nullopt;
     }
     if (transpose.empty())
       for (size_t i = 0; i < reshape.size(); ++i) transpose.push_back(static_cast<int64_t>(i));
     if (transpose.size() != reshape.size() || !is_permutation_of_iota(transpose)) {
-      error = "T" + numbers_text(transpose) + " is not a permutation of the " + std::to_string(reshape.size()) +
+      error = "T" + shape_to_string(transpose) + " is not a permutation of the " + std::to_string(reshape.size()) +
               " iota dimensions";
       return std::nullopt;
     }

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "graphs/shape.h"
 #include "solver/layout_text.h"
 
 namespace pase {
@@ -21,12 +22,6 @@ constexpr size_t kProblemsPerLine = 3;
 std::string axes_text(const std::vector<int>& axes, const Mesh& mesh) {
   std::string text = "[";
   for (size_t i = 0; i < axes.size(); ++i) text += (i ? ", " : "") + mesh.axes[axes[i]];
-  return text + "]";
-}
-
-std::string numbers_text(const std::vector<int64_t>& values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
   return text + "]";
 }
 
@@ -209,7 +204,7 @@ class ShrunkLayer {
       int64_t other = first_member[group[d]];
       if (local_shape[d] != local_shape[other])
         return "devices " + std::to_string(other) + " and " + std::to_string(d) + ", whose results are summed, compute " +
-               "tiles of shapes " + numbers_text(local_shape[other]) + " and " + numbers_text(local_shape[d]) +
+               "tiles of shapes " + shape_to_string(local_shape[other]) + " and " + shape_to_string(local_shape[d]) +
                shrunk_note();
       for (size_t i = 0; i < local[d].size(); ++i) it->second[i] += local[d][i];
     }
@@ -219,8 +214,8 @@ class ShrunkLayer {
       std::vector<int64_t> shape;
       for (const Interval& interval : tile) shape.push_back(interval.length());
       if (shape != local_shape[d])
-        return "device " + std::to_string(d) + " computes an output tile of shape " + numbers_text(local_shape[d]) +
-               ", but its output layout gives it " + numbers_text(shape) + shrunk_note();
+        return "device " + std::to_string(d) + " computes an output tile of shape " + shape_to_string(local_shape[d]) +
+               ", but its output layout gives it " + shape_to_string(shape) + shrunk_note();
       const std::vector<double>& got = sums[group[d]];
       std::vector<int64_t> at(shape.size(), 0);
       for (size_t i = 0; i < got.size(); ++i) {
@@ -232,7 +227,7 @@ class ShrunkLayer {
         }
         double want = reference[flat];
         if (!(std::fabs(got[i] - want) <= tolerance * std::max(1.0, std::fabs(want))))
-          return "device " + std::to_string(d) + ": output element " + numbers_text(element) + " is " +
+          return "device " + std::to_string(d) + ": output element " + shape_to_string(element) + " is " +
                  number_text(got[i]) + ", but the unsharded result is " + number_text(want) + shrunk_note();
         for (size_t t = shape.size(); t-- > 0;) {
           if (++at[t] < shape[t]) break;
@@ -356,7 +351,7 @@ void check_layout(const PlannedLayer& layer, const PlannedTensor& tensor, const 
     for (const std::vector<int>& axes : tensor.spec) want.push_back(block_index(axes, coords, mesh));
     if ((*tiles)[d] != want) {
       problems.push_back(label + ": layout.hlo \"" + *written.hlo + "\" gives device " + std::to_string(d) + " tile " +
-                         numbers_text((*tiles)[d]) + ", but the spec gives it " + numbers_text(want));
+                         shape_to_string((*tiles)[d]) + ", but the spec gives it " + shape_to_string(want));
       return;
     }
   }
@@ -400,6 +395,8 @@ Interval block_interval(int64_t size, int64_t pieces, int64_t index) {
   return {std::min(size, index * each), std::min(size, (index + 1) * each)};
 }
 
+// Stated apart from solver/realized_words.cc on purpose (in integers, from
+// the contract): plan-check is the oracle of what the solver writes.
 int64_t realized_words(const Shape& shape, const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh) {
   int64_t most = 0;
   for (int64_t d = 0; d < mesh.devices(); ++d) {
