@@ -28,13 +28,6 @@ AxisSpec spec_of(const SplitMap& map, const Assignment& assignment) {
   return spec;
 }
 
-std::vector<std::string> dims_of(const SplitMap& map, const std::string& letters) {
-  std::vector<std::string> dims(map.size());
-  for (size_t t = 0; t < map.size(); ++t)
-    for (int d : map[t]) dims[t] += letters[static_cast<size_t>(d)];
-  return dims;
-}
-
 std::vector<int64_t> split_of(const SplitMap& map, const int32_t* config) {
   std::vector<int64_t> split(map.size());
   tensor_split(map, config, split.data());
@@ -115,26 +108,6 @@ class AssignmentProblem {
     return specs;
   }
 
-  // Per class, per device and tensor dimension, the block the device holds
-  // or needs, so a pair of classes costs p·rank comparisons.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> blocks(const Shape& tensor, const std::vector<AxisSpec>& specs) const {
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> out(specs.size());
-    for (size_t c = 0; c < specs.size(); ++c) {
-      out[c].reserve(coordinates_.size() * tensor.size());
-      for (const std::vector<int64_t>& coordinate : coordinates_)
-        for (size_t t = 0; t < tensor.size(); ++t) {
-          int64_t index = 0, split = 1;
-          for (int axis : specs[c][t]) {
-            index = index * mesh_.shape[axis] + coordinate[axis];
-            split *= mesh_.shape[axis];
-          }
-          const int64_t block = (tensor[t] + split - 1) / split;
-          out[c].emplace_back(std::min(tensor[t], index * block), std::min(tensor[t], (index + 1) * block));
-        }
-    }
-    return out;
-  }
-
   // Edges that carry the same tensor between the same classes of axes (a
   // repeated block's) share one matrix, computed once.
   PairCost edge_cost(const TensorEdge& edge) {
@@ -152,24 +125,22 @@ class AssignmentProblem {
       pair.cost = cached->second;
       return pair;
     }
-    const auto held_blocks = blocks(tensor, held), needed_blocks = blocks(tensor, needed);
-    const size_t rank = tensor.size();
+    // Each class's blocks once, so a pair of classes costs p·rank comparisons.
+    std::vector<std::vector<Block>> held_blocks, needed_blocks;
+    std::vector<double> held_devices, needed_devices;
+    for (const AxisSpec& spec : held) {
+      held_blocks.push_back(device_blocks(tensor, spec, mesh_, coordinates_));
+      held_devices.push_back(devices_of(spec, mesh_));
+    }
+    for (const AxisSpec& spec : needed) {
+      needed_blocks.push_back(device_blocks(tensor, spec, mesh_, coordinates_));
+      needed_devices.push_back(devices_of(spec, mesh_));
+    }
     auto cost = std::make_shared<std::vector<double>>(held.size() * needed.size());
     for (size_t i = 0; i < held.size(); ++i)
       for (size_t j = 0; j < needed.size(); ++j) {
-        double words = 0;
-        for (size_t d = 0; d < coordinates_.size(); ++d) {
-          double need = 1, common = 1;
-          for (size_t t = 0; t < rank; ++t) {
-            const auto& h = held_blocks[i][d * rank + t];
-            const auto& n = needed_blocks[j][d * rank + t];
-            need *= static_cast<double>(n.second - n.first);
-            common *= static_cast<double>(std::max<int64_t>(0, std::min(h.second, n.second) - std::max(h.first, n.first)));
-          }
-          words = std::max(words, need - common);
-        }
-        double group = std::max(devices_of(held[i], mesh_), devices_of(needed[j], mesh_));
-        (*cost)[i * needed.size() + j] = model_.fetch_cost(words, group);
+        double words = realized_words(held_blocks[i], needed_blocks[j], tensor.size());
+        (*cost)[i * needed.size() + j] = model_.fetch_cost(words, std::max(held_devices[i], needed_devices[j]));
       }
     matrices_.emplace(std::move(key), cost);
     pair.cost = std::move(cost);
@@ -193,7 +164,7 @@ PlannedTensor lay_out(std::string name, const Shape& shape, const SplitMap& map,
   tensor.name = std::move(name);
   tensor.shape = shape;
   tensor.split = split_of(map, config);
-  tensor.dims = dims_of(map, model.letters);
+  tensor.dims = split_letters(map, model.letters);
   tensor.spec = spec_of(map, assignment);
   return tensor;
 }

@@ -3,24 +3,6 @@
 #include <algorithm>
 
 namespace pase {
-namespace {
-
-struct Interval {
-  int64_t begin = 0, end = 0;
-};
-
-// The block of dimension `size` that the device at `coordinate` holds under `axes`.
-Interval block_of(int64_t size, const std::vector<int>& axes, const Mesh& mesh, const std::vector<int64_t>& coordinate) {
-  int64_t index = 0, split = 1;
-  for (int axis : axes) {
-    index = index * mesh.shape[axis] + coordinate[axis];
-    split *= mesh.shape[axis];
-  }
-  const int64_t block = (size + split - 1) / split;
-  return {std::min(size, index * block), std::min(size, (index + 1) * block)};
-}
-
-}  // namespace
 
 std::vector<std::vector<int64_t>> mesh_coordinates(const Mesh& mesh) {
   const int64_t devices = mesh.devices();
@@ -35,20 +17,41 @@ std::vector<std::vector<int64_t>> mesh_coordinates(const Mesh& mesh) {
   return coordinates;
 }
 
-double realized_words(const Shape& shape, const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh,
-                      const std::vector<std::vector<int64_t>>& coordinates) {
-  double worst = 0;
-  for (const std::vector<int64_t>& coordinate : coordinates) {
-    double need = 1, common = 1;
+std::vector<Block> device_blocks(const Shape& shape, const AxisSpec& spec, const Mesh& mesh,
+                                 const std::vector<std::vector<int64_t>>& coordinates) {
+  std::vector<Block> blocks;
+  blocks.reserve(coordinates.size() * shape.size());
+  for (const std::vector<int64_t>& coordinate : coordinates)
     for (size_t t = 0; t < shape.size(); ++t) {
-      Interval h = block_of(shape[t], held[t], mesh, coordinate);
-      Interval n = block_of(shape[t], needed[t], mesh, coordinate);
-      need *= static_cast<double>(n.end - n.begin);
-      common *= static_cast<double>(std::max<int64_t>(0, std::min(h.end, n.end) - std::max(h.begin, n.begin)));
+      int64_t index = 0, split = 1;
+      for (int axis : spec[t]) {
+        index = index * mesh.shape[axis] + coordinate[axis];
+        split *= mesh.shape[axis];
+      }
+      const int64_t block = (shape[t] + split - 1) / split;
+      blocks.emplace_back(std::min(shape[t], index * block), std::min(shape[t], (index + 1) * block));
+    }
+  return blocks;
+}
+
+double realized_words(const std::vector<Block>& held, const std::vector<Block>& needed, size_t rank) {
+  double worst = 0;
+  for (size_t at = 0; at < needed.size(); at += rank) {
+    double need = 1, common = 1;
+    for (size_t t = at; t < at + rank; ++t) {
+      need *= static_cast<double>(needed[t].second - needed[t].first);
+      common *= static_cast<double>(
+          std::max<int64_t>(0, std::min(held[t].second, needed[t].second) - std::max(held[t].first, needed[t].first)));
     }
     worst = std::max(worst, need - common);
   }
   return worst;
+}
+
+double realized_words(const Shape& shape, const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh,
+                      const std::vector<std::vector<int64_t>>& coordinates) {
+  return realized_words(device_blocks(shape, held, mesh, coordinates), device_blocks(shape, needed, mesh, coordinates),
+                        shape.size());
 }
 
 }  // namespace pase

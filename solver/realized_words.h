@@ -3,6 +3,8 @@
 // by its producer and needed another way by its consumer, the most elements
 // any device needs but does not hold (docs/plans.md).
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "graphs/shape.h"
 #include "solver/plan.h"
@@ -12,11 +14,22 @@ namespace pase {
 /// Device coordinates, row-major over the mesh (last axis fastest).
 [[nodiscard]] std::vector<std::vector<int64_t>> mesh_coordinates(const Mesh& mesh);
 
-/// The largest, over all devices, number of elements of the tile `needed`
-/// gives a device that the tile `held` gives it does not contain. A tensor
-/// dimension split s ways has blocks of ceil(size / s) elements (the last
-/// shorter or empty), indexed by the device's coordinates on that
-/// dimension's axes in mixed radix, first axis most significant.
+/// A block of one tensor dimension: elements [first, second).
+using Block = std::pair<int64_t, int64_t>;
+
+/// The blocks `spec` gives every device: entry [device · rank + t] for tensor
+/// dimension t. A dimension split s ways has blocks of ceil(size / s)
+/// elements (the last shorter or empty), indexed by the device's coordinates
+/// on that dimension's axes in mixed radix, first axis most significant.
+[[nodiscard]] std::vector<Block> device_blocks(const Shape& shape, const AxisSpec& spec, const Mesh& mesh,
+                                               const std::vector<std::vector<int64_t>>& coordinates);
+
+/// The largest, over all devices, number of elements of the tile in `needed`
+/// that the tile in `held` does not contain (both from device_blocks, same
+/// tensor of `rank` dimensions).
+[[nodiscard]] double realized_words(const std::vector<Block>& held, const std::vector<Block>& needed, size_t rank);
+
+/// The same from the two layouts.
 [[nodiscard]] double realized_words(const Shape& shape, const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh,
                                     const std::vector<std::vector<int64_t>>& coordinates);
 
