@@ -16,8 +16,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
                             node.node().inputs[0] + "' has " + std::to_string(x[1]) + " (shape " + shape_to_string(x) + ")");
   v.stride = node.node().stride.value_or(HeightWidth{1, 1});
   v.padding = node.node().padding.value_or(HeightWidth{0, 0});
-  int64_t ho = node.window_extent("filter", x[2], v.filter[2], v.padding.h, v.stride.h);
-  int64_t wo = node.window_extent("filter", x[3], v.filter[3], v.padding.w, v.stride.w);
+  auto [ho, wo] = window_output(node, "filter", x, {v.filter[2], v.filter[3]}, v.padding, v.stride);
   v.outputs = {node.checked("filter", {x[0], v.filter[0], ho, wo})};
   return {std::move(v)};
 }

@@ -49,6 +49,12 @@ void describe_gemm(const VertexModel& model, const int32_t* config, LayerWork& w
   work.gemm = gemm_shape(model, config);
 }
 
+std::pair<int64_t, int64_t> window_output(const NodeContext& node, const std::string& field, const Shape& x,
+                                          const HeightWidth& window, const HeightWidth& padding, const HeightWidth& stride) {
+  return {node.window_extent(field, x[2], window.h, padding.h, stride.h),
+          node.window_extent(field, x[3], window.w, padding.w, stride.w)};
+}
+
 std::vector<Vertex> same_shape_output(Vertex vertex) {
   vertex.outputs = {vertex.inputs[0].shape};
   return {std::move(vertex)};

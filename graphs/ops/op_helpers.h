@@ -2,9 +2,11 @@
 // Pieces several op definitions share: same-shape domains, split maps, and
 // the work of a GEMM layer.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graphs/layer_work.h"
+#include "graphs/node_context.h"
 #include "graphs/vertex_model.h"
 
 namespace pase::ops {
@@ -30,6 +32,12 @@ namespace pase::ops {
 
 /// Work of a GEMM layer: its shape from model.work's roles.
 void describe_gemm(const VertexModel& model, const int32_t* config, LayerWork& work);
+
+/// The output height and width of a window op (conv2d, pool2d) over the
+/// (b, c, h, w) input `x`; `field` names the window in errors.
+[[nodiscard]] std::pair<int64_t, int64_t> window_output(const NodeContext& node, const std::string& field, const Shape& x,
+                                                       const HeightWidth& window, const HeightWidth& padding,
+                                                       const HeightWidth& stride);
 
 /// The one input, unchanged: ops whose output has their input's shape.
 [[nodiscard]] std::vector<Vertex> same_shape_output(Vertex vertex);

@@ -12,8 +12,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   v.window = node.required(node.node().window, "window");
   v.stride = node.node().stride.value_or(HeightWidth{1, 1});
   v.padding = node.node().padding.value_or(HeightWidth{0, 0});
-  int64_t ho = node.window_extent("window", x[2], v.window.h, v.padding.h, v.stride.h);
-  int64_t wo = node.window_extent("window", x[3], v.window.w, v.padding.w, v.stride.w);
+  auto [ho, wo] = window_output(node, "window", x, v.window, v.padding, v.stride);
   v.outputs = {node.checked("window", {x[0], x[1], ho, wo})};
   return {std::move(v)};
 }
