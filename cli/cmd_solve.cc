@@ -137,11 +137,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   options.dp.threads = o->threads;
   options.dp.max_work = o->max_work;
 
-  using Clock = std::chrono::steady_clock;
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  auto t0 = Clock::now();
-  Graph graph = load_graph_input(o->graph);
-  double load_seconds = seconds_since(t0);
+  // A bad mesh is a command-line mistake: refused before any input is read.
   std::optional<Mesh> mesh;
   if (!o->mesh.empty()) {
     int64_t per_node = o->devices_per_node;
@@ -149,11 +145,17 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
       per_node = calibrated->profile().devices_per_node;
     try {
       mesh = parse_mesh(o->mesh, o->devices, per_node);
-    } catch (const InputError& error) {
-      std::cerr << "error: --mesh" << std::string(error.what()).substr(std::string("the mesh").size()) << "\n";
+    } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
+      std::cerr << "error: " << error.words().with("--mesh") << "\n";
       return kExitUsage;
     }
   }
+
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  auto t0 = Clock::now();
+  Graph graph = load_graph_input(o->graph);
+  double load_seconds = seconds_since(t0);
   auto t1 = Clock::now();
   // On a mesh, the DP chooses among the configurations the mesh realizes.
   ConfigFilter on_mesh;
