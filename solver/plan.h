@@ -18,13 +18,15 @@ namespace pase {
 struct Mesh {
   std::vector<int64_t> shape;
   std::vector<std::string> axes;  ///< distinct names, one per axis
-  int64_t devices_per_node = 0;   ///< 0: not known
+  int64_t devices_per_node = 0;   ///< 0: not known (node_size() then counts the mesh as one node)
 
   [[nodiscard]] int64_t devices() const {
     int64_t product = 1;
     for (int64_t size : shape) product *= size;
     return product;
   }
+  /// Devices per node as files record it: all of them when not known.
+  [[nodiscard]] int64_t node_size() const { return devices_per_node > 0 ? devices_per_node : devices(); }
 };
 
 /// The mesh axes each tensor dimension is split over, major first (indices into Mesh::axes).

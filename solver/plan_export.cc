@@ -97,7 +97,7 @@ std::string export_plan(const PlanFile& file, ExportFramework framework) {
   mesh_json["shape"] = mesh.shape;
   mesh_json["axis_names"] = mesh.axes;
   mesh_json["device_ids"] = device_array(mesh, 0, 0);
-  mesh_json["devices_per_node"] = mesh.devices_per_node;
+  mesh_json["devices_per_node"] = mesh.node_size();
   out += mesh_json.dump();
 
   json notes = json::array();

@@ -31,10 +31,8 @@ void append_mesh(std::string& out, const Mesh& mesh) {
   append_json_array(out, mesh.shape);
   out += ",\"axes\":";
   append_strings(out, mesh.axes);
-  if (mesh.devices_per_node > 0) {
-    out += ",\"devices_per_node\":";
-    append_json_number(out, mesh.devices_per_node);
-  }
+  out += ",\"devices_per_node\":";
+  append_json_number(out, mesh.node_size());
   out += '}';
 }
 

@@ -8,7 +8,7 @@
 
 namespace pase {
 
-/// {"shape":[…],"axes":[…],"devices_per_node":K} (devices_per_node left out when 0).
+/// {"shape":[…],"axes":[…],"devices_per_node":K} (devices_per_node: Mesh::node_size()).
 void append_mesh(std::string& out, const Mesh& mesh);
 
 /// {"b":[],"n":["x0"],…}: each letter of the layer's dims with its axes' names.

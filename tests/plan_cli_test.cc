@@ -3,6 +3,7 @@
 // line with exit status 2.
 #include <doctest/doctest.h>
 
+#include "graphs/graph_file.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -56,6 +57,11 @@ TEST_CASE("pase solve --mesh: named axes and a mesh the optimum must respect") {
   CHECK(solved.output.find("plan on mesh dp=2 x tp=4") != std::string::npos);
   test::CommandResult checked = test::run_pase("plan-check " + plan);
   CHECK(checked.status == 0);
+  CHECK(read_text_file(plan).find("\"mesh\": {\"shape\":[2,4],\"axes\":[\"dp\",\"tp\"],\"devices_per_node\":4}") !=
+        std::string::npos);
+  // Without a node size, the whole mesh is recorded as one node.
+  test::CommandResult one_node = test::run_pase("solve " + alexnet + " --devices 8 --mesh auto --json");
+  CHECK(one_node.output.find("\"devices_per_node\":8}") != std::string::npos);
   std::string text = test::run_pase("export " + plan + " --format dtensor").output;
   CHECK(text.find("\"axis_names\":[\"dp\",\"tp\"]") != std::string::npos);
 }
