@@ -23,7 +23,7 @@ std::vector<Vertex> infer_concat(const NodeContext& node, Vertex v) {
     out[v.axis] += in[j][v.axis];
   }
   v.outputs = {node.checked("inputs", out)};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 std::vector<Vertex> infer_split(const NodeContext& node, Vertex v) {
@@ -48,7 +48,7 @@ std::vector<Vertex> infer_split(const NodeContext& node, Vertex v) {
     out[v.axis] = part;
     v.outputs.push_back(out);
   }
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 VertexModel model_concat(const Vertex& v) {

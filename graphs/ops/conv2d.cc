@@ -18,7 +18,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   v.padding = node.node().padding.value_or(HeightWidth{0, 0});
   auto [ho, wo] = window_output(node, "filter", x, {v.filter[2], v.filter[3]}, v.padding, v.stride);
   v.outputs = {node.checked("filter", {x[0], v.filter[0], ho, wo})};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 VertexModel model(const Vertex& v) {

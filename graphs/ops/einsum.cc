@@ -41,7 +41,7 @@ std::vector<Vertex> infer_with_equation(const NodeContext& node, Vertex v, const
     node.fail("equation", "'" + v.equation + "': " + error.what());
   }
   v.outputs = {einsum_output(node, spec, field)};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 std::vector<Vertex> infer_einsum(const NodeContext& node, Vertex v) {
@@ -70,7 +70,7 @@ std::vector<Vertex> infer_embedding(const NodeContext& node, Vertex v) {
   v.equation = "abc,cd->abd";
   const Shape& ids = node.input(0);
   v.outputs = {node.checked("dim", {ids[0], ids[1], v.dim})};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 // Shared by the three: the einsum's domain, port maps and GEMM roles over

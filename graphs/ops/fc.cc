@@ -12,7 +12,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   Shape out = x;
   out.back() = v.units;
   v.outputs = {node.checked("units", out)};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 VertexModel model(const Vertex& v) {

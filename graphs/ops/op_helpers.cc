@@ -55,9 +55,23 @@ std::pair<int64_t, int64_t> window_output(const NodeContext& node, const std::st
           node.window_extent(field, x[3], window.w, padding.w, stride.w)};
 }
 
+std::vector<Vertex> lowered_to(Vertex vertex) {
+  std::vector<Vertex> list;
+  list.push_back(std::move(vertex));
+  return list;
+}
+
+std::vector<Vertex> lowered_to(Vertex first, Vertex second) {
+  std::vector<Vertex> list;
+  list.reserve(2);
+  list.push_back(std::move(first));
+  list.push_back(std::move(second));
+  return list;
+}
+
 std::vector<Vertex> same_shape_output(Vertex vertex) {
   vertex.outputs = {vertex.inputs[0].shape};
-  return {std::move(vertex)};
+  return lowered_to(std::move(vertex));
 }
 
 }  // namespace pase::ops

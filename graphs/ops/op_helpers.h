@@ -39,6 +39,11 @@ void describe_gemm(const VertexModel& model, const int32_t* config, LayerWork& w
                                                        const HeightWidth& window, const HeightWidth& padding,
                                                        const HeightWidth& stride);
 
+/// The vertices a node becomes, moved into the list (a braced list would
+/// copy each vertex, its inputs and names included).
+[[nodiscard]] std::vector<Vertex> lowered_to(Vertex vertex);
+[[nodiscard]] std::vector<Vertex> lowered_to(Vertex first, Vertex second);
+
 /// The one input, unchanged: ops whose output has their input's shape.
 [[nodiscard]] std::vector<Vertex> same_shape_output(Vertex vertex);
 

@@ -14,7 +14,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   v.padding = node.node().padding.value_or(HeightWidth{0, 0});
   auto [ho, wo] = window_output(node, "window", x, v.window, v.padding, v.stride);
   v.outputs = {node.checked("window", {x[0], x[1], ho, wo})};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 VertexModel model(const Vertex& v) {

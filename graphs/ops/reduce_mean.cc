@@ -26,7 +26,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   }
   if (out.empty()) out = {1};
   v.outputs = {out};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 VertexModel model(const Vertex& v) {

@@ -48,7 +48,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   flat.shape = {total};
   v.inputs = {flat};
   v.outputs = {target};
-  return {std::move(ravel), std::move(v)};
+  return lowered_to(std::move(ravel), std::move(v));
 }
 
 std::vector<int> all_dims(size_t rank) {

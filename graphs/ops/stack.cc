@@ -12,7 +12,7 @@ std::vector<Vertex> infer_stack(const NodeContext& node, Vertex v) {
   Shape out = x;
   out.insert(out.begin() + v.axis, static_cast<int64_t>(node.inputs().size()));
   v.outputs = {out};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 std::vector<Vertex> infer_unstack(const NodeContext& node, Vertex v) {
@@ -24,7 +24,7 @@ std::vector<Vertex> infer_unstack(const NodeContext& node, Vertex v) {
   Shape out = x;
   out.erase(out.begin() + v.axis);
   v.outputs.assign(static_cast<size_t>(x[v.axis]), out);
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 // All but the stacked axis: how the smaller tensors follow the domain.

@@ -22,7 +22,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
     out.push_back(x[p]);
   }
   v.outputs = {out};
-  return {std::move(v)};
+  return lowered_to(std::move(v));
 }
 
 VertexModel model(const Vertex& v) {
