@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <queue>
@@ -37,6 +38,7 @@ class Builder {
     graph_.source = source_;
     first_vertex_.assign(file_.nodes.size(), -1);
     last_vertex_.assign(file_.nodes.size(), -1);
+    owned_weights_.assign(file_.nodes.size(), {});
     for (int node : order) lower_node(node);
     check_weight_names();
     graph_.parameters = file_.parameters;
@@ -244,10 +246,13 @@ class Builder {
 
   // The node's `weights` (one name per weight its op owns) and
   // `pointwise_weights` (each broadcast against output 0) on its last vertex.
-  void attach_weights(int i, Vertex& vertex) const {
+  void attach_weights(int i, Vertex& vertex) {
     const NodeV1& node = file_.nodes[i];
+    // The shapes of the weights the op owns, once per node (check_weight_names reads them).
+    if (op_takes_field(*find_op(node.op), "weights"))
+      for (const WeightTensor& weight : build_vertex_model(vertex).weights) owned_weights_[i].push_back(weight.shape);
     if (node.weights) {
-      size_t owned = build_vertex_model(vertex).weights.size();
+      size_t owned = owned_weights_[i].size();
       if (node.weights->size() != owned)
         fail_node(i, "weights", "op '" + node.op + "' owns " + std::to_string(owned) + " weight(s), got " +
                                     std::to_string(node.weights->size()) + " name(s)");
@@ -282,41 +287,37 @@ class Builder {
   // external tensors listed under `parameters`.
   void check_weight_names() const {
     struct Seen {
-      Shape shape;
-      std::string owner;  // "a weight of node 'x'" or "the parameter tensor 'x'"
-      int node = -1;
+      const Shape* shape;
+      int node;  // -1: an external tensor listed under `parameters`
     };
     std::map<std::string, Seen> seen;
     for (const auto& [name, shape] : file_.tensors)
-      if (parameters_.count(name)) seen[name] = {shape, "the parameter tensor '" + name + "'", -1};
+      if (parameters_.count(name)) seen.emplace(name, Seen{&shape, -1});
+    // The texts are made only for the message of a clash.
+    auto claim = [&](int i, const std::string& name, const Shape& shape, const std::function<std::string()>& field,
+                     bool default_name) {
+      auto [it, inserted] = seen.emplace(name, Seen{&shape, i});
+      if (inserted) return;
+      std::string what = default_name ? "the default weight name '" + name + "'" : "'" + name + "'";
+      if (it->second.node == i) fail_node(i, field(), what + " names two weights of this node");
+      if (*it->second.shape != shape) {
+        std::string owner = it->second.node < 0 ? "the parameter tensor '" + name + "'"
+                                                : "a weight of node '" + file_.nodes[it->second.node].name + "'";
+        fail_node(i, field(), what + " also names " + owner + " with shape " + shape_to_string(*it->second.shape) +
+                                  ", not " + shape_to_string(shape) + " (a weight read by several layers has one shape)");
+      }
+    };
     for (int i = 0; i < static_cast<int>(file_.nodes.size()); ++i) {
       const Vertex& vertex = graph_.vertices[last_vertex_[i]];
-      std::vector<std::pair<std::string, std::string>> names;  // (field, name)
-      std::vector<Shape> shapes;
-      if (op_takes_field(*find_op(file_.nodes[i].op), "weights")) {
-        std::vector<WeightTensor> owned = build_vertex_model(vertex).weights;
-        for (size_t k = 0; k < owned.size(); ++k) {
-          bool named = k < vertex.weight_names.size();
-          names.emplace_back(named ? "weights[" + std::to_string(k) + "]" : "weights",
-                             named ? vertex.weight_names[k] : default_weight_name(vertex.name, k));
-          shapes.push_back(owned[k].shape);
-        }
+      const std::vector<Shape>& owned = owned_weights_[i];
+      for (size_t k = 0; k < owned.size(); ++k) {
+        bool named = k < vertex.weight_names.size();
+        claim(i, named ? vertex.weight_names[k] : default_weight_name(vertex.name, k), owned[k],
+              [&] { return named ? "weights[" + std::to_string(k) + "]" : std::string("weights"); }, !named);
       }
-      for (size_t k = 0; k < vertex.pointwise_weights.size(); ++k) {
-        names.emplace_back("pointwise_weights[" + std::to_string(k) + "].name", vertex.pointwise_weights[k].name);
-        shapes.push_back(vertex.pointwise_weights[k].shape);
-      }
-      for (size_t k = 0; k < names.size(); ++k) {
-        const auto& [field, name] = names[k];
-        std::string what = field == "weights" ? "the default weight name '" + name + "'" : "'" + name + "'";
-        auto [it, inserted] = seen.emplace(name, Seen{shapes[k], "a weight of node '" + file_.nodes[i].name + "'", i});
-        if (inserted) continue;
-        if (it->second.node == i) fail_node(i, field, what + " names two weights of this node");
-        if (it->second.shape != shapes[k])
-          fail_node(i, field, what + " also names " + it->second.owner + " with shape " +
-                                  shape_to_string(it->second.shape) + ", not " + shape_to_string(shapes[k]) +
-                                  " (a weight read by several layers has one shape)");
-      }
+      for (size_t k = 0; k < vertex.pointwise_weights.size(); ++k)
+        claim(i, vertex.pointwise_weights[k].name, vertex.pointwise_weights[k].shape,
+              [&] { return "pointwise_weights[" + std::to_string(k) + "].name"; }, false);
     }
   }
 
@@ -331,6 +332,7 @@ class Builder {
   const std::string& source_;
   std::map<std::string, Shape> tensor_shapes_;
   std::set<std::string> parameters_;
+  std::vector<std::vector<Shape>> owned_weights_;  // per node, the shapes of the weights its op owns
   std::map<std::string, int> node_index_;
   std::vector<std::vector<Reference>> references_;
   std::vector<int> first_vertex_, last_vertex_;
