@@ -38,9 +38,15 @@ struct SolveCliOptions {
   uint64_t max_table_bytes = 0;  // 0: half of physical memory
   uint64_t max_work = DpOptions{}.max_work;
   int threads = 0;
-  std::string mesh;              // empty: no plan
+  std::string mesh;              // empty: the default mesh, if it realizes the optimum
+  bool no_plan = false;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
 };
+
+// Placement steps (build_plan.h's PlanOptions::max_work) a solve without
+// --mesh spends at most; about 0.2 s on one core. Past it the plan keeps the
+// best assignment of fewer candidates and says it is not proven optimal.
+constexpr uint64_t kDefaultPlacementWork = uint64_t{200} * 1000 * 1000;
 
 uint64_t default_table_limit() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -116,6 +122,17 @@ void print_stats(std::ostream& out, const Graph& graph, const Solution& solution
       << " s\n";
 }
 
+std::string placement_words(const PlanResult& placed, const std::string& unit) {
+  switch (placed.proof) {
+    case PlanProof::AllAssignments: return "exact (every assignment weighed)";
+    case PlanProof::LowerBound: return "exact (every edge moves the least any assignment could)";
+    case PlanProof::None: break;
+  }
+  return "best of the first " + std::to_string(placed.largest_candidate_set) +
+         " per layer (not proven optimal; no placement costs under " +
+         format_total(placed.plan.realized_total_lower_bound, unit) + " " + unit + ")";
+}
+
 void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::string& unit) {
   const Mesh& mesh = placed.plan.mesh;
   std::string shape;
@@ -124,7 +141,7 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
   out << "plan on mesh " << shape << ": redistribution realized " << format_cost(placed.realized_edge_cost)
       << " (model " << format_cost(placed.model_edge_cost) << "), realized total cost "
       << format_total(placed.plan.realized_total_cost, unit) << " " << unit << ", axis assignment "
-      << (placed.exact ? "exact" : "best of the first candidates (not exact)") << "\n";
+      << placement_words(placed, unit) << "\n";
 }
 
 // `pase solve` once its options are parsed.
@@ -139,10 +156,10 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
 
   // A bad mesh is a command-line mistake: refused before any input is read.
   std::optional<Mesh> mesh;
+  int64_t per_node = o->devices_per_node;
+  if (auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get()); calibrated && per_node == 0)
+    per_node = calibrated->profile().devices_per_node;
   if (!o->mesh.empty()) {
-    int64_t per_node = o->devices_per_node;
-    if (auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get()); calibrated && per_node == 0)
-      per_node = calibrated->profile().devices_per_node;
     try {
       mesh = parse_mesh(o->mesh, o->devices, per_node);
     } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
@@ -196,15 +213,26 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
+  // With --mesh the strategy is placed on it. Without, the PaSE optimum is
+  // placed on the default mesh when that mesh realizes it, with a bounded
+  // effort (the plan says whether its placement is proven optimal).
   std::optional<PlanResult> placed;
+  std::string no_plan_reason;
+  PlanOptions plan_options;
+  plan_options.threads = options.dp.threads > 0 ? options.dp.threads : 1;
   if (mesh) {
-    PlanOptions plan_options;
-    plan_options.threads = options.dp.threads > 0 ? options.dp.threads : 1;
     placed = build_plan(graph, tables, solution.choice, *mesh, *model, plan_options);
+  } else if (!o->no_plan) {
+    const Mesh fallback = default_mesh(o->devices, per_node);
+    no_plan_reason = unrealizable_reason(graph, tables, solution.choice, fallback);
+    if (no_plan_reason.empty()) {
+      plan_options.max_work = kDefaultPlacementWork;
+      placed = build_plan(graph, tables, solution.choice, fallback, *model, plan_options);
+    }
   }
   if (o->json || !o->out.empty()) {
     std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report,
-                                           placed ? &placed->plan : nullptr);
+                                           placed ? &placed->plan : nullptr, no_plan_reason);
     if (o->json) std::cout << text;
     if (!o->out.empty()) {
       write_text_file(o->out, text);
@@ -212,6 +240,9 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   }
   if (!o->json) print_table(std::cout, graph, tables, solution);
   if (!o->json && placed) print_plan_summary(std::cout, *placed, tables.unit);
+  if (!no_plan_reason.empty())
+    (o->json ? std::cerr : std::cout) << "no plan on the default mesh: " << no_plan_reason
+                                      << " (--mesh auto restricts the search to configurations it realizes)\n";
   if (o->stats) {
     std::ostream& out = o->json ? std::cerr : std::cout;
     print_stats(out, graph, solution, o->order);
@@ -238,6 +269,9 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4; the DP then uses only configurations the mesh realizes");
+  CLI::Option* mesh_option = cmd->get_option("--mesh");
+  cmd->add_flag("--no-plan", o->no_plan, "Without --mesh, write no plan (by default the optimum is placed on the default mesh when that mesh realizes it)")
+      ->excludes(mesh_option);
   cmd->add_option("--devices-per-node", o->devices_per_node, "Devices per node, recorded in the mesh (default: the --machine profile's)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "graphs/error.h"
 #include "graphs/layer_weights.h"
 #include "graphs/redistribution_words.h"
+#include "solver/assignment_bound.h"
 #include "solver/dp.h"
 #include "solver/mesh.h"
 #include "solver/ordering.h"
@@ -18,27 +20,18 @@
 namespace pase {
 namespace {
 
-using Assignment = std::vector<std::vector<int>>;  // per domain dim, its mesh axes
+using Assignment = AxisAssignment;
 
-// A tensor's axes: each dimension runs over the axes of the letters it follows, in order.
-AxisSpec spec_of(const SplitMap& map, const Assignment& assignment) {
-  AxisSpec spec(map.size());
-  for (size_t t = 0; t < map.size(); ++t)
-    for (int d : map[t]) spec[t].insert(spec[t].end(), assignment[d].begin(), assignment[d].end());
-  return spec;
-}
+// The per-edge bound compares each canonical producer layout with every
+// consumer layout, device by device; layers with more assignments than this
+// many comparisons allow get no bound (5040, every order of 7 binary axes, at
+// 128 devices).
+constexpr size_t kBoundComparisons = size_t{5040} * 128;
 
 std::vector<int64_t> split_of(const SplitMap& map, const int32_t* config) {
   std::vector<int64_t> split(map.size());
   tensor_split(map, config, split.data());
   return split;
-}
-
-double devices_of(const AxisSpec& spec, const Mesh& mesh) {
-  double product = 1;
-  for (const auto& axes : spec)
-    for (int axis : axes) product *= static_cast<double>(mesh.shape[axis]);
-  return product;
 }
 
 std::string config_text(const int32_t* config, size_t rank) {
@@ -63,34 +56,65 @@ class AssignmentProblem {
                     const CostModel& model)
       : graph_(graph), tables_(tables), choice_(choice), mesh_(mesh), model_(model), coordinates_(mesh_coordinates(mesh)) {}
 
-  // Returns the chosen assignment of every vertex; `exact` says whether
-  // every vertex's candidates were complete.
-  std::vector<Assignment> solve(size_t limit, const DpOptions& dp, bool& exact, size_t& largest) {
+  // Takes each layer's first `limit` assignments as its candidates and
+  // orders the DP over them; returns whether they are all of them.
+  bool gather(size_t limit) {
     const size_t n = graph_.vertices.size();
     candidates_.assign(n, {});
-    exact = true;
-    largest = 0;
-    Objective objective;
-    objective.vertex_cost.resize(n);
+    bool complete = true;
+    largest_ = 0;
+    objective_ = Objective{};
+    objective_.vertex_cost.resize(n);
     for (size_t v = 0; v < n; ++v) {
       const int rank = static_cast<int>(tables_.models[v].domain.size());
       AxisAssignments found = axis_assignments(mesh_, config(v), rank, limit);
       PASE_ASSERT(!found.list.empty(), graph_.vertices[v].name, config_text(config(v), rank));
-      exact = exact && found.complete;
+      complete = complete && found.complete;
       candidates_[v] = std::move(found.list);
-      largest = std::max(largest, candidates_[v].size());
-      objective.vertex_cost[v].assign(candidates_[v].size(), 0.0);
+      largest_ = std::max(largest_, candidates_[v].size());
+      objective_.vertex_cost[v].assign(candidates_[v].size(), 0.0);
     }
-    matrices_.clear();
-    for (const TensorEdge& edge : graph_.edges) objective.pairs.push_back(edge_cost(edge));
+    keys_.assign(graph_.edges.size(), {});
+    for (size_t e = 0; e < graph_.edges.size(); ++e) objective_.pairs.push_back(classify_edge(graph_.edges[e], keys_[e]));
+    order_ = make_plan(undirected_neighbours(objective_), OrderKind::MinDegree, objective_.config_counts());
+    return complete;
+  }
+
+  // Steps to place the gathered candidates: the DP's (entry, candidate)
+  // steps, and a device-and-dimension comparison per pair of classes of
+  // each edge matrix not yet computed.
+  [[nodiscard]] double work() const {
+    const std::vector<size_t> counts = objective_.config_counts();
+    double total = 0;
+    for (int v : order_.order) {
+      double steps = static_cast<double>(counts[static_cast<size_t>(v)]);
+      for (int w : order_.dependent[static_cast<size_t>(v)]) steps *= static_cast<double>(counts[static_cast<size_t>(w)]);
+      total += steps;
+    }
+    std::set<const MatrixKey*, KeyLess> pending;
+    for (const MatrixKey& key : keys_)
+      if (!matrices_.count(key) && pending.insert(&key).second)
+        total += static_cast<double>(std::get<1>(key).size() * std::get<2>(key).size() * std::get<0>(key).size()) *
+                 static_cast<double>(coordinates_.size());
+    return total;
+  }
+
+  // The best assignment among the gathered candidates, and what each edge costs under it.
+  std::vector<Assignment> solve(const DpOptions& dp, std::vector<double>& edge_costs) {
+    for (size_t e = 0; e < keys_.size(); ++e) objective_.pairs[e].cost = matrix(keys_[e]);
     std::vector<std::string> names;
     for (const Vertex& vertex : graph_.vertices) names.push_back(vertex.name);
-    EliminationPlan order = make_plan(undirected_neighbours(objective), OrderKind::MinDegree, objective.config_counts());
-    DpResult result = solve_dp(objective, order, names, dp);
-    std::vector<Assignment> chosen(n);
-    for (size_t v = 0; v < n; ++v) chosen[v] = candidates_[v][static_cast<size_t>(result.choice[v])];
+    DpResult result = solve_dp(objective_, order_, names, dp);
+    std::vector<Assignment> chosen(candidates_.size());
+    for (size_t v = 0; v < chosen.size(); ++v) chosen[v] = candidates_[v][static_cast<size_t>(result.choice[v])];
+    edge_costs.clear();
+    for (const PairCost& pair : objective_.pairs)
+      edge_costs.push_back(pair.at(static_cast<size_t>(result.choice[static_cast<size_t>(pair.u)]),
+                                   static_cast<size_t>(result.choice[static_cast<size_t>(pair.v)])));
     return chosen;
   }
+
+  [[nodiscard]] size_t largest_candidate_set() const { return largest_; }
 
  private:
   const int32_t* config(size_t v) const { return tables_.configs[v][static_cast<size_t>(choice_[v])]; }
@@ -100,7 +124,7 @@ class AssignmentProblem {
     std::map<AxisSpec, int32_t> index;
     std::vector<AxisSpec> specs;
     for (const Assignment& assignment : candidates_[v]) {
-      AxisSpec spec = spec_of(map, assignment);
+      AxisSpec spec = tensor_spec(map, assignment);
       auto [it, inserted] = index.try_emplace(spec, static_cast<int32_t>(specs.size()));
       if (inserted) specs.push_back(std::move(spec));
       class_of.push_back(it->second);
@@ -108,9 +132,10 @@ class AssignmentProblem {
     return specs;
   }
 
-  // Edges that carry the same tensor between the same classes of axes (a
-  // repeated block's) share one matrix, computed once.
-  PairCost edge_cost(const TensorEdge& edge) {
+  using MatrixKey = std::tuple<Shape, std::vector<AxisSpec>, std::vector<AxisSpec>>;
+
+  // The edge's classes of candidates on both ends, and the key of its matrix.
+  PairCost classify_edge(const TensorEdge& edge, MatrixKey& key) const {
     PairCost pair;
     pair.u = edge.src;
     pair.v = edge.dst;
@@ -119,22 +144,26 @@ class AssignmentProblem {
     std::vector<AxisSpec> needed = classify(tables_.models[edge.dst].inputs[edge.dst_port], edge.dst, pair.v_class);
     pair.u_classes = static_cast<int32_t>(held.size());
     pair.v_classes = static_cast<int32_t>(needed.size());
-    auto key = std::make_tuple(tensor, held, needed);
+    key = std::make_tuple(tensor, std::move(held), std::move(needed));
+    return pair;
+  }
+
+  // Edges that carry the same tensor between the same classes of axes (a
+  // repeated block's) share one matrix, computed once.
+  std::shared_ptr<const std::vector<double>> matrix(const MatrixKey& key) {
     auto cached = matrices_.find(key);
-    if (cached != matrices_.end()) {
-      pair.cost = cached->second;
-      return pair;
-    }
+    if (cached != matrices_.end()) return cached->second;
+    const auto& [tensor, held, needed] = key;
     // Each class's blocks once, so a pair of classes costs p·rank comparisons.
     std::vector<std::vector<Block>> held_blocks, needed_blocks;
     std::vector<double> held_devices, needed_devices;
     for (const AxisSpec& spec : held) {
       held_blocks.push_back(device_blocks(tensor, spec, mesh_, coordinates_));
-      held_devices.push_back(devices_of(spec, mesh_));
+      held_devices.push_back(spec_devices(spec, mesh_));
     }
     for (const AxisSpec& spec : needed) {
       needed_blocks.push_back(device_blocks(tensor, spec, mesh_, coordinates_));
-      needed_devices.push_back(devices_of(spec, mesh_));
+      needed_devices.push_back(spec_devices(spec, mesh_));
     }
     auto cost = std::make_shared<std::vector<double>>(held.size() * needed.size());
     for (size_t i = 0; i < held.size(); ++i)
@@ -142,9 +171,8 @@ class AssignmentProblem {
         double words = realized_words(held_blocks[i], needed_blocks[j], tensor.size());
         (*cost)[i * needed.size() + j] = model_.fetch_cost(words, std::max(held_devices[i], needed_devices[j]));
       }
-    matrices_.emplace(std::move(key), cost);
-    pair.cost = std::move(cost);
-    return pair;
+    matrices_.emplace(key, cost);
+    return cost;
   }
 
   const Graph& graph_;
@@ -154,8 +182,14 @@ class AssignmentProblem {
   const CostModel& model_;
   std::vector<std::vector<int64_t>> coordinates_;
   std::vector<std::vector<Assignment>> candidates_;
-  std::map<std::tuple<Shape, std::vector<AxisSpec>, std::vector<AxisSpec>>, std::shared_ptr<const std::vector<double>>>
-      matrices_;
+  size_t largest_ = 0;
+  Objective objective_;
+  EliminationPlan order_;
+  std::vector<MatrixKey> keys_;  ///< per edge
+  struct KeyLess {
+    bool operator()(const MatrixKey* a, const MatrixKey* b) const { return *a < *b; }
+  };
+  std::map<MatrixKey, std::shared_ptr<const std::vector<double>>> matrices_;
 };
 
 PlannedTensor lay_out(std::string name, const Shape& shape, const SplitMap& map, const VertexModel& model,
@@ -165,7 +199,7 @@ PlannedTensor lay_out(std::string name, const Shape& shape, const SplitMap& map,
   tensor.shape = shape;
   tensor.split = split_of(map, config);
   tensor.dims = split_letters(map, model.letters);
-  tensor.spec = spec_of(map, assignment);
+  tensor.spec = tensor_spec(map, assignment);
   return tensor;
 }
 
@@ -181,7 +215,34 @@ std::vector<int> gradient_axes(const SplitMap& weight_map, const Assignment& ass
   return axes;
 }
 
+// The least realized cost of every edge over all assignments of its two layers.
+std::vector<std::optional<double>> least_edge_costs(const Graph& graph, const CostTables& tables,
+                                                    const std::vector<int32_t>& choice, const Mesh& mesh,
+                                                    const CostModel& model) {
+  AssignmentBound bound(mesh, model, kBoundComparisons / static_cast<size_t>(mesh.devices()));
+  std::vector<std::optional<double>> least;
+  for (const TensorEdge& edge : graph.edges) {
+    const VertexModel& src = tables.models[edge.src];
+    const VertexModel& dst = tables.models[edge.dst];
+    const int32_t* src_config = tables.configs[edge.src][static_cast<size_t>(choice[edge.src])];
+    const int32_t* dst_config = tables.configs[edge.dst][static_cast<size_t>(choice[edge.dst])];
+    least.push_back(bound.least_edge_cost(graph.vertices[edge.src].outputs[edge.src_port], src.outputs[edge.src_port],
+                                          {src_config, src_config + src.domain.size()}, dst.inputs[edge.dst_port],
+                                          {dst_config, dst_config + dst.domain.size()}));
+  }
+  return least;
+}
+
 }  // namespace
+
+std::string proof_name(PlanProof proof) {
+  switch (proof) {
+    case PlanProof::AllAssignments: return "all_assignments";
+    case PlanProof::LowerBound: return "lower_bound";
+    case PlanProof::None: break;
+  }
+  return "none";
+}
 
 std::string unrealizable_reason(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
                                 const Mesh& mesh) {
@@ -201,18 +262,40 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
   AssignmentProblem problem(graph, tables, choice, mesh, model);
   DpOptions dp;
   dp.max_table_bytes = options.max_table_bytes;
+  dp.max_work = options.max_work;
   dp.threads = options.threads;
+  const std::vector<std::optional<double>> least = least_edge_costs(graph, tables, choice, mesh, model);
   std::vector<Assignment> chosen;
-  // Fewer candidates per layer until the DP fits; the plan then says it is not exact.
-  for (size_t limit = options.max_assignments;; limit = std::max<size_t>(1, limit / 6)) {
+  // More candidates per layer until every assignment was seen, the answer
+  // reaches the bound on every edge, or the next round would not fit.
+  std::vector<double> edge_costs;
+  for (size_t limit = 1;; limit = std::min(limit * 6, options.max_assignments)) {
+    const bool complete = problem.gather(limit);
+    if (!chosen.empty() && problem.work() > static_cast<double>(options.max_work)) break;  // keep the last round's
     try {
-      chosen = problem.solve(limit, dp, result.exact, result.largest_candidate_set);
-      if (limit < options.max_assignments) result.exact = false;
-      break;
+      chosen = problem.solve(dp, edge_costs);
     } catch (const ResourceError&) {
-      if (limit == 1) throw;
+      if (chosen.empty()) throw;
+      break;
     }
+    result.largest_candidate_set = problem.largest_candidate_set();
+    result.proof = complete ? PlanProof::AllAssignments : PlanProof::None;
+    if (complete) break;
+    bool at_bound = options.stop_at_bound;
+    for (size_t e = 0; e < edge_costs.size() && at_bound; ++e) at_bound = least[e] && edge_costs[e] <= *least[e];
+    if (at_bound) {
+      result.proof = PlanProof::LowerBound;
+      break;
+    }
+    if (limit >= options.max_assignments) break;
   }
+  result.exact = result.proof != PlanProof::None;
+  bool bounded = true;
+  for (const std::optional<double>& edge : least) {
+    bounded = bounded && edge.has_value();
+    if (edge) result.edge_lower_bound += *edge;
+  }
+  if (!bounded) result.edge_lower_bound = 0;  // zero is always a bound
   Plan& plan = result.plan;
   plan.mesh = mesh;
   const std::vector<std::vector<int64_t>> coordinates = mesh_coordinates(mesh);
@@ -248,10 +331,13 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
     for (int64_t s : needed.split) parts_needed *= static_cast<double>(s);
     result.model_edge_cost += model.fetch_cost(*needed.model_words, std::max(parts_held, parts_needed));
     result.realized_edge_cost += model.fetch_cost(
-        *needed.realized_words, std::max(devices_of(held.spec, mesh), devices_of(needed.spec, mesh)));
+        *needed.realized_words, std::max(spec_devices(held.spec, mesh), spec_devices(needed.spec, mesh)));
   }
   plan.realized_total_cost = layer_total + result.realized_edge_cost;
   plan.assignment_exact = result.exact;
+  plan.assignment_proof = proof_name(result.proof);
+  plan.candidates_per_layer = result.largest_candidate_set;
+  plan.realized_total_lower_bound = layer_total + result.edge_lower_bound;
   return result;
 }
 

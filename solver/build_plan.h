@@ -13,18 +13,38 @@
 namespace pase {
 
 struct PlanOptions {
-  /// Most axis assignments considered per layer; beyond it the first ones
-  /// (axes in mesh order first) are kept and the plan is not exact.
+  /// Most axis assignments considered per layer (the first ones, axes in
+  /// mesh order first). Placement starts with one per layer and takes six
+  /// times as many each round, up to this.
   size_t max_assignments = 720;
-  uint64_t max_table_bytes = uint64_t{1} << 30;  ///< for the assignment DP; smaller candidate sets past it
+  uint64_t max_table_bytes = uint64_t{1} << 30;  ///< for the assignment DP; no further round past it
+  uint64_t max_work = uint64_t{2000} * 1000 * 1000 * 1000;  ///< DP steps; no further round past it
   int threads = 1;
+  /// Stop a round early when every edge reaches its least cost (the answer is
+  /// then proven optimal); false grows the candidates to every assignment
+  /// (within the limits), as the tests' oracle does.
+  bool stop_at_bound = true;
 };
+
+/// Why a placement is optimal over every assignment of every layer, if it is.
+enum class PlanProof {
+  None,            ///< best among the candidates seen only
+  AllAssignments,  ///< every layer's candidates were all of its assignments
+  LowerBound,      ///< every edge moves the least any pair of assignments could
+};
+
+/// As the strategy file writes it: "all_assignments", "lower_bound" or "none".
+[[nodiscard]] std::string proof_name(PlanProof proof);
 
 struct PlanResult {
   Plan plan;
-  bool exact = true;              ///< the assignment DP saw every assignment of every layer
+  bool exact = true;              ///< proof != None
+  PlanProof proof = PlanProof::None;
   size_t largest_candidate_set = 0;
   double model_edge_cost = 0, realized_edge_cost = 0;
+  /// The sum over edges of the least realized cost any pair of assignments
+  /// gives (assignment_bound.h); 0 when some layer has too many assignments.
+  double edge_lower_bound = 0;
 };
 
 /// The first vertex whose chosen configuration the mesh cannot realize, with

@@ -57,6 +57,13 @@ struct Plan {
   std::vector<PlannedLayer> layers;
   double realized_total_cost = 0;
   bool assignment_exact = true;  ///< the axis assignment is optimal over every assignment of every layer
+  /// Why it is (build_plan.h's PlanProof): "all_assignments", "lower_bound" or "none".
+  std::string assignment_proof = "all_assignments";
+  size_t candidates_per_layer = 0;  ///< the most assignments the placing DP weighed for one layer
+  /// Layer costs plus each edge's least realized cost over all assignment
+  /// pairs: no placement of this strategy costs less (equal to
+  /// realized_total_cost under the "lower_bound" proof).
+  double realized_total_lower_bound = 0;
 };
 
 }  // namespace pase

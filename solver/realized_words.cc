@@ -4,6 +4,20 @@
 
 namespace pase {
 
+AxisSpec tensor_spec(const SplitMap& map, const AxisAssignment& assignment) {
+  AxisSpec spec(map.size());
+  for (size_t t = 0; t < map.size(); ++t)
+    for (int d : map[t]) spec[t].insert(spec[t].end(), assignment[d].begin(), assignment[d].end());
+  return spec;
+}
+
+double spec_devices(const AxisSpec& spec, const Mesh& mesh) {
+  double product = 1;
+  for (const auto& axes : spec)
+    for (int axis : axes) product *= static_cast<double>(mesh.shape[axis]);
+  return product;
+}
+
 std::vector<std::vector<int64_t>> mesh_coordinates(const Mesh& mesh) {
   const int64_t devices = mesh.devices();
   std::vector<std::vector<int64_t>> coordinates(static_cast<size_t>(devices), std::vector<int64_t>(mesh.shape.size()));

@@ -7,9 +7,20 @@
 #include <vector>
 
 #include "graphs/shape.h"
+#include "graphs/vertex_model.h"
 #include "solver/plan.h"
 
 namespace pase {
+
+/// A layer's axis assignment: per domain dimension, its mesh axes, major first.
+using AxisAssignment = std::vector<std::vector<int>>;
+
+/// A tensor's layout under a layer's assignment: each dimension runs over the
+/// axes of the letters it follows, in order.
+[[nodiscard]] AxisSpec tensor_spec(const SplitMap& map, const AxisAssignment& assignment);
+
+/// How many devices hold distinct tiles under `spec` (the product of its axes' sizes).
+[[nodiscard]] double spec_devices(const AxisSpec& spec, const Mesh& mesh);
 
 /// Device coordinates, row-major over the mesh (last axis fastest).
 [[nodiscard]] std::vector<std::vector<int64_t>> mesh_coordinates(const Mesh& mesh);

@@ -58,7 +58,8 @@ std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tab
 }
 
 std::string write_strategy_file(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                                double total_cost, const SolverReport* solver, const Plan* plan) {
+                                double total_cost, const SolverReport* solver, const Plan* plan,
+                                const std::string& no_plan_reason) {
   // Written straight to text: building the document as nlohmann::json first
   // took longer than solving the smaller graphs. The layout is a layer per
   // line, which reads well and diffs well.
@@ -110,7 +111,16 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
     append_json_number(out, plan->realized_total_cost);
     field("axis_assignment");
     out += "{\"method\":\"dp\",\"exact\":";
-    out += plan->assignment_exact ? "true}" : "false}";
+    out += plan->assignment_exact ? "true" : "false";
+    out += ",\"proof\":";
+    append_json_string(out, plan->assignment_proof);
+    out += ",\"candidates_per_layer\":" + std::to_string(plan->candidates_per_layer);
+    out += ",\"realized_total_lower_bound\":";
+    append_json_number(out, plan->realized_total_lower_bound);
+    out += '}';
+  } else if (!no_plan_reason.empty()) {
+    field("plan_unavailable");
+    append_json_string(out, no_plan_reason);
   }
   field("layers");
   out += '[';

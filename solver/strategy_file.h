@@ -34,9 +34,11 @@ struct SolverReport {
 
 /// The strategy file as text, fields in a fixed order: one top-level field
 /// per line, one layer per line. `solver` may be null (no solver section);
-/// `plan` may be null (no mesh, layouts or realized redistribution).
+/// `plan` may be null (no mesh, layouts or realized redistribution); then a
+/// non-empty `no_plan_reason` is written as `plan_unavailable`.
 [[nodiscard]] std::string write_strategy_file(const Graph& graph, const CostTables& tables,
                                               const std::vector<int32_t>& choice, double total_cost,
-                                              const SolverReport* solver, const Plan* plan = nullptr);
+                                              const SolverReport* solver, const Plan* plan = nullptr,
+                                              const std::string& no_plan_reason = "");
 
 }  // namespace pase

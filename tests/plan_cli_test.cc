@@ -80,3 +80,44 @@ TEST_CASE("pase solve --mesh: plans of the ONNX fixtures pass plan-check") {
   }
 }
 #endif
+
+TEST_CASE("pase solve without --mesh: the PaSE optimum, placed on the default mesh when it realizes it") {
+  const std::string alexnet = test::source_path("data/graphs/alexnet.json");
+  // p = 8: every chosen configuration fits [2, 2, 2]; the optimum is the
+  // reference's (no restriction) and the plan passes the check.
+  std::string plan = test::write_temp_file("alexnet-default-8.json", "");
+  test::CommandResult solved = test::run_pase("solve " + alexnet + " --devices 8 -o " + plan);
+  REQUIRE(solved.status == 0);
+  CHECK(solved.output.find("total cost 97098296512 flop") != std::string::npos);
+  CHECK(solved.output.find("plan on mesh x0=2 x x1=2 x x2=2: redistribution realized") != std::string::npos);
+  CHECK(solved.output.find("axis assignment exact (every assignment weighed)") != std::string::npos);
+  const std::string text = read_text_file(plan);
+  CHECK(text.find("\"mesh\": {\"shape\":[2,2,2],\"axes\":[\"x0\",\"x1\",\"x2\"],\"devices_per_node\":8}") != std::string::npos);
+  CHECK(text.find("\"axis_assignment\": {\"method\":\"dp\",\"exact\":true,\"proof\":\"all_assignments\"") != std::string::npos);
+  CHECK(test::run_pase("plan-check " + plan).status == 0);
+  // p = 12: the optimum splits conv1's batch 8 ways, which [3, 2, 2] cannot
+  // realize: no plan, and one line that says why.
+  std::string bare = test::write_temp_file("alexnet-default-12.json", "");
+  test::CommandResult twelve = test::run_pase("solve " + alexnet + " --devices 12 -o " + bare);
+  REQUIRE(twelve.status == 0);
+  CHECK(twelve.output.find("no plan on the default mesh: layer 'conv1' splits (8,1,1,1,1,1,1), which mesh [3,2,2] cannot "
+                           "realize (--mesh auto restricts the search to configurations it realizes)\n") != std::string::npos);
+  const std::string bare_text = read_text_file(bare);
+  CHECK(bare_text.find("\"mesh\"") == std::string::npos);
+  CHECK(bare_text.find("\"plan_unavailable\": \"layer 'conv1' splits (8,1,1,1,1,1,1), which mesh [3,2,2] cannot realize\"") !=
+        std::string::npos);
+  test::CommandResult refused = test::run_pase("export " + bare + " --format jax");
+  CHECK(refused.status != 0);
+  // With --json the note goes to stderr, keeping stdout one JSON document.
+  test::CommandResult json = test::run_pase("solve " + alexnet + " --devices 12 --json");
+  CHECK(json.status == 0);
+  CHECK(json.error.find("no plan on the default mesh: layer 'conv1'") == 0);
+  // --no-plan: the strategy alone; it excludes --mesh.
+  test::CommandResult plain = test::run_pase("solve " + alexnet + " --devices 8 --no-plan --json");
+  REQUIRE(plain.status == 0);
+  CHECK(plain.output.find("\"mesh\"") == std::string::npos);
+  CHECK(plain.output.find("\"plan_unavailable\"") == std::string::npos);
+  test::CommandResult both = test::run_pase("solve " + alexnet + " --devices 8 --no-plan --mesh auto");
+  CHECK(both.status == 2);
+  CHECK(both.error.find("--mesh excludes --no-plan") == 0);
+}
