@@ -215,23 +215,58 @@ std::vector<int> gradient_axes(const SplitMap& weight_map, const Assignment& ass
   return axes;
 }
 
-// The least realized cost of every edge over all assignments of its two layers.
-std::vector<std::optional<double>> least_edge_costs(const Graph& graph, const CostTables& tables,
-                                                    const std::vector<int32_t>& choice, const Mesh& mesh,
-                                                    const CostModel& model) {
-  AssignmentBound bound(mesh, model, kBoundComparisons / static_cast<size_t>(mesh.devices()));
-  std::vector<std::optional<double>> least;
-  for (const TensorEdge& edge : graph.edges) {
-    const VertexModel& src = tables.models[edge.src];
-    const VertexModel& dst = tables.models[edge.dst];
-    const int32_t* src_config = tables.configs[edge.src][static_cast<size_t>(choice[edge.src])];
-    const int32_t* dst_config = tables.configs[edge.dst][static_cast<size_t>(choice[edge.dst])];
-    least.push_back(bound.least_edge_cost(graph.vertices[edge.src].outputs[edge.src_port], src.outputs[edge.src_port],
-                                          {src_config, src_config + src.domain.size()}, dst.inputs[edge.dst_port],
-                                          {dst_config, dst_config + dst.domain.size()}));
+// The least realized cost of each edge over all assignments of its two
+// layers, computed when first asked for (most edges are never asked: one
+// that moves nothing is at its least already).
+class EdgeBounds {
+ public:
+  EdgeBounds(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice, const Mesh& mesh,
+             const CostModel& model)
+      : graph_(graph), tables_(tables), choice_(choice),
+        bound_(mesh, model, kBoundComparisons / static_cast<size_t>(mesh.devices())), least_(graph.edges.size()),
+        known_(graph.edges.size(), 0) {}
+
+  std::optional<double> least(size_t e) {
+    if (!known_[e]) {
+      const TensorEdge& edge = graph_.edges[e];
+      const VertexModel& src = tables_.models[edge.src];
+      const VertexModel& dst = tables_.models[edge.dst];
+      const int32_t* src_config = tables_.configs[edge.src][static_cast<size_t>(choice_[edge.src])];
+      const int32_t* dst_config = tables_.configs[edge.dst][static_cast<size_t>(choice_[edge.dst])];
+      least_[e] = bound_.least_edge_cost(graph_.vertices[edge.src].outputs[edge.src_port], src.outputs[edge.src_port],
+                                         {src_config, src_config + src.domain.size()}, dst.inputs[edge.dst_port],
+                                         {dst_config, dst_config + dst.domain.size()});
+      known_[e] = 1;
+    }
+    return least_[e];
   }
-  return least;
-}
+
+  // Whether every edge costs the least it could (costs are never negative).
+  bool all_at_least(const std::vector<double>& edge_costs) {
+    for (size_t e = 0; e < edge_costs.size(); ++e) {
+      if (edge_costs[e] <= 0) continue;
+      std::optional<double> bound = least(e);
+      if (!bound || edge_costs[e] > *bound) return false;
+    }
+    return true;
+  }
+
+  // The sum of every edge's least cost (0 for an edge without a bound).
+  double total() {
+    double sum = 0;
+    for (size_t e = 0; e < least_.size(); ++e)
+      if (std::optional<double> bound = least(e)) sum += *bound;
+    return sum;
+  }
+
+ private:
+  const Graph& graph_;
+  const CostTables& tables_;
+  const std::vector<int32_t>& choice_;
+  AssignmentBound bound_;
+  std::vector<std::optional<double>> least_;
+  std::vector<char> known_;
+};
 
 }  // namespace
 
@@ -264,7 +299,7 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
   dp.max_table_bytes = options.max_table_bytes;
   dp.max_work = options.max_work;
   dp.threads = options.threads;
-  const std::vector<std::optional<double>> least = least_edge_costs(graph, tables, choice, mesh, model);
+  EdgeBounds bounds(graph, tables, choice, mesh, model);
   std::vector<Assignment> chosen;
   // More candidates per layer until every assignment was seen, the answer
   // reaches the bound on every edge, or the next round would not fit.
@@ -281,21 +316,13 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
     result.largest_candidate_set = problem.largest_candidate_set();
     result.proof = complete ? PlanProof::AllAssignments : PlanProof::None;
     if (complete) break;
-    bool at_bound = options.stop_at_bound;
-    for (size_t e = 0; e < edge_costs.size() && at_bound; ++e) at_bound = least[e] && edge_costs[e] <= *least[e];
-    if (at_bound) {
+    if (options.stop_at_bound && bounds.all_at_least(edge_costs)) {
       result.proof = PlanProof::LowerBound;
       break;
     }
     if (limit >= options.max_assignments) break;
   }
   result.exact = result.proof != PlanProof::None;
-  bool bounded = true;
-  for (const std::optional<double>& edge : least) {
-    bounded = bounded && edge.has_value();
-    if (edge) result.edge_lower_bound += *edge;
-  }
-  if (!bounded) result.edge_lower_bound = 0;  // zero is always a bound
   Plan& plan = result.plan;
   plan.mesh = mesh;
   const std::vector<std::vector<int64_t>> coordinates = mesh_coordinates(mesh);
@@ -337,6 +364,7 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
   plan.assignment_exact = result.exact;
   plan.assignment_proof = proof_name(result.proof);
   plan.candidates_per_layer = result.largest_candidate_set;
+  result.edge_lower_bound = result.exact ? result.realized_edge_cost : bounds.total();
   plan.realized_total_lower_bound = layer_total + result.edge_lower_bound;
   return result;
 }

@@ -42,8 +42,9 @@ struct PlanResult {
   PlanProof proof = PlanProof::None;
   size_t largest_candidate_set = 0;
   double model_edge_cost = 0, realized_edge_cost = 0;
-  /// The sum over edges of the least realized cost any pair of assignments
-  /// gives (assignment_bound.h); 0 when some layer has too many assignments.
+  /// No placement's edges cost less: realized_edge_cost when proven, else the
+  /// sum over edges of the least cost any pair of assignments gives
+  /// (assignment_bound.h; 0 for an edge whose layers have too many).
   double edge_lower_bound = 0;
 };
 
