@@ -55,19 +55,22 @@ std::optional<double> AssignmentBound::least_edge_cost(const Shape& tensor, cons
   std::set<AxisSpec> held_specs, needed_specs;
   for (const AxisAssignment& assignment : *held) held_specs.insert(canonical_spec(tensor_spec(held_map, assignment), mesh_));
   for (const AxisAssignment& assignment : *needed) needed_specs.insert(tensor_spec(needed_map, assignment));
-  std::vector<std::vector<Block>> needed_blocks;
-  std::vector<double> needed_devices;
-  for (const AxisSpec& spec : needed_specs) {
-    needed_blocks.push_back(device_blocks(tensor, spec, mesh_, coordinates_));
-    needed_devices.push_back(spec_devices(spec, mesh_));
+  // One consumer layout's blocks at a time against every canonical producer
+  // layout's: memory of a few layouts, not of thousands.
+  std::vector<std::vector<Block>> held_blocks;
+  std::vector<double> held_devices;
+  for (const AxisSpec& spec : held_specs) {
+    held_blocks.push_back(device_blocks(tensor, spec, mesh_, coordinates_));
+    held_devices.push_back(spec_devices(spec, mesh_));
   }
   double best = std::numeric_limits<double>::infinity();
-  for (const AxisSpec& spec : held_specs) {
-    const std::vector<Block> blocks = device_blocks(tensor, spec, mesh_, coordinates_);
+  std::vector<Block> blocks;
+  for (const AxisSpec& spec : needed_specs) {
+    device_blocks(tensor, spec, mesh_, coordinates_, blocks);
     const double devices = spec_devices(spec, mesh_);
-    for (size_t j = 0; j < needed_blocks.size(); ++j)
-      best = std::min(best, model_.fetch_cost(realized_words(blocks, needed_blocks[j], tensor.size()),
-                                              std::max(devices, needed_devices[j])));
+    for (size_t i = 0; i < held_blocks.size(); ++i)
+      best = std::min(best, model_.fetch_cost(realized_words(held_blocks[i], blocks, tensor.size()),
+                                              std::max(held_devices[i], devices)));
   }
   least = best;
   return least;

@@ -31,20 +31,26 @@ std::vector<std::vector<int64_t>> mesh_coordinates(const Mesh& mesh) {
   return coordinates;
 }
 
+void device_blocks(const Shape& shape, const AxisSpec& spec, const Mesh& mesh,
+                   const std::vector<std::vector<int64_t>>& coordinates, std::vector<Block>& blocks) {
+  const size_t rank = shape.size();
+  blocks.resize(coordinates.size() * rank);
+  for (size_t t = 0; t < rank; ++t) {
+    int64_t split = 1;
+    for (int axis : spec[t]) split *= mesh.shape[axis];
+    const int64_t block = (shape[t] + split - 1) / split;
+    for (size_t device = 0; device < coordinates.size(); ++device) {
+      int64_t index = 0;
+      for (int axis : spec[t]) index = index * mesh.shape[axis] + coordinates[device][axis];
+      blocks[device * rank + t] = {std::min(shape[t], index * block), std::min(shape[t], (index + 1) * block)};
+    }
+  }
+}
+
 std::vector<Block> device_blocks(const Shape& shape, const AxisSpec& spec, const Mesh& mesh,
                                  const std::vector<std::vector<int64_t>>& coordinates) {
   std::vector<Block> blocks;
-  blocks.reserve(coordinates.size() * shape.size());
-  for (const std::vector<int64_t>& coordinate : coordinates)
-    for (size_t t = 0; t < shape.size(); ++t) {
-      int64_t index = 0, split = 1;
-      for (int axis : spec[t]) {
-        index = index * mesh.shape[axis] + coordinate[axis];
-        split *= mesh.shape[axis];
-      }
-      const int64_t block = (shape[t] + split - 1) / split;
-      blocks.emplace_back(std::min(shape[t], index * block), std::min(shape[t], (index + 1) * block));
-    }
+  device_blocks(shape, spec, mesh, coordinates, blocks);
   return blocks;
 }
 

@@ -34,6 +34,9 @@ using Block = std::pair<int64_t, int64_t>;
 /// on that dimension's axes in mixed radix, first axis most significant.
 [[nodiscard]] std::vector<Block> device_blocks(const Shape& shape, const AxisSpec& spec, const Mesh& mesh,
                                                const std::vector<std::vector<int64_t>>& coordinates);
+/// The same into `blocks` (resized), for loops that reuse one buffer.
+void device_blocks(const Shape& shape, const AxisSpec& spec, const Mesh& mesh,
+                   const std::vector<std::vector<int64_t>>& coordinates, std::vector<Block>& blocks);
 
 /// The largest, over all devices, number of elements of the tile in `needed`
 /// that the tile in `held` does not contain (both from device_blocks, same
