@@ -20,6 +20,13 @@ enum ExitStatus : int {
   kExitInternal = 4,     ///< a bug: an invariant broke
 };
 
+/// A command line that asks for something no run could do (options that
+/// contradict each other, or that describe no model): exit status 2.
+class UsageError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 /// How a command spells the library options it sets: options field -> flag.
 using OptionSpellings = std::map<std::string, std::string>;
 
@@ -44,6 +51,9 @@ inline int with_option_spellings(const OptionSpellings& spellings, const std::fu
 inline int run_reporting_errors(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const UsageError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return kExitUsage;
   } catch (const InputError& error) {
     std::cerr << "error: " << error.what() << "\n";
     return kExitInputError;

@@ -102,6 +102,10 @@ TEST_CASE("layer_cost: elementwise, norm, batchnorm, softmax, softmax_xent, redu
   CHECK(cost_of(R"("x": [4, 6])", R"({"name": "e", "op": "elementwise", "inputs": ["x"], "pointwise": 2})", {2, 3}) == 12.0);
   // norm axis 1, config (2,4): e = 4, x_ax = 2; 16e = 64; 4 AR(2, 4) = 60000; 4 AR(2, 2) = 40000
   CHECK(cost_of(x, R"({"name": "n", "op": "norm", "inputs": ["x"]})", {2, 4}) == 100064.0);
+  // rmsnorm axis 1, config (2,4): e = 4, x_ax = 2; 12e = 48; 2 AR(2, 4) = 30000; 2 AR(2, 2) = 20000
+  CHECK(cost_of(x, R"({"name": "n", "op": "rmsnorm", "inputs": ["x"]})", {2, 4}) == 50048.0);
+  // rmsnorm axis 0, config (4,1): e = 8, x_ax = 1; 96 + 2 AR(8, 4) = 120000 + 2 AR(1, 1) = 0
+  CHECK(cost_of(x, R"({"name": "n", "op": "rmsnorm", "inputs": ["x"], "axis": 0})", {4, 1}) == 120096.0);
   // batchnorm = norm on axis 0, config (4,2): e = 4, x_ax = 1; 64 + 4 AR(4, 4) = 120000 + 4 AR(1, 2) = 20000
   CHECK(cost_of(x, R"({"name": "n", "op": "batchnorm", "inputs": ["x"]})", {4, 2}) == 140064.0);
   // softmax axis 1, config (2,2): e = 8, f = 2, d_ax = 8; 32 + 64 + 2 AR(2, 2) = 20000 + AR(16, 2) = 80000

@@ -341,16 +341,32 @@ Formula norm_formula(std::vector<double> extents, size_t axis) {
   };
 }
 
+/// rmsnorm over `axis`: 12e + 2 AR(e / x_ax, c_ax) + 2 AR(x_ax, prod_{i != ax} c_i).
+Formula rmsnorm_formula(std::vector<double> extents, size_t axis) {
+  return [=](const Config& c, double r) {
+    const std::vector<double> x = per_device(extents, c);
+    const double e = product(x);
+    double others = 1.0;
+    for (size_t i = 0; i < c.size(); ++i)
+      if (i != axis) others *= c[i];
+    return 12.0 * e + 2.0 * ring_all_reduce(e / x[axis], c[axis], r) + 2.0 * ring_all_reduce(x[axis], others, r);
+  };
+}
+
 }  // namespace
 
-TEST_CASE("cost restated: norm and batchnorm") {
+TEST_CASE("cost restated: norm, batchnorm and rmsnorm") {
   Graph graph = graph_of(R"("x": [6, 10, 12], "y": [12, 10])",
                          R"({"name": "last", "op": "norm", "inputs": ["x"]},
                             {"name": "middle", "op": "norm", "inputs": ["x"], "axis": 1},
-                            {"name": "bn", "op": "batchnorm", "inputs": ["y"]})");
+                            {"name": "bn", "op": "batchnorm", "inputs": ["y"]},
+                            {"name": "rms", "op": "rmsnorm", "inputs": ["x"]},
+                            {"name": "rms1", "op": "rmsnorm", "inputs": ["x"], "axis": 1})");
   size_t n = check_layer(graph, "last", {{6, 10, 12}, "", {}, false, 2}, norm_formula({6, 10, 12}, 2));
   n += check_layer(graph, "middle", {{6, 10, 12}, "", {}, false, 2}, norm_formula({6, 10, 12}, 1));
   n += check_layer(graph, "bn", {{12, 10}, "", {}, false, 2}, norm_formula({12, 10}, 0));
+  n += check_layer(graph, "rms", {{6, 10, 12}, "", {}, false, 2}, rmsnorm_formula({6, 10, 12}, 2));
+  n += check_layer(graph, "rms1", {{6, 10, 12}, "", {}, false, 2}, rmsnorm_formula({6, 10, 12}, 1));
   CHECK(n > 100);
 }
 

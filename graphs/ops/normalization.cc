@@ -1,6 +1,8 @@
 // norm (layer norm over `axis`, default −1) and batchnorm (norm over axis 0):
 // 16 operations per element, and the all-reduces of the statistics when the
-// normalised axis or the others are split.
+// normalised axis or the others are split. rmsnorm (RMSNorm over `axis`,
+// default −1): a layer norm without the mean, so 12 operations per element and
+// half the all-reduces (one statistic, one parameter gradient).
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -22,22 +24,40 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
+// `per_element` operations per element; `times` all-reduces of the per-row
+// statistics over the normalised axis's split, and `times` of the per-feature
+// parameter gradients over the other dimensions' splits.
+void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& work, double per_element, double times) {
   const int axis = m.work.axis;
   const double elements = domain_elements(m, c);
   const double x_axis = per_device(m, c, axis);
   double others = 1;
   for (int d = 0; d < static_cast<int>(m.domain.size()); ++d)
     if (d != axis) others *= c[d];
-  work.pointwise = 16 * elements;
-  work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), 4});
-  work.all_reduces.add({x_axis, others, 4});
+  work.pointwise = per_element * elements;
+  work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), times});
+  work.all_reduces.add({x_axis, others, times});
 }
+
+void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { describe_normalization(m, c, work, 16, 4); }
+
+// y = x·rsqrt(mean(x²))·γ. Forward: x², the sum, the scaling, γ (4 per
+// element); backward: γ·dy, its product with x and that sum, then s·γ·dy,
+// x times the row's correction, the difference (6), and dγ's product and
+// accumulation (2): 12 in all where norm counts 16. One statistic per row
+// each way (the sum of squares; the sum of γ·dy·x) where norm has two (mean
+// and variance; two sums), and one parameter gradient (dγ) where norm has two
+// (dγ, dβ): 2 all-reduces of each kind where norm has 4.
+void describe_rms(const VertexModel& m, const int32_t* c, LayerWork& work) { describe_normalization(m, c, work, 12, 2); }
 
 }  // namespace
 
 OpDefinition norm() {
   return OpDefinition("norm", OpKind::Norm).fields({}, {"axis"}).infers(infer_norm).models(model).works(describe);
+}
+
+OpDefinition rmsnorm() {
+  return OpDefinition("rmsnorm", OpKind::RmsNorm).fields({}, {"axis"}).infers(infer_norm).models(model).works(describe_rms);
 }
 
 OpDefinition batchnorm() {
