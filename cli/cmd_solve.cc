@@ -18,6 +18,7 @@
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/graph.h"
+#include "solver/bounded_solve.h"
 #include "solver/build_plan.h"
 #include "solver/mesh.h"
 #include "solver/solve.h"
@@ -40,6 +41,7 @@ struct SolveCliOptions {
   int threads = 0;
   std::string mesh;              // empty: the default mesh, if it realizes the optimum
   bool no_plan = false;
+  bool exact = false;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
 };
 
@@ -201,7 +203,30 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
     return 0;
   }
   auto t2 = Clock::now();
-  Solution solution = solve(graph, tables, options);
+  // Past the exact DP's limits, a bounded solve answers (unless --exact).
+  std::optional<BoundedSolution> bounded;
+  std::string refusal;
+  Solution solution;
+  try {
+    solution = solve(graph, tables, options);
+  } catch (const LimitError& error) {
+    if (o->exact) throw;
+    const Solution sized = plan_only(tables, options.order, options.dp.threads);
+    const int largest = sized.tables.largest_vertex;
+    refusal = std::string("the exact DP is past ") + (error.words().option == "max_work" ? "--max-work" : "--max-table-bytes") +
+              " (vertex '" + graph.vertices[static_cast<size_t>(largest)].name + "' has a dependent set of " +
+              std::to_string(sized.plan.dependent[static_cast<size_t>(largest)].size()) + ")";
+    BoundedOptions bounded_options;
+    bounded_options.solve = options;
+    std::vector<std::string> names;
+    for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
+    try {
+      bounded = solve_bounded(tables.objective, names, bounded_options);
+    } catch (const ResourceError&) {
+      throw error;  // not even relaxing every edge fits: the exact DP's refusal says why
+    }
+    solution = bounded->solution;
+  }
   double solve_seconds = seconds_since(t2);
   auto t3 = Clock::now();
 
@@ -213,6 +238,17 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
+  if (bounded) {
+    report.lower_bound_cost = bounded->lower_bound;
+    report.relaxed_edges = bounded->relaxed_edges;
+    report.exact = bounded->proven_optimal();
+    std::cerr << "note: " << refusal << "; a bounded solve relaxed " << bounded->relaxed_edges << " of "
+              << tables.objective.pairs.size() << " edges and "
+              << (report.exact ? std::string("proved its answer optimal (its lower bound meets the cost)")
+                               : "is at most " + format_cost(100.0 * bounded->gap()) + "% above the optimum, which is at least " +
+                                     format_total(bounded->lower_bound, tables.unit) + " " + tables.unit)
+              << "; --exact refuses instead\n";
+  }
   // With --mesh the strategy is placed on it. Without, the PaSE optimum is
   // placed on the default mesh when that mesh realizes it, with a bounded
   // effort (the plan says whether its placement is proven optimal).
@@ -269,6 +305,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4; the DP then uses only configurations the mesh realizes");
+  cmd->add_flag("--exact", o->exact, "Refuse when the exact DP is past its limits (by default a bounded solve answers, with its gap)");
   CLI::Option* mesh_option = cmd->get_option("--mesh");
   cmd->add_flag("--no-plan", o->no_plan, "Without --mesh, write no plan (by default the optimum is placed on the default mesh when that mesh realizes it)")
       ->excludes(mesh_option);

@@ -96,6 +96,18 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
   append_json_string(out, tables.unit);
   field("total_cost");
   append_json_number(out, total_cost);
+  if (solver) {
+    field("exact");
+    out += solver->exact ? "true" : "false";
+    if (solver->lower_bound_cost > 0) {
+      field("lower_bound_cost");
+      append_json_number(out, solver->lower_bound_cost);
+      field("gap");
+      append_json_number(out, solver->exact || solver->lower_bound_cost <= 0
+                                  ? 0.0
+                                  : (total_cost - solver->lower_bound_cost) / solver->lower_bound_cost);
+    }
+  }
 
   std::vector<LayerReport> reports = layer_reports(graph, tables, choice);
   double layer_total = 0.0;
@@ -203,6 +215,10 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
     append_json_number(out, solver->largest_table_entries);
     member(false, "peak_table_bytes");
     append_json_number(out, solver->peak_table_bytes);
+    if (solver->relaxed_edges > 0) {
+      member(false, "relaxed_edges");
+      append_json_number(out, static_cast<uint64_t>(solver->relaxed_edges));
+    }
     member(false, "seconds");
     append_json_number(out, solver->seconds);
     out += '}';

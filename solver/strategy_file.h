@@ -30,6 +30,12 @@ struct SolverReport {
   uint64_t largest_table_entries = 0;
   uint64_t peak_table_bytes = 0;
   double seconds = 0.0;
+  /// A bounded solve (solver/bounded_solve.h) sets lower_bound_cost and
+  /// relaxed_edges; it is exact when its bound meets its cost, else its cost
+  /// is within the written gap of the optimum.
+  bool exact = true;
+  double lower_bound_cost = 0.0;
+  size_t relaxed_edges = 0;
 };
 
 /// The strategy file as text, fields in a fixed order: one top-level field

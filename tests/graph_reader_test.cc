@@ -144,7 +144,7 @@ TEST_CASE("pase solve: missing file and bad options") {
   }
   SUBCASE("tables over the limit are refused with their size") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/transformer.json") +
-                           " --devices 8 --max-table-bytes 1000");
+                           " --devices 8 --max-table-bytes 1000 --exact");
     CHECK(result.status == 3);
     CHECK(result.error.rfind("error: refused: the DP tables would need ", 0) == 0);
     CHECK(result.error.find("above the limit of 1000 (--max-table-bytes); the largest is vertex '") != std::string::npos);
@@ -153,7 +153,7 @@ TEST_CASE("pase solve: missing file and bad options") {
 }
 
 TEST_CASE("pase solve: work over the limit is refused with its size") {
-  auto result = run_pase("solve " + pase::test::source_path("data/graphs/transformer.json") + " --devices 8 --max-work 1000");
+  auto result = run_pase("solve " + pase::test::source_path("data/graphs/transformer.json") + " --devices 8 --max-work 1000 --exact");
   CHECK(result.status == 3);
   CHECK(result.error.rfind("error: refused: the DP would take ", 0) == 0);
   CHECK(result.error.find("above the limit of 1000 (--max-work; ") != std::string::npos);
