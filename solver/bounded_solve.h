@@ -1,5 +1,5 @@
 #pragma once
-// An answer for graphs whose exact DP tables are too large (docs/solver.md,
+// An answer for graphs whose exact DP tables are too large (docs/architecture.md,
 // "Bounded solves"). Edge costs are never negative, so replacing some edges'
 // matrices by smaller separable ones gives an objective whose optimum is a
 // lower bound on the true one; relaxing just enough edges makes the DP's
