@@ -18,6 +18,7 @@
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/graph.h"
+#include "cli/progress_line.h"
 #include "solver/bounded_solve.h"
 #include "solver/build_plan.h"
 #include "solver/mesh.h"
@@ -193,12 +194,17 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
                                     {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
                                     {"table_entries", plan.tables.total_entries},
                                     {"table_bytes", plan.tables.total_bytes},
-                                    {"work", plan.tables.total_work}};
+                                    {"work", plan.tables.total_work},
+                                    {"threads", plan.tables.threads},
+                                    {"estimated_seconds", estimated_solve_seconds(plan.tables.total_work, plan.tables.threads)}};
       std::cout << doc.dump(2) << "\n";
     } else {
       print_stats(std::cout, graph, plan, o->order);
       std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes
-                << "), work " << plan.tables.total_work << " steps (limit " << options.dp.max_work << ")\n";
+                << "), work " << plan.tables.total_work << " steps (limit " << options.dp.max_work << ")\n"
+                << "estimated solve time: at most about " << format_cost(estimated_solve_seconds(plan.tables.total_work, plan.tables.threads))
+                << " s on " << plan.tables.threads << (plan.tables.threads == 1 ? " thread" : " threads")
+                << " (10^9 steps per second per core)\n";
     }
     return 0;
   }
@@ -207,6 +213,8 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   std::optional<BoundedSolution> bounded;
   std::string refusal;
   Solution solution;
+  ProgressLine progress;
+  if (progress.active()) options.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
   try {
     solution = solve(graph, tables, options);
   } catch (const LimitError& error) {
@@ -227,6 +235,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
     }
     solution = bounded->solution;
   }
+  progress.finish();
   double solve_seconds = seconds_since(t2);
   auto t3 = Clock::now();
 

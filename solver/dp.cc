@@ -580,16 +580,19 @@ class TableExpansion {
 // sent to the vertex that consumes it; back-substitution reads the argmins.
 class DynamicProgram {
  public:
-  DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes)
+  DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes,
+                 std::function<void(const DpProgress&)> progress)
       : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(sizes.threads == 1),
         shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), inbox_(n_), inbox_mutex_(new std::mutex[n_]),
-        pending_(n_, 0), component_cost_(n_, 0.0) {
+        pending_(n_, 0), component_cost_(n_, 0.0), progress_callback_(std::move(progress)) {
     for (size_t e = 0; e < objective_.pairs.size(); ++e) {
       incident_[objective_.pairs[e].u].push_back(static_cast<int>(e));
       incident_[objective_.pairs[e].v].push_back(static_cast<int>(e));
     }
     for (int v : plan_.order)
       if (!plan_.dependent[v].empty()) ++pending_[plan_.dependent[v].back()];
+    progress_.tables = n_;
+    progress_.work = sizes_.total_work;
     // On one thread the DP does not touch TBB at all: starting its scheduler
     // costs about 2 ms, as much as a whole small solve.
     if (!serial_) {
@@ -640,6 +643,14 @@ class DynamicProgram {
     });
   }
 
+  void report_progress(int v) {
+    if (!progress_callback_) return;
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    ++progress_.tables_done;
+    progress_.work_done += sizes_.entries[v] * objective_.config_count(v);
+    progress_callback_(progress_);
+  }
+
   // Every table was consumed: no vertex still waits, no table is left unread.
   void check_all_consumed() const {
     for (int v : plan_.order) PASE_ASSERT(pending_[v] == 0 && inbox_[v].empty(), v, pending_[v], inbox_[v].size());
@@ -654,6 +665,7 @@ class DynamicProgram {
     std::unique_ptr<Message> table = new_table(v);
     compute_table(v, edges, reads, *table);
     release_inbox(v);
+    report_progress(v);
     return send(v, std::move(table));
   }
 
@@ -839,6 +851,9 @@ class DynamicProgram {
   std::vector<int> pending_;
   std::vector<double> component_cost_;
   std::atomic<uint64_t> live_bytes_{0}, peak_bytes_{0};
+  std::function<void(const DpProgress&)> progress_callback_;
+  std::mutex progress_mutex_;
+  DpProgress progress_;
   std::optional<tbb::task_arena> arena_;
   std::optional<tbb::task_group> group_;
   // Fill buffers: one on the serial path, else one per thread that fills,
@@ -891,7 +906,7 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
               plan.order.size(), plan.position.size(), plan.dependent.size(), names.size());
   TablePlan sizes = measure_tables(objective, plan, options.threads);
   check_limits(plan, sizes, names, options);
-  DpResult result = DynamicProgram(objective, plan, sizes).run();
+  DpResult result = DynamicProgram(objective, plan, sizes, options.progress).run();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -9,6 +9,7 @@
 // order reads the stored argmins. The optimum is exact for any order; the
 // order only decides the table sizes.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,20 @@
 
 namespace pase {
 
+/// What the DP has done so far: tables filled and their (entry, configuration)
+/// steps, of the plan's totals.
+struct DpProgress {
+  size_t tables_done = 0, tables = 0;
+  uint64_t work_done = 0, work = 0;
+};
+
 struct DpOptions {
   uint64_t max_table_bytes = uint64_t{8} << 30;  ///< refuse plans whose tables and working buffers may need more
   uint64_t max_work = uint64_t{2000} * 1000 * 1000 * 1000;  ///< refuse plans needing more (entry, configuration) steps
   int threads = 0;                               ///< 0: automatic (see kSerialWork)
+  /// Called after each table is filled, from whichever thread filled it (one
+  /// call at a time); empty: no calls.
+  std::function<void(const DpProgress&)> progress;
 };
 
 /// With threads = 0, a DP of fewer (entry, configuration) steps than this runs
