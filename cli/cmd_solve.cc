@@ -43,6 +43,7 @@ struct SolveCliOptions {
   std::string mesh;              // empty: the default mesh, if it realizes the optimum
   bool no_plan = false;
   bool exact = false;
+  bool no_fold = false;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
 };
 
@@ -105,6 +106,15 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
       << format_cost(edges) << "), solved in " << format_cost(solution.stats.seconds) << " s\n";
 }
 
+// What folding reused, in one line.
+std::string folding_words(const Graph& graph, const Solution& solution) {
+  if (!solution.folding) return "folded: nothing (no repeated blocks the order treats alike)";
+  const Folding& f = *solution.folding;
+  return "folded: " + std::to_string(f.folded_blocks) + " of " + std::to_string(f.blocks) + " repeated blocks of " +
+         std::to_string(f.period) + " vertices (the first from '" + graph.vertices[f.first].name + "') reuse one block's tables: " +
+         std::to_string(f.followers) + " of " + std::to_string(graph.vertices.size()) + " tables not computed";
+}
+
 void print_stats(std::ostream& out, const Graph& graph, const Solution& solution, const std::string& order_kind) {
   out << "order: " << order_kind << ", " << graph.vertices.size() << " vertices, " << graph.component_count()
       << " component(s)\n";
@@ -123,6 +133,7 @@ void print_stats(std::ostream& out, const Graph& graph, const Solution& solution
   out << "max dependent set " << solution.stats.max_dependent_set << ", table entries " << solution.stats.table_entries
       << ", peak table bytes " << solution.stats.peak_table_bytes << ", time " << format_cost(solution.stats.seconds)
       << " s\n";
+  out << folding_words(graph, solution) << "\n";
 }
 
 std::string placement_words(const PlanResult& placed, const std::string& unit) {
@@ -156,6 +167,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
   options.dp.threads = o->threads;
   options.dp.max_work = o->max_work;
+  options.fold = !o->no_fold;
 
   // A bad mesh is a command-line mistake: refused before any input is read.
   std::optional<Mesh> mesh;
@@ -183,7 +195,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   CostTables tables = build_cost_tables(graph, *model, kDefaultMaxConfigs, on_mesh);
   double price_seconds = seconds_since(t1);
   if (o->plan_only) {
-    Solution plan = plan_only(tables, options.order, options.dp.threads);
+    Solution plan = plan_only(tables, options.order, options.dp.threads, options.fold);
     if (o->json) {
       nlohmann::ordered_json doc = {{"graph", graph.name},
                                     {"devices", tables.machine.devices},
@@ -314,6 +326,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
   cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4; the DP then uses only configurations the mesh realizes");
+  cmd->add_flag("--no-fold", o->no_fold, "Compute every table, even those of repeated blocks that equal another block's (same optimum)");
   cmd->add_flag("--exact", o->exact, "Refuse when the exact DP is past its limits (by default a bounded solve answers, with its gap)");
   CLI::Option* mesh_option = cmd->get_option("--mesh");
   cmd->add_flag("--no-plan", o->no_plan, "Without --mesh, write no plan (by default the optimum is placed on the default mesh when that mesh realizes it)")

@@ -581,16 +581,34 @@ class TableExpansion {
 class DynamicProgram {
  public:
   DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes,
-                 std::function<void(const DpProgress&)> progress)
+                 std::function<void(const DpProgress&)> progress, const std::vector<int>& same_as)
       : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(sizes.threads == 1),
         shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), inbox_(n_), inbox_mutex_(new std::mutex[n_]),
-        pending_(n_, 0), component_cost_(n_, 0.0), progress_callback_(std::move(progress)) {
+        pending_(n_, 0), component_cost_(n_, 0.0), progress_callback_(std::move(progress)), same_as_(same_as),
+        followers_(n_), argmin_owner_(n_), retained_(n_), readers_left_(n_, 0) {
     for (size_t e = 0; e < objective_.pairs.size(); ++e) {
       incident_[objective_.pairs[e].u].push_back(static_cast<int>(e));
       incident_[objective_.pairs[e].v].push_back(static_cast<int>(e));
     }
     for (int v : plan_.order)
       if (!plan_.dependent[v].empty()) ++pending_[plan_.dependent[v].back()];
+    for (size_t v = 0; v < n_; ++v) argmin_owner_[v] = static_cast<int>(v);
+    for (int v : plan_.order)  // in order: a template's own owner is known first
+      if (follows(v)) {
+        const int model = same_as_[static_cast<size_t>(v)];
+        // A template precedes its followers and follows nothing: it is computed
+        // before any follower waits for it, and its table is its own.
+        PASE_ASSERT(model >= 0 && static_cast<size_t>(model) < n_ && plan_.position[model] < plan_.position[v] &&
+                        same_as_[static_cast<size_t>(model)] < 0 &&
+                        sizes_.entries[v] == sizes_.entries[model] &&
+                        objective_.config_count(v) == objective_.config_count(model) &&
+                        plan_.dependent[v].size() == plan_.dependent[model].size(),
+                    v, model);
+        followers_[model].push_back(v);
+        ++pending_[v];  // waits for its template too
+        argmin_owner_[v] = argmin_owner_[model];
+        if (reads_copy(v)) ++readers_left_[model];
+      }
     progress_.tables = n_;
     progress_.work = sizes_.total_work;
     // On one thread the DP does not touch TBB at all: starting its scheduler
@@ -633,8 +651,14 @@ class DynamicProgram {
     if (serial_) {
       // Depth first, as a one-thread task pool would go: a consumer runs as
       // soon as its last table arrives, so few tables wait at once.
-      for (int leaf : leaves)
-        for (int v = leaf; v >= 0;) v = process(v);
+      for (int leaf : leaves) {
+        serial_ready_.push_back(leaf);
+        while (!serial_ready_.empty()) {
+          int v = serial_ready_.back();
+          serial_ready_.pop_back();
+          while (v >= 0) v = process(v);
+        }
+      }
       return;
     }
     arena_->execute([&] {
@@ -660,13 +684,72 @@ class DynamicProgram {
   // any, for the serial driver to run next (in parallel it is started as a
   // task instead).
   int process(int v) {
-    std::vector<EdgeRows> edges = edge_rows(v);
-    std::vector<MessageRead> reads = waiting_reads(v);
-    std::unique_ptr<Message> table = new_table(v);
-    compute_table(v, edges, reads, *table);
-    release_inbox(v);
+    std::unique_ptr<Message> table;
+    if (follows(v)) {
+      table = copied_table(v);
+      release_inbox(v);
+    } else {
+      std::vector<EdgeRows> edges = edge_rows(v);
+      std::vector<MessageRead> reads = waiting_reads(v);
+      table = new_table(v);
+      compute_table(v, edges, reads, *table);
+      release_inbox(v);
+      if (readers_left_[v] > 0) retain(v, *table);
+    }
     report_progress(v);
-    return send(v, std::move(table));
+    int next = send(v, std::move(table));
+    for (int follower : followers_[v]) release(follower);
+    return next;
+  }
+
+  [[nodiscard]] bool follows(int v) const { return !same_as_.empty() && same_as_[static_cast<size_t>(v)] >= 0; }
+
+  // Whether a follower's table is read: by its consumer unless that follows
+  // too (a follower reads no messages), or as a component's cost.
+  [[nodiscard]] bool reads_copy(int v) const {
+    const std::vector<int>& scope = plan_.dependent[v];
+    return scope.empty() || !follows(scope.back());
+  }
+
+  // A template keeps a copy of its table for the followers that send theirs on.
+  void retain(int v, const Message& table) {
+    retained_[v] = std::make_unique<RawBuffer<double>>(table.cost.size());
+    std::copy(table.cost.data(), table.cost.data() + table.cost.size(), retained_[v]->data());
+    add_live(table.cost.size() * sizeof(double));
+  }
+
+  // A follower's table: its template's entries (the template is done: the
+  // follower waited for it), or none when nobody reads them.
+  std::unique_ptr<Message> copied_table(int v) {
+    const int model = same_as_[static_cast<size_t>(v)];
+    auto table = std::make_unique<Message>();
+    table->scope = plan_.dependent[v];
+    table->stride = strides_of(table->scope, objective_);
+    table->producer_position = plan_.position[v];
+    if (!reads_copy(v)) return table;
+    const RawBuffer<double>& source = *retained_[model];
+    table->cost = RawBuffer<double>(source.size());
+    std::copy(source.data(), source.data() + source.size(), table->cost.data());
+    add_live(source.size() * sizeof(double));
+    std::lock_guard<std::mutex> lock(inbox_mutex_[model]);
+    if (--readers_left_[model] == 0) {
+      live_bytes_.fetch_sub(source.size() * sizeof(double));
+      retained_[model].reset();
+    }
+    return table;
+  }
+
+  // A follower's template is done: one less thing to wait for.
+  void release(int follower) {
+    bool ready = false;
+    {
+      std::lock_guard<std::mutex> lock(inbox_mutex_[follower]);
+      PASE_ASSERT(pending_[follower] > 0, follower, pending_[follower]);
+      ready = --pending_[follower] == 0;
+    }
+    if (!ready) return;
+    if (serial_) serial_ready_.push_back(follower);
+    else group_->run([this, follower] { process(follower); });
   }
 
   // v's edges to vertices not yet processed, each as rows over v's
@@ -817,7 +900,7 @@ class DynamicProgram {
       uint64_t index = 0;
       for (size_t j = 0; j < scope.size(); ++j) index += static_cast<uint64_t>(choice[scope[j]]) * stride[j];
       PASE_ASSERT(index < sizes_.entries[v], v, index, sizes_.entries[v]);
-      choice[v] = static_cast<int32_t>(argmins_[v].get(index));
+      choice[v] = static_cast<int32_t>(argmins_[static_cast<size_t>(argmin_owner_[v])].get(index));
       PASE_ASSERT(static_cast<size_t>(choice[v]) < objective_.config_count(v), v, choice[v], objective_.config_count(v));
     }
     return choice;
@@ -854,6 +937,12 @@ class DynamicProgram {
   std::function<void(const DpProgress&)> progress_callback_;
   std::mutex progress_mutex_;
   DpProgress progress_;
+  const std::vector<int>& same_as_;                          // followers' templates (empty: none)
+  std::vector<std::vector<int>> followers_;                  // per template
+  std::vector<int> argmin_owner_;                            // whose argmin table v reads back
+  std::vector<std::unique_ptr<RawBuffer<double>>> retained_;  // templates' tables, while followers copy them
+  std::vector<int> readers_left_;                            // followers still to copy each retained table
+  std::vector<int> serial_ready_;                            // serial path: vertices ready to run
   std::optional<tbb::task_arena> arena_;
   std::optional<tbb::task_group> group_;
   // Fill buffers: one on the serial path, else one per thread that fills,
@@ -869,16 +958,25 @@ int dp_threads(int requested, uint64_t work) {
   return work < kSerialWork ? 1 : tbb::info::default_concurrency();
 }
 
-TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads) {
+TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads,
+                         const std::vector<int>& same_as) {
   TablePlan sizes;
   const size_t n = objective.vertex_count();
   sizes.entries.assign(n, 1);
+  auto follows = [&](int v) { return !same_as.empty() && same_as[static_cast<size_t>(v)] >= 0; };
   for (int v : plan.order) {
     uint64_t entries = 1;
     for (int w : plan.dependent[v]) entries = saturating_mul(entries, objective.config_count(w));
     sizes.entries[v] = entries;
-    uint64_t per_entry = sizeof(double) + static_cast<uint64_t>(ArgminTable::width_for(objective.config_count(v)));
     sizes.total_entries = saturating_add(sizes.total_entries, entries);
+    if (follows(v)) {  // a copy of its template's table, if its consumer reads it
+      if (plan.dependent[v].empty() || !follows(plan.dependent[v].back())) {
+        sizes.table_bytes = saturating_add(sizes.table_bytes, saturating_mul(entries, sizeof(double)));
+        sizes.total_work = saturating_add(sizes.total_work, entries);
+      }
+      continue;
+    }
+    uint64_t per_entry = sizeof(double) + static_cast<uint64_t>(ArgminTable::width_for(objective.config_count(v)));
     sizes.table_bytes = saturating_add(sizes.table_bytes, saturating_mul(entries, per_entry));
     sizes.total_work = saturating_add(sizes.total_work, saturating_mul(entries, objective.config_count(v)));
     if (sizes.largest_vertex < 0 || entries > sizes.entries[sizes.largest_vertex]) sizes.largest_vertex = v;
@@ -904,9 +1002,10 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
   const size_t n = objective.vertex_count();
   PASE_ASSERT(plan.order.size() == n && plan.position.size() == n && plan.dependent.size() == n && names.size() == n, n,
               plan.order.size(), plan.position.size(), plan.dependent.size(), names.size());
-  TablePlan sizes = measure_tables(objective, plan, options.threads);
+  PASE_ASSERT(options.same_as.empty() || options.same_as.size() == n, options.same_as.size(), n);
+  TablePlan sizes = measure_tables(objective, plan, options.threads, options.same_as);
   check_limits(plan, sizes, names, options);
-  DpResult result = DynamicProgram(objective, plan, sizes, options.progress).run();
+  DpResult result = DynamicProgram(objective, plan, sizes, options.progress, options.same_as).run();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

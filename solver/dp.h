@@ -32,6 +32,12 @@ struct DpOptions {
   /// Called after each table is filled, from whichever thread filled it (one
   /// call at a time); empty: no calls.
   std::function<void(const DpProgress&)> progress;
+  /// Folding (solver/fold.h): per vertex, another vertex whose table its own
+  /// equals entry for entry, its dependent set being that vertex's shifted by
+  /// one repeated block; or -1. Such a *follower* reuses the table and argmins
+  /// instead of computing them. Empty: no followers. The caller guarantees the
+  /// equality (fold.h checks it).
+  std::vector<int> same_as;
 };
 
 /// With threads = 0, a DP of fewer (entry, configuration) steps than this runs
@@ -75,7 +81,10 @@ struct DpResult {
 [[nodiscard]] int dp_threads(int requested, uint64_t work);
 
 /// Table sizes of a plan, and its memory bound on `threads` (as DpOptions::threads; 0: automatic).
-[[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads = 1);
+/// With `same_as` (DpOptions::same_as), followers count no argmins and no
+/// work but a copy of their table, and none where their consumer follows too.
+[[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads = 1,
+                                       const std::vector<int>& same_as = {});
 
 /// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables or the work exceed the limits.
 [[nodiscard]] DpResult solve_dp(const Objective& objective, const EliminationPlan& plan,

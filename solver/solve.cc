@@ -7,10 +7,12 @@
 
 namespace pase {
 
-Solution plan_only(const CostTables& tables, OrderKind order, int threads) {
+Solution plan_only(const CostTables& tables, OrderKind order, int threads, bool fold) {
   Solution solution;
   solution.plan = make_plan(undirected_neighbours(tables.objective), order, tables.objective.config_counts());
-  solution.tables = measure_tables(tables.objective, solution.plan, threads);
+  if (fold) solution.folding = find_folding(tables.objective, solution.plan);
+  solution.tables = measure_tables(tables.objective, solution.plan, threads,
+                                   solution.folding ? solution.folding->same_as : std::vector<int>{});
   for (const auto& set : solution.plan.dependent)
     solution.stats.max_dependent_set = std::max(solution.stats.max_dependent_set, set.size());
   solution.stats.table_entries = solution.tables.total_entries;
@@ -19,10 +21,12 @@ Solution plan_only(const CostTables& tables, OrderKind order, int threads) {
 
 Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  Solution solution = plan_only(tables, options.order, options.dp.threads);
+  Solution solution = plan_only(tables, options.order, options.dp.threads, options.fold);
   std::vector<std::string> names;
   for (const Vertex& v : graph.vertices) names.push_back(v.name);
-  DpResult result = solve_dp(tables.objective, solution.plan, names, options.dp);
+  DpOptions dp = options.dp;
+  if (solution.folding) dp.same_as = solution.folding->same_as;
+  DpResult result = solve_dp(tables.objective, solution.plan, names, dp);
   // The strategy read back from the argmin tables must price at the optimum
   // the DP found (up to the order of summation). Anything else is a solver
   // bug, reported as an internal error instead of printed as an answer.

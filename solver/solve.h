@@ -1,9 +1,11 @@
 #pragma once
 // One call from a priced graph to its optimal strategy.
+#include <optional>
 #include <vector>
 
 #include "costmodel/cost_tables.h"
 #include "solver/dp.h"
+#include "solver/fold.h"
 #include "solver/ordering.h"
 
 namespace pase {
@@ -13,6 +15,8 @@ struct SolveOptions {
   /// than plain GenerateSeq on the zoo (bench/run_bench.py --orders), often smaller.
   OrderKind order = OrderKind::MinDegree;
   DpOptions dp;
+  /// Reuse the tables of repeated blocks (solver/fold.h); same optimum.
+  bool fold = true;
 };
 
 struct Solution {
@@ -21,11 +25,12 @@ struct Solution {
   EliminationPlan plan;
   TablePlan tables;
   DpStats stats;
+  std::optional<Folding> folding;  ///< what was folded, if anything
 };
 
-/// Orders the vertices and sizes their tables without running the DP (the
-/// memory bound for `threads`, as DpOptions::threads).
-[[nodiscard]] Solution plan_only(const CostTables& tables, OrderKind order, int threads = 1);
+/// Orders the vertices, finds what folds (with `fold`) and sizes the tables
+/// without running the DP (the memory bound for `threads`, as DpOptions::threads).
+[[nodiscard]] Solution plan_only(const CostTables& tables, OrderKind order, int threads = 1, bool fold = true);
 
 /// Orders the vertices, checks the table sizes and runs the DP.
 [[nodiscard]] Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options);
