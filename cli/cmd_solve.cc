@@ -10,15 +10,19 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/byte_size.h"
 #include "cli/graph_input.h"
+#include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/process_memory.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/graph.h"
 #include "solver/build_plan.h"
+#include "solver/memory_cap.h"
 #include "solver/mesh.h"
 #include "solver/solve.h"
 #include "solver/strategy_file.h"
@@ -30,6 +34,7 @@ struct SolveCliOptions {
   std::string graph;
   int64_t devices = 0;
   CostModelOptions model;
+  MemoryCliOptions memory;
   std::string out;
   bool json = false;
   bool stats = false;
@@ -66,6 +71,16 @@ std::string format_total(double cost, const std::string& unit) {
   if (unit == "flop" && cost < 1e17) std::snprintf(buffer, sizeof buffer, "%.0f", cost);
   else std::snprintf(buffer, sizeof buffer, "%.9g", cost);
   return buffer;
+}
+
+void print_memory(std::ostream& out, const MemoryReport& memory, const std::string& unit) {
+  out << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights " << format_gib(memory.bytes.weights)
+      << " GiB with gradients and " << optimizer_name(memory.options.optimizer) << " state, activations "
+      << format_gib(memory.bytes.activations) << " GiB; " << dtype_name(memory.options.dtype) << ")";
+  if (memory.cap)
+    out << ", cap " << format_gib(*memory.cap) << " GiB: lower bound " << format_total(*memory.lower_bound, unit) << " "
+        << unit << ", gap " << (*memory.gap == 0 ? std::string("0 (optimal)") : format_cost(100 * *memory.gap) + "%");
+  out << "\n";
 }
 
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution) {
@@ -130,6 +145,9 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
 // `pase solve` once its options are parsed.
 int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
+  const MemoryOptions memory_model = memory_options(o->memory);
+  const std::optional<uint64_t> cap = memory_cap(o->memory);
+  const CapOptions search = cap_options(o->memory);
   if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
   SolveOptions options;
   options.order = parse_order_kind(o->order);
@@ -184,7 +202,28 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
     return 0;
   }
   auto t2 = Clock::now();
-  Solution solution = solve(graph, tables, options);
+  const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
+  Solution solution;
+  MemoryReport memory_report;
+  memory_report.options = memory_model;
+  std::optional<CappedSolution> capped;
+  if (!cap) {
+    solution = solve(graph, tables, options);
+  } else {
+    MemoryPricedDp dp(graph, tables, memory, options);
+    capped = solve_under_cap(dp, tables.objective, memory, *cap, search);
+    solution = dp.plan();
+    solution.cost = capped->cost;
+    solution.choice = capped->choice;
+    solution.stats = dp.last_stats();
+    solution.stats.seconds = seconds_since(t2);
+    memory_report.cap = *cap;
+    if (capped->feasible) {
+      memory_report.lower_bound = capped->lower_bound;
+      memory_report.gap = capped->gap;
+    }
+  }
+  memory_report.bytes = plan_memory(memory, solution.choice);
   double solve_seconds = seconds_since(t2);
   auto t3 = Clock::now();
 
@@ -196,6 +235,14 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
+  if (capped && !capped->feasible) {
+    // The least-memory strategy shows what comes closest; the command still fails.
+    if (!o->out.empty())
+      write_text_file(o->out, write_strategy_file(graph, tables, solution.choice, solution.cost, &report, nullptr, &memory_report));
+    throw ResourceError("no strategy fits in " + std::to_string(*cap) + " bytes (" + format_gib(*cap) +
+                        " GiB) per device: the least any strategy needs is " + std::to_string(capped->least_memory) +
+                        " bytes (" + format_gib(capped->least_memory) + " GiB)");
+  }
   std::optional<PlanResult> placed;
   if (mesh) {
     PlanOptions plan_options;
@@ -204,13 +251,14 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   }
   if (o->json || !o->out.empty()) {
     std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report,
-                                           placed ? &placed->plan : nullptr);
+                                           placed ? &placed->plan : nullptr, &memory_report);
     if (o->json) std::cout << text;
     if (!o->out.empty()) {
       write_text_file(o->out, text);
     }
   }
   if (!o->json) print_table(std::cout, graph, tables, solution);
+  if (!o->json) print_memory(std::cout, memory_report, tables.unit);
   if (!o->json && placed) print_plan_summary(std::cout, *placed, tables.unit);
   if (o->stats) {
     std::ostream& out = o->json ? std::cerr : std::cout;
@@ -230,6 +278,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   cmd->add_option("--devices,-p", o->devices, "Number of devices")->required();
   add_cost_model_options(cmd, o->model);
+  add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");

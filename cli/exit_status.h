@@ -16,8 +16,15 @@ enum ExitStatus : int {
   kExitOk = 0,
   kExitInputError = 1,   ///< bad graph/strategy/option value
   kExitUsage = 2,        ///< bad command line (CLI11)
-  kExitRefused = 3,      ///< too large: tables or configurations over a limit
+  kExitRefused = 3,      ///< too large: tables or configurations over a limit, or no strategy fits the memory cap
   kExitInternal = 4,     ///< a bug: an invariant broke
+};
+
+/// A malformed command-line value that CLI11 cannot check itself (a size, a
+/// mesh): one line, exit status kExitUsage like CLI11's own parse errors.
+class CommandLineError : public InputError {
+ public:
+  using InputError::InputError;
 };
 
 /// How a command spells the library options it sets: options field -> flag.
@@ -44,6 +51,9 @@ inline int with_option_spellings(const OptionSpellings& spellings, const std::fu
 inline int run_reporting_errors(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const CommandLineError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return kExitUsage;
   } catch (const InputError& error) {
     std::cerr << "error: " << error.what() << "\n";
     return kExitInputError;
