@@ -48,7 +48,10 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
     }
     const double lambda = (left.cost - right.cost) / static_cast<double>(right.memory - left.memory);
     PricedPoint point = dp.solve(lambda, ranges);
-    node.bound = std::max(node.bound, point.value - lambda * static_cast<double>(cap));
+    // Less a rounding allowance: the DP sums in floating point, and a bound
+    // must never exceed the optimum it bounds.
+    const double priced_cap = lambda * static_cast<double>(cap);
+    node.bound = std::max(node.bound, point.value - priced_cap - 1e-12 * (std::abs(point.value) + priced_cap));
     const double left_value = left.cost + lambda * static_cast<double>(left.memory);
     const bool between = point.memory != left.memory && point.memory != right.memory &&
                          point.value < left_value - 1e-12 * std::abs(left_value);

@@ -7,16 +7,34 @@
 
 namespace pase {
 
+namespace {
+
+std::vector<std::string> vertex_names(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Vertex& v : graph.vertices) names.push_back(v.name);
+  return names;
+}
+
+}  // namespace
+
 MemoryPricedDp::MemoryPricedDp(const Graph& graph, const CostTables& tables, const MemoryTables& memory,
                                const SolveOptions& options)
-    : tables_(tables), memory_(memory), dp_(options.dp), priced_(tables.objective) {
-  for (const Vertex& v : graph.vertices) names_.push_back(v.name);
-  plan_ = plan_only(tables, options.order, options.dp.threads);
-  const size_t n = tables.objective.vertex_count();
+    : MemoryPricedDp(tables.objective, vertex_names(graph), memory, options) {}
+
+MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::string> names, const MemoryTables& memory,
+                               const SolveOptions& options)
+    : objective_(objective), memory_(memory), dp_(options.dp), names_(std::move(names)), priced_(objective) {
+  // As plan_only (solver/solve.h) does for a solve without a cap.
+  plan_.plan = make_plan(undirected_neighbours(objective), options.order, objective.config_counts());
+  plan_.tables = measure_tables(objective, plan_.plan, options.dp.threads);
+  for (const auto& set : plan_.plan.dependent)
+    plan_.stats.max_dependent_set = std::max(plan_.stats.max_dependent_set, set.size());
+  plan_.stats.table_entries = plan_.tables.total_entries;
+  const size_t n = objective.vertex_count();
   least_.assign(n, 0);
   for (size_t v = 0; v < n; ++v) {
     uint64_t least = std::numeric_limits<uint64_t>::max();
-    for (size_t s = 0; s < tables.objective.config_count(v); ++s) least = std::min(least, memory.bytes(v, s));
+    for (size_t s = 0; s < objective.config_count(v); ++s) least = std::min(least, memory.bytes(v, s));
     least_[v] = least;
     least_bytes_ += least;  // no overflow: each configuration's bytes were checked, and so is a whole plan's
   }
@@ -44,7 +62,7 @@ PricedPoint MemoryPricedDp::run(double lambda) {
 uint64_t MemoryPricedDp::least_of(size_t v, const ByteRanges& ranges) const {
   if (ranges.empty()) return least_[v];
   uint64_t least = std::numeric_limits<uint64_t>::max();
-  for (size_t s = 0; s < tables_.objective.config_count(v); ++s)
+  for (size_t s = 0; s < objective_.config_count(v); ++s)
     if (ranges[v].contains(memory_.bytes(v, s))) least = std::min(least, memory_.bytes(v, s));
   return least;
 }
@@ -65,7 +83,7 @@ PricedPoint MemoryPricedDp::solve(double lambda, const ByteRanges& ranges) {
   // vertex keeps a finite one (the caller checks least_bytes(ranges) first).
   constexpr double kShut = std::numeric_limits<double>::infinity();
   for (size_t v = 0; v < priced_.vertex_count(); ++v) {
-    const std::vector<double>& cost = tables_.objective.vertex_cost[v];
+    const std::vector<double>& cost = objective_.vertex_cost[v];
     std::vector<double>& priced = priced_.vertex_cost[v];
     for (size_t s = 0; s < cost.size(); ++s) {
       const uint64_t bytes = memory_.bytes(v, s);
@@ -82,7 +100,7 @@ PricedPoint MemoryPricedDp::least_memory(const ByteRanges& ranges) {
   // all-infinite row, which never wins here since every vertex has a finite one).
   constexpr double kShut = std::numeric_limits<double>::infinity();
   for (size_t v = 0; v < priced_.vertex_count(); ++v) {
-    const std::vector<double>& cost = tables_.objective.vertex_cost[v];
+    const std::vector<double>& cost = objective_.vertex_cost[v];
     std::vector<double>& priced = priced_.vertex_cost[v];
     const uint64_t least = least_of(v, ranges);
     for (size_t s = 0; s < cost.size(); ++s) priced[s] = memory_.bytes(v, s) == least ? cost[s] : kShut;

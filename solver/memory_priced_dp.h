@@ -37,6 +37,10 @@ struct PricedPoint {
 
 class MemoryPricedDp {
  public:
+  /// `names` name the vertices in refusals (tables too large).
+  MemoryPricedDp(const Objective& objective, std::vector<std::string> names, const MemoryTables& memory,
+                 const SolveOptions& options);
+  /// The same for a priced graph.
   MemoryPricedDp(const Graph& graph, const CostTables& tables, const MemoryTables& memory, const SolveOptions& options);
 
   /// The optimum of cost + lambda * bytes (lambda >= 0; 0: the plain optimum) over the strategies `ranges` allows.
@@ -49,7 +53,7 @@ class MemoryPricedDp {
   /// The least bytes of the strategies `ranges` allows (UINT64_MAX if it allows none).
   [[nodiscard]] uint64_t least_bytes(const ByteRanges& ranges) const;
 
-  [[nodiscard]] double cost_of(const std::vector<int32_t>& choice) const { return tables_.objective.evaluate(choice); }
+  [[nodiscard]] double cost_of(const std::vector<int32_t>& choice) const { return objective_.evaluate(choice); }
   [[nodiscard]] uint64_t memory_of(const std::vector<int32_t>& choice) const { return plan_memory(memory_, choice).total(); }
 
   [[nodiscard]] const Solution& plan() const { return plan_; }  ///< order and table sizes (no choice)
@@ -61,12 +65,12 @@ class MemoryPricedDp {
   /// v's least bytes among the configurations `ranges` allows (UINT64_MAX: none).
   [[nodiscard]] uint64_t least_of(size_t v, const ByteRanges& ranges) const;
 
-  const CostTables& tables_;
+  const Objective& objective_;
   const MemoryTables& memory_;
   DpOptions dp_;
   std::vector<std::string> names_;
   Solution plan_;
-  Objective priced_;  // the objective with priced vertex costs (edges shared with tables_)
+  Objective priced_;  // the objective with priced vertex costs (edges shared with objective_)
   std::vector<uint64_t> least_;  // per vertex: its least bytes
   uint64_t least_bytes_ = 0;
   int runs_ = 0;
