@@ -19,14 +19,18 @@ struct NodeBound {
   double bound = 0.0;                // no strategy the node allows, within the cap, costs less
   std::optional<PricedPoint> left;   // fits: the cheapest fitting strategy on the node's hull
   std::optional<PricedPoint> right;  // does not fit (none when the node's optimum fits: then bound = its cost)
+  bool timed_out = false;            // stopped at the deadline: only `bound` holds
 };
+
+using Clock = std::chrono::steady_clock;
 
 // Walks the node's hull: `left` fits, `right` does not, both optimal for
 // some price. At the price where their lines cross, either a strategy between
 // them beats both (it replaces the one on its side of the cap), or none does:
 // then that price maximises the bound, the hull's edge read at the cap. Stops
 // early once the bound reaches `prune_at` (the node cannot hold a better answer).
-NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges, double prune_at, int max_runs) {
+NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges, double prune_at, int max_runs,
+                     Clock::time_point deadline = Clock::time_point::max()) {
   NodeBound node;
   if (dp.least_bytes(ranges) > cap) {
     node.empty = true;
@@ -40,6 +44,10 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
     return node;
   }
   if (node.bound >= prune_at) return node;
+  if (Clock::now() >= deadline) {
+    node.timed_out = true;
+    return node;
+  }
   PricedPoint left = dp.least_memory(ranges);
   while (dp.runs() - start < max_runs) {
     if (left.cost <= right.cost) {  // only at price 0: the fitting side costs no more, it is optimal
@@ -56,6 +64,10 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
     const bool between = point.memory != left.memory && point.memory != right.memory &&
                          point.value < left_value - 1e-12 * std::abs(left_value);
     if (!between || node.bound >= prune_at) break;
+    if (Clock::now() >= deadline) {
+      node.timed_out = true;
+      return node;
+    }
     (point.memory <= cap ? left : right) = std::move(point);
   }
   node.left = std::move(left);
@@ -81,7 +93,10 @@ double relative_gap(double cost, double lower_bound) {
 
 CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, const MemoryTables& memory,
                                uint64_t cap, const CapOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
+  // The branch and bound's deadline (the root's bound always completes).
+  const auto deadline = options.max_seconds >= 1e9 ? Clock::time_point::max()
+                        : start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.max_seconds));
   CappedSolution result;
   result.cap = cap;
   result.least_memory = dp.least_bytes();
@@ -160,7 +175,6 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops
   while (!open.empty()) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Every strategy within the cap lies in an open node or was beaten by the
     // answer, so the least open bound (least first) is a bound on them all.
     bound = std::max(root.bound, std::min(result.cost, open.top().bound));
@@ -168,10 +182,15 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
       open = {};
       break;
     }
-    if (result.nodes >= options.max_nodes + 1 || elapsed >= options.max_seconds || good_enough(bound)) break;
+    if (result.nodes >= options.max_nodes + 1 || Clock::now() >= deadline || good_enough(bound)) break;
     Open next = open.top();
     open.pop();
-    NodeBound node = bound_node(dp, cap, next.ranges, result.cost * prune_slack, options.max_dp_runs_per_bound);
+    NodeBound node =
+        bound_node(dp, cap, next.ranges, result.cost * prune_slack, options.max_dp_runs_per_bound, deadline);
+    if (node.timed_out) {  // unfinished: it stays open with what it had
+      open.push({std::max(next.bound, node.bound), std::move(next.ranges)});
+      break;
+    }
     ++result.nodes;
     if (node.empty) continue;
     node.bound = std::max(node.bound, next.bound);
