@@ -64,6 +64,7 @@ bool CapLocalSearch::repair(std::vector<int32_t>& choice, uint64_t cap) const {
 void CapLocalSearch::improve(std::vector<int32_t>& choice, uint64_t cap, int max_sweeps) const {
   const size_t n = objective_.vertex_count();
   uint64_t bytes = plan_memory(memory_, choice).total();
+  if (bytes > cap) return;  // only strategies that fit are improved
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     bool moved = false;
     for (size_t v = 0; v < n; ++v) {

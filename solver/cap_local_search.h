@@ -17,7 +17,7 @@ class CapLocalSearch {
   /// Lowers `choice`'s bytes to at most `cap`, each step the move with the
   /// least cost added per byte saved; false if it gets stuck above the cap.
   bool repair(std::vector<int32_t>& choice, uint64_t cap) const;
-  /// Moves that lower the cost and keep the bytes at most `cap`, until none is left (or `max_sweeps`).
+  /// Moves that lower the cost and keep the bytes at most `cap`, until none is left (or `max_sweeps`); a strategy over the cap is left alone.
   void improve(std::vector<int32_t>& choice, uint64_t cap, int max_sweeps = 50) const;
 
  private:

@@ -20,6 +20,7 @@ struct NodeBound {
   std::optional<PricedPoint> left;   // fits: the cheapest fitting strategy on the node's hull
   std::optional<PricedPoint> right;  // does not fit (none when the node's optimum fits: then bound = its cost)
   bool timed_out = false;            // stopped at the deadline: only `bound` holds
+  std::vector<PricedPoint> passed;   // the other strategies of the walk (starts for single-vertex moves)
 };
 
 using Clock = std::chrono::steady_clock;
@@ -68,7 +69,9 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
       node.timed_out = true;
       return node;
     }
-    (point.memory <= cap ? left : right) = std::move(point);
+    PricedPoint& replaced = point.memory <= cap ? left : right;
+    node.passed.push_back(std::move(replaced));
+    replaced = std::move(point);
   }
   node.left = std::move(left);
   node.right = std::move(right);
@@ -123,12 +126,15 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
       result.choice = std::move(choice);
     }
   };
+  // A strategy of the walk: improved if it fits, else moved down to the cap first.
+  auto offer_point = [&](const PricedPoint& point) {
+    std::vector<int32_t> choice = point.choice;
+    if (point.memory <= cap || search.repair(choice, cap)) offer(std::move(choice));
+  };
   auto offer_node = [&](const NodeBound& node) {
-    if (node.left) offer(node.left->choice);
-    if (node.right) {  // the strategy over the cap, moved down to it
-      std::vector<int32_t> repaired = node.right->choice;
-      if (search.repair(repaired, cap)) offer(std::move(repaired));
-    }
+    if (node.left) offer_point(*node.left);
+    if (node.right) offer_point(*node.right);
+    for (const PricedPoint& point : node.passed) offer_point(point);
   };
 
   NodeBound root = bound_node(dp, cap, {}, std::numeric_limits<double>::infinity(), options.max_dp_runs_per_bound);
