@@ -13,20 +13,25 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/byte_size.h"
 #include "cli/commands.h"
 #include "cli/text_output.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/json_document.h"
 #include "graphs/json_reader.h"
+#include "solver/memory_cap.h"
 #include "solver/solve.h"
 
 namespace pase {
@@ -39,6 +44,7 @@ struct BatchCliOptions {
   std::vector<std::string> inputs;
   std::vector<int64_t> devices;
   CostModelOptions model;
+  MemoryCliOptions memory;
   std::string summary;
   std::string expect;
 };
@@ -50,6 +56,8 @@ struct BatchResult {
   int64_t devices = 0;
   std::string status;  ///< ok, error, refused, mismatch
   double cost = 0.0;
+  uint64_t memory = 0;  ///< bytes per device of the strategy
+  double gap = 0.0;     ///< under a cap: its proven gap
   double seconds = 0.0;
   std::string message;  ///< the error, or the expected cost on a mismatch
 };
@@ -80,17 +88,24 @@ json machine_json(const Machine& machine) {
   return {{"flops_tflops", machine.flops_tflops}, {"bandwidth_gbps", machine.bandwidth_gbps}};
 }
 
-json summary_json(const std::vector<BatchResult>& results, const CostModel& model) {
+json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const MemoryOptions& memory,
+                  std::optional<uint64_t> cap) {
   json doc;
   doc["format"] = "pase-batch-summary";
   doc["version"] = 1;
   doc["cost_model"] = model.name();
   doc["cost_unit"] = model.unit();
   doc["machine"] = machine_json(model.machine());
+  doc["dtype"] = dtype_name(memory.dtype);
+  doc["optimizer"] = optimizer_name(memory.optimizer);
+  doc["cap_bytes"] = cap ? json(*cap) : json(nullptr);
   doc["results"] = json::array();
   for (const BatchResult& r : results) {
     json entry = {{"graph", r.graph}, {"file", r.file}, {"devices", r.devices}, {"status", r.status}};
-    entry["cost"] = r.status == "ok" || r.status == "mismatch" ? json(r.cost) : json(nullptr);
+    const bool solved = r.status == "ok" || r.status == "mismatch";
+    entry["cost"] = solved ? json(r.cost) : json(nullptr);
+    entry["per_device_bytes"] = solved ? json(r.memory) : json(nullptr);
+    entry["gap"] = solved && cap ? json(r.gap) : json(nullptr);
     entry["seconds"] = r.seconds;
     if (!r.message.empty()) entry["message"] = r.message;
     doc["results"].push_back(entry);
@@ -99,12 +114,16 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
 }
 
 std::string summary_csv(const std::vector<BatchResult>& results) {
+  // The memory columns come last: columns that existed keep their places.
   std::ostringstream csv;
-  csv << "graph,file,devices,status,cost,seconds,message\n";
-  for (const BatchResult& r : results)
+  csv << "graph,file,devices,status,cost,seconds,message,per_device_bytes,gap\n";
+  for (const BatchResult& r : results) {
+    const bool solved = r.status == "ok" || r.status == "mismatch";
     csv << csv_field(r.graph) << "," << csv_field(r.file) << "," << r.devices << "," << r.status << ","
-        << (r.status == "ok" || r.status == "mismatch" ? format_number("%.17g", r.cost) : "") << ","
-        << format_number("%.6f", r.seconds) << "," << csv_field(r.message) << "\n";
+        << (solved ? format_number("%.17g", r.cost) : "") << "," << format_number("%.6f", r.seconds) << ","
+        << csv_field(r.message) << "," << (solved ? std::to_string(r.memory) : "") << ","
+        << (solved ? format_number("%.9g", r.gap) : "") << "\n";
+  }
   return csv.str();
 }
 
@@ -160,12 +179,16 @@ CommandRunner register_batch(CLI::App& app) {
   cmd->add_option("inputs", o->inputs, "Graph files, or directories of *.json graph files")->required();
   cmd->add_option("--devices,-p", o->devices, "Device counts, comma-separated (8,32)")->required()->delimiter(',');
   add_cost_model_options(cmd, o->model);
+  add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--summary", o->summary, "Write a summary: FILE.json or FILE.csv");
   cmd->add_option("--expect", o->expect, "Fail if an optimum differs (rel. 1e-9) from this summary JSON");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     std::vector<std::unique_ptr<CostModel>> models;
     for (int64_t p : o->devices) models.push_back(make_cost_model(o->model, p));
+    const MemoryOptions memory_model = memory_options(o->memory);
+    const std::optional<uint64_t> cap = memory_cap(o->memory);
+    const CapOptions search = cap_options(o->memory);
     std::string summary_kind = extension_of(o->summary);
     if (!o->summary.empty() && summary_kind != ".json" && summary_kind != ".csv")
       throw InputError("--summary: expected a file name ending in .json or .csv, got '" + o->summary + "'");
@@ -183,8 +206,11 @@ CommandRunner register_batch(CLI::App& app) {
       if (progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line first
       char line[256];
       std::string cost = r.status == "ok" || r.status == "mismatch" ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
-      std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
-                    cost.c_str(), r.seconds);
+      const bool solved = r.status == "ok" || r.status == "mismatch";
+      std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
+      if (solved && cap) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
+      std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
+                    cost.c_str(), memory.c_str(), r.seconds);
       std::cout << line << r.status << (r.message.empty() ? "" : ": " + r.message) << std::endl;
       results.push_back(r);
     };
@@ -202,7 +228,7 @@ CommandRunner register_batch(CLI::App& app) {
         const int64_t p = o->devices[i];
         ++step;
         if (progress) std::cerr << "\r\033[K[" << step << "/" << steps << "] " << name << " p=" << p << " ..." << std::flush;
-        BatchResult r{name, file, p, "ok", 0.0, 0.0, ""};
+        BatchResult r{name, file, p, "ok", 0.0, 0, 0.0, 0.0, ""};
         auto start = std::chrono::steady_clock::now();
         if (!load_error.empty()) {
           r.status = "error";
@@ -210,7 +236,23 @@ CommandRunner register_batch(CLI::App& app) {
         } else {
           try {
             CostTables tables = build_cost_tables(graph, *models[i]);
-            r.cost = solve(graph, tables, SolveOptions{}).cost;
+            const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
+            if (!cap) {
+              Solution solution = solve(graph, tables, SolveOptions{});
+              r.cost = solution.cost;
+              r.memory = plan_memory(memory, solution.choice).total();
+            } else {
+              MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
+              CappedSolution capped = solve_under_cap(dp, tables.objective, memory, *cap, search);
+              if (!capped.feasible) {
+                r.status = "refused";
+                r.message = "no strategy fits in " + std::to_string(*cap) + " bytes per device: the least any needs is " +
+                            std::to_string(capped.least_memory) + " bytes (" + format_gib(capped.least_memory) + " GiB)";
+              }
+              r.cost = capped.cost;
+              r.memory = capped.memory;
+              r.gap = capped.gap;
+            }
           } catch (const InputError& error) {
             r.status = "error";
             r.message = error.what();
@@ -241,7 +283,7 @@ CommandRunner register_batch(CLI::App& app) {
     }
     if (progress) std::cerr << "\r\033[K" << std::flush;
     if (!o->summary.empty()) {
-      std::string text = summary_kind == ".json" ? summary_json(results, *models[0]).dump(2) + "\n" : summary_csv(results);
+      std::string text = summary_kind == ".json" ? summary_json(results, *models[0], memory_model, cap).dump(2) + "\n" : summary_csv(results);
       write_text_file(o->summary, text);
     }
     std::cout << "batch: " << results.size() - failed - mismatched << " ok, " << failed << " failed, " << mismatched

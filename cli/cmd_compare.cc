@@ -2,7 +2,9 @@
 // (data-parallel, owt, megatron, mcmc) at each device count, as a table, CSV,
 // JSON and an SVG bar chart of the speed-up over data parallelism.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -13,13 +15,17 @@
 
 #include "cli/commands.h"
 #include "cli/text_output.h"
+#include "cli/byte_size.h"
+#include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/svg_chart.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "solver/baselines.h"
+#include "solver/memory_cap.h"
 #include "solver/solve.h"
 
 namespace pase {
@@ -29,6 +35,7 @@ struct CompareCliOptions {
   std::string graph;
   std::vector<int64_t> devices;
   CostModelOptions model;
+  MemoryCliOptions memory;
   McmcOptions mcmc;
   std::string csv, json, svg;
 };
@@ -41,6 +48,7 @@ struct CompareRow {
   double speedup = 1.0;   ///< data-parallel cost / cost
   double seconds = -1.0;  ///< search time; < 0: not a search
   std::string note;
+  uint64_t memory = 0;    ///< bytes per device
 };
 
 const char* const kOptimum = "pase";  // the DP optimum's row
@@ -53,6 +61,7 @@ CommandRunner register_compare(CLI::App& app) {
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   cmd->add_option("--devices,-p", o->devices, "Device counts, comma-separated (4,8,16,32,64)")->required()->delimiter(',');
   add_cost_model_options(cmd, o->model);
+  add_memory_options(cmd, o->memory, /*with_cap=*/true);
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
@@ -61,6 +70,9 @@ CommandRunner register_compare(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     std::vector<std::unique_ptr<CostModel>> models;
     for (int64_t p : o->devices) models.push_back(make_cost_model(o->model, p));  // validates every p first
+    const MemoryOptions memory_model = memory_options(o->memory);
+    const std::optional<uint64_t> cap = memory_cap(o->memory);
+    const CapOptions search = cap_options(o->memory);
     Graph graph = load_graph_input(o->graph);
 
     std::vector<CompareRow> rows;
@@ -73,7 +85,29 @@ CommandRunner register_compare(CLI::App& app) {
       CostTables tables = build_cost_tables(graph, *models[i]);
       unit = tables.unit;
       machine = tables.machine;
-      Solution optimum = solve(graph, tables, SolveOptions{});
+      const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
+      // Under a cap, the optimum is the capped search's answer (its gap in the note).
+      Solution optimum;
+      std::string optimum_note;
+      double bound = 0.0;  // no strategy (within the cap) costs less
+      if (!cap) {
+        optimum = solve(graph, tables, SolveOptions{});
+        bound = optimum.cost;
+      } else {
+        auto start = std::chrono::steady_clock::now();
+        MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
+        CappedSolution capped = solve_under_cap(dp, tables.objective, memory, *cap, search);
+        if (!capped.feasible)
+          throw ResourceError("no strategy fits in " + std::to_string(*cap) + " bytes (" + format_gib(*cap) +
+                              " GiB) per device at p = " + std::to_string(p) + ": the least any strategy needs is " +
+                              std::to_string(capped.least_memory) + " bytes (" + format_gib(capped.least_memory) + " GiB)");
+        optimum.cost = capped.cost;
+        bound = capped.lower_bound;
+        optimum.choice = capped.choice;
+        optimum.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        optimum_note = capped.gap == 0 ? "under the cap, optimal" : "under the cap, gap " + format_number("%.3g", 100 * capped.gap) + "%";
+      }
+      const uint64_t optimum_memory = plan_memory(memory, optimum.choice).total();
       double data_parallel = 0.0;
       for (const std::string& name : baseline_names()) {
         BaselineResult result = run_baseline(name, graph, tables, o->mcmc);
@@ -82,14 +116,19 @@ CommandRunner register_compare(CLI::App& app) {
           continue;
         }
         if (name == "data-parallel") data_parallel = result.cost;
-        // The DP is exact over the same configurations, so a cheaper baseline is a bug.
-        if (result.cost < optimum.cost * (1 - 1e-9))
+        const uint64_t bytes = plan_memory(memory, result.choice).total();
+        const bool over_cap = cap && bytes > *cap;
+        // The DP is exact over the same configurations, so a baseline below
+        // its bound is a bug (under a cap: one that fits, below the proven bound).
+        if (!over_cap && result.cost < bound * (1 - 1e-9))
           throw std::logic_error(name + " at p = " + std::to_string(p) + " costs " + format_number("%.17g", result.cost) +
-                                 ", below the DP optimum " + format_number("%.17g", optimum.cost));
-        CompareRow row{p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0, result.note};
+                                 ", below the DP's bound " + format_number("%.17g", bound));
+        std::string note = result.note;
+        if (over_cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
+        CompareRow row{p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0, note, bytes};
         rows.push_back(row);
       }
-      rows.push_back({p, kOptimum, optimum.cost, 1.0, optimum.stats.seconds, ""});
+      rows.push_back({p, kOptimum, optimum.cost, 1.0, optimum.stats.seconds, optimum_note, optimum_memory});
       for (CompareRow& row : rows)
         if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
     }
@@ -100,25 +139,26 @@ CommandRunner register_compare(CLI::App& app) {
     std::cout << graph.name << ": predicted cost per strategy, cost model " << models[0]->name() << " (" << unit << "), "
               << machine.flops_tflops << " TFLOP/s, " << machine.bandwidth_gbps << " GB/s\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%6s  %-14s  %20s  %9s  %10s  %s\n", "p", "strategy", "cost", "speed-up", "search s",
-                  "note");
+    std::snprintf(line, sizeof line, "%6s  %-14s  %20s  %9s  %10s  %10s  %s\n", "p", "strategy", "cost", "speed-up",
+                  "search s", "memory GiB", "note");
     std::cout << line;
     for (const CompareRow& row : rows) {
       std::string seconds = row.seconds < 0 ? "-" : format_number("%.3g", row.seconds);
-      std::snprintf(line, sizeof line, "%6lld  %-14s  %20s  %8.2fx  %10s  %s\n", static_cast<long long>(row.devices),
+      std::snprintf(line, sizeof line, "%6lld  %-14s  %20s  %8.2fx  %10s  %10s  %s\n", static_cast<long long>(row.devices),
                     row.strategy.c_str(), format_number(row.cost < 1e17 && unit == "flop" ? "%.0f" : "%.9g", row.cost).c_str(),
-                    row.speedup, seconds.c_str(), row.note.c_str());
+                    row.speedup, seconds.c_str(), format_gib(row.memory).c_str(), row.note.c_str());
       std::cout << line;
     }
     for (const auto& [name, reason] : skipped) std::cout << "note: " << name << " skipped: " << reason << "\n";
 
     if (!o->csv.empty()) {
       std::ostringstream csv;
-      csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note\n";
+      csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note,per_device_bytes\n";
       for (const CompareRow& row : rows)
         csv << csv_field(graph.name) << "," << row.devices << "," << row.strategy << ","
             << format_number("%.17g", row.cost) << "," << unit << "," << format_number("%.6f", row.speedup) << ","
-            << (row.seconds < 0 ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << "\n";
+            << (row.seconds < 0 ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << ","
+            << row.memory << "\n";
       write_text_file(o->csv, csv.str());
     }
     if (!o->json.empty()) {
@@ -129,6 +169,9 @@ CommandRunner register_compare(CLI::App& app) {
       doc["cost_model"] = models[0]->name();
       doc["cost_unit"] = unit;
       doc["machine"] = {{"flops_tflops", machine.flops_tflops}, {"bandwidth_gbps", machine.bandwidth_gbps}};
+      doc["dtype"] = dtype_name(memory_model.dtype);
+      doc["optimizer"] = optimizer_name(memory_model.optimizer);
+      doc["cap_bytes"] = cap ? nlohmann::ordered_json(*cap) : nlohmann::ordered_json(nullptr);
       doc["mcmc"] = {{"seed", o->mcmc.seed}, {"max_iterations", o->mcmc.max_iterations}, {"max_seconds", o->mcmc.max_seconds}};
       doc["strategies"] = shown;
       doc["skipped"] = nlohmann::ordered_json::array();
@@ -143,6 +186,7 @@ CommandRunner register_compare(CLI::App& app) {
           nlohmann::ordered_json item = {{"name", row.strategy}, {"cost", row.cost}, {"speedup", row.speedup}};
           item["search_seconds"] = row.seconds < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.seconds);
           item["note"] = row.note;
+          item["per_device_bytes"] = row.memory;
           entry["strategies"].push_back(item);
         }
         doc["results"].push_back(entry);

@@ -8,7 +8,9 @@
 
 #include "cli/commands.h"
 #include "cli/text_output.h"
+#include "cli/byte_size.h"
 #include "cli/graph_input.h"
+#include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
@@ -27,6 +29,7 @@ struct EvaluateCliOptions {
   std::string baseline;
   int64_t devices = 0;  // 0: the strategy file's
   CostModelOptions model;
+  MemoryCliOptions memory;
   McmcOptions mcmc;
   std::string out;
   bool json = false;
@@ -79,6 +82,7 @@ CommandRunner register_evaluate(CLI::App& app) {
   baseline->excludes(strategy);
   cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
   add_cost_model_options(cmd, o->model);
+  add_memory_options(cmd, o->memory, /*with_cap=*/false);
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
@@ -99,6 +103,8 @@ CommandRunner register_evaluate(CLI::App& app) {
       throw InputError("--devices: required with --baseline");
     }
     std::unique_ptr<CostModel> model = make_cost_model(o->model, devices);
+    MemoryReport memory;
+    memory.options = memory_options(o->memory);
     Graph graph = load_graph_input(o->graph);
     if (file && !file->graph.empty() && file->graph != graph.name)
       std::cerr << "warning: " << o->strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
@@ -117,9 +123,10 @@ CommandRunner register_evaluate(CLI::App& app) {
       label = o->baseline + (result.note.empty() ? "" : " (" + result.note + ")");
     }
     double total = tables.objective.evaluate(choice);
+    memory.bytes = plan_memory(build_memory_tables(graph, tables, memory.options), choice);
 
     if (o->json || !o->out.empty()) {
-      std::string text = write_strategy_file(graph, tables, choice, total, nullptr);
+      std::string text = write_strategy_file(graph, tables, choice, total, nullptr, nullptr, &memory);
       if (o->json) std::cout << text;
       if (!o->out.empty()) {
         write_text_file(o->out, text);
@@ -127,6 +134,9 @@ CommandRunner register_evaluate(CLI::App& app) {
     }
     if (!o->json) {
       print_table(std::cout, graph, tables, choice, total, label);
+      std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
+                << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations)
+                << " GiB; " << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer) << ")\n";
       if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
         std::cout << "note: the file records total_cost " << format_total(*file->total_cost, tables.unit)
                   << " (another machine, cost model or edit)\n";

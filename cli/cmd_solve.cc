@@ -10,17 +10,21 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/byte_size.h"
 #include "cli/graph_input.h"
+#include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/process_memory.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/graph.h"
 #include "cli/progress_line.h"
 #include "solver/bounded_solve.h"
 #include "solver/build_plan.h"
+#include "solver/memory_cap.h"
 #include "solver/mesh.h"
 #include "solver/solve.h"
 #include "solver/strategy_file.h"
@@ -32,6 +36,7 @@ struct SolveCliOptions {
   std::string graph;
   int64_t devices = 0;
   CostModelOptions model;
+  MemoryCliOptions memory;
   std::string out;
   bool json = false;
   bool stats = false;
@@ -76,6 +81,16 @@ std::string format_total(double cost, const std::string& unit) {
   if (unit == "flop" && cost < 1e17) std::snprintf(buffer, sizeof buffer, "%.0f", cost);
   else std::snprintf(buffer, sizeof buffer, "%.9g", cost);
   return buffer;
+}
+
+void print_memory(std::ostream& out, const MemoryReport& memory, const std::string& unit) {
+  out << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights " << format_gib(memory.bytes.weights)
+      << " GiB with gradients and " << optimizer_name(memory.options.optimizer) << " state, activations "
+      << format_gib(memory.bytes.activations) << " GiB; " << dtype_name(memory.options.dtype) << ")";
+  if (memory.cap)
+    out << ", cap " << format_gib(*memory.cap) << " GiB: lower bound " << format_total(*memory.lower_bound, unit) << " "
+        << unit << ", gap " << (*memory.gap == 0 ? std::string("0 (optimal)") : format_cost(100 * *memory.gap) + "%");
+  out << "\n";
 }
 
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution) {
@@ -161,6 +176,9 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
 // `pase solve` once its options are parsed.
 int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
+  const MemoryOptions memory_model = memory_options(o->memory);
+  const std::optional<uint64_t> cap = memory_cap(o->memory);
+  const CapOptions search = cap_options(o->memory);
   if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
   SolveOptions options;
   options.order = parse_order_kind(o->order);
@@ -221,33 +239,53 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
     return 0;
   }
   auto t2 = Clock::now();
+  const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
+  Solution solution;
+  MemoryReport memory_report;
+  memory_report.options = memory_model;
+  std::optional<CappedSolution> capped;
   // Past the exact DP's limits, a bounded solve answers (unless --exact).
   std::optional<BoundedSolution> bounded;
   std::string refusal;
-  Solution solution;
-  ProgressLine progress;
-  if (progress.active()) options.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
-  try {
-    solution = solve(graph, tables, options);
-  } catch (const LimitError& error) {
-    if (o->exact) throw;
-    const Solution sized = plan_only(tables, options.order, options.dp.threads);
-    const int largest = sized.tables.largest_vertex;
-    refusal = std::string("the exact DP is past ") + (error.words().option == "max_work" ? "--max-work" : "--max-table-bytes") +
-              " (vertex '" + graph.vertices[static_cast<size_t>(largest)].name + "' has a dependent set of " +
-              std::to_string(sized.plan.dependent[static_cast<size_t>(largest)].size()) + ")";
-    BoundedOptions bounded_options;
-    bounded_options.solve = options;
-    std::vector<std::string> names;
-    for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
+  if (!cap) {
+    ProgressLine progress;
+    if (progress.active()) options.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
     try {
-      bounded = solve_bounded(tables.objective, names, bounded_options);
-    } catch (const ResourceError&) {
-      throw error;  // not even relaxing every edge fits: the exact DP's refusal says why
+      solution = solve(graph, tables, options);
+    } catch (const LimitError& error) {
+      if (o->exact) throw;
+      const Solution sized = plan_only(tables, options.order, options.dp.threads, options.fold);
+      const int largest = sized.tables.largest_vertex;
+      refusal = std::string("the exact DP is past ") + (error.words().option == "max_work" ? "--max-work" : "--max-table-bytes") +
+                " (vertex '" + graph.vertices[static_cast<size_t>(largest)].name + "' has a dependent set of " +
+                std::to_string(sized.plan.dependent[static_cast<size_t>(largest)].size()) + ")";
+      BoundedOptions bounded_options;
+      bounded_options.solve = options;
+      std::vector<std::string> names;
+      for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
+      try {
+        bounded = solve_bounded(tables.objective, names, bounded_options);
+      } catch (const ResourceError&) {
+        throw error;  // not even relaxing every edge fits: the exact DP's refusal says why
+      }
+      solution = bounded->solution;
     }
-    solution = bounded->solution;
+    progress.finish();
+  } else {
+    MemoryPricedDp dp(graph, tables, memory, options);
+    capped = solve_under_cap(dp, tables.objective, memory, *cap, search);
+    solution = dp.plan();
+    solution.cost = capped->cost;
+    solution.choice = capped->choice;
+    solution.stats = dp.last_stats();
+    solution.stats.seconds = seconds_since(t2);
+    memory_report.cap = *cap;
+    if (capped->feasible) {
+      memory_report.lower_bound = capped->lower_bound;
+      memory_report.gap = capped->gap;
+    }
   }
-  progress.finish();
+  memory_report.bytes = plan_memory(memory, solution.choice);
   double solve_seconds = seconds_since(t2);
   auto t3 = Clock::now();
 
@@ -259,6 +297,14 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
+  if (capped && !capped->feasible) {
+    // The least-memory strategy shows what comes closest; the command still fails.
+    if (!o->out.empty())
+      write_text_file(o->out, write_strategy_file(graph, tables, solution.choice, solution.cost, &report, nullptr, &memory_report));
+    throw ResourceError("no strategy fits in " + std::to_string(*cap) + " bytes (" + format_gib(*cap) +
+                        " GiB) per device: the least any strategy needs is " + std::to_string(capped->least_memory) +
+                        " bytes (" + format_gib(capped->least_memory) + " GiB)");
+  }
   if (bounded) {
     report.lower_bound_cost = bounded->lower_bound;
     report.relaxed_edges = bounded->relaxed_edges;
@@ -289,13 +335,14 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   }
   if (o->json || !o->out.empty()) {
     std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report,
-                                           placed ? &placed->plan : nullptr, no_plan_reason);
+                                           placed ? &placed->plan : nullptr, &memory_report, no_plan_reason);
     if (o->json) std::cout << text;
     if (!o->out.empty()) {
       write_text_file(o->out, text);
     }
   }
   if (!o->json) print_table(std::cout, graph, tables, solution);
+  if (!o->json) print_memory(std::cout, memory_report, tables.unit);
   if (!o->json && placed) print_plan_summary(std::cout, *placed, tables.unit);
   if (!no_plan_reason.empty())
     (o->json ? std::cerr : std::cout) << "no plan on the default mesh: " << no_plan_reason
@@ -318,6 +365,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   cmd->add_option("--devices,-p", o->devices, "Number of devices")->required();
   add_cost_model_options(cmd, o->model);
+  add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");

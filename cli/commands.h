@@ -19,6 +19,8 @@ CommandRunner register_evaluate(CLI::App& app);
 CommandRunner register_compare(CLI::App& app);
 /// `pase batch DIR_OR_FILES... --devices 8,32 [--summary F] [--expect F]`
 CommandRunner register_batch(CLI::App& app);
+/// `pase frontier GRAPH --devices N [--csv F] [--json F] [--svg F]`
+CommandRunner register_frontier(CLI::App& app);
 /// `pase import MODEL.onnx [-o graph.json] [--batch B] [--loss L] [--lenient]`
 CommandRunner register_import(CLI::App& app);
 /// `pase export PLAN --format jax|dtensor|hlo [-o FILE]`

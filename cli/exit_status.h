@@ -16,12 +16,13 @@ enum ExitStatus : int {
   kExitOk = 0,
   kExitInputError = 1,   ///< bad graph/strategy/option value
   kExitUsage = 2,        ///< bad command line (CLI11)
-  kExitRefused = 3,      ///< too large: tables or configurations over a limit
+  kExitRefused = 3,      ///< too large: tables or configurations over a limit, or no strategy fits the memory cap
   kExitInternal = 4,     ///< a bug: an invariant broke
 };
 
-/// A command line that asks for something no run could do (options that
-/// contradict each other, or that describe no model): exit status 2.
+/// A command-line value CLI11 cannot check itself (a malformed size or mesh,
+/// options that contradict each other or describe no model): one line,
+/// exit status kExitUsage like CLI11's own parse errors.
 class UsageError : public InputError {
  public:
   using InputError::InputError;

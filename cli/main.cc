@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "pase 0.1.0");
   std::vector<CommandRunner> runners = {register_solve(app), register_models(app), register_evaluate(app),
-                                       register_compare(app), register_batch(app), register_import(app),
+                                       register_compare(app), register_batch(app), register_frontier(app), register_import(app),
                                        register_export(app), register_plan_check(app)};
   try {
     app.parse(argc, argv);

@@ -11,7 +11,9 @@ namespace {
 // Colour-blind-safe palette (Okabe-Ito), cycled if there are more series.
 const char* const kColours[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#000000"};
 
-std::string escape(const std::string& text) {
+}  // namespace
+
+std::string svg_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -25,6 +27,17 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+double svg_tick_step(double span) {
+  double magnitude = std::pow(10.0, std::floor(std::log10(span)));
+  for (double factor : {0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0})
+    if (span / (factor * magnitude) <= 6.0) return factor * magnitude;
+  return 10.0 * magnitude;
+}
+
+namespace {
+
+std::string escape(const std::string& text) { return svg_escape(text); }
+
 std::string num(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f", value);
@@ -37,13 +50,7 @@ std::string label(double value) {
   return buffer;
 }
 
-// A 1-2-2.5-5 step that gives at most ~6 intervals up to `top`.
-double tick_step(double top) {
-  double magnitude = std::pow(10.0, std::floor(std::log10(top)));
-  for (double factor : {0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0})
-    if (top / (factor * magnitude) <= 6.0) return factor * magnitude;
-  return 10.0 * magnitude;
-}
+double tick_step(double top) { return svg_tick_step(top); }
 
 }  // namespace
 

@@ -18,4 +18,10 @@ struct BarChart {
 /// The chart as an SVG document.
 [[nodiscard]] std::string render_svg(const BarChart& chart);
 
+/// `text` with &, <, > and " escaped for SVG text and attributes.
+[[nodiscard]] std::string svg_escape(const std::string& text);
+
+/// A 1-2-2.5-5 tick step that gives at most about six intervals over `span`.
+[[nodiscard]] double svg_tick_step(double span);
+
 }  // namespace pase

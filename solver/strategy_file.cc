@@ -59,7 +59,7 @@ std::vector<LayerReport> layer_reports(const Graph& graph, const CostTables& tab
 
 std::string write_strategy_file(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
                                 double total_cost, const SolverReport* solver, const Plan* plan,
-                                const std::string& no_plan_reason) {
+                                const MemoryReport* memory, const std::string& no_plan_reason) {
   // Written straight to text: building the document as nlohmann::json first
   // took longer than solving the smaller graphs. The layout is a layer per
   // line, which reads well and diffs well.
@@ -133,6 +133,31 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
   } else if (!no_plan_reason.empty()) {
     field("plan_unavailable");
     append_json_string(out, no_plan_reason);
+  }
+  if (memory) {
+    auto optional_number = [&out](const auto& value) {
+      if (value) append_json_number(out, *value);
+      else out += "null";
+    };
+    field("memory");
+    out += '{';
+    member(true, "per_device_bytes");
+    append_json_number(out, memory->bytes.total());
+    member(false, "cap_bytes");
+    optional_number(memory->cap);
+    member(false, "weights_bytes");
+    append_json_number(out, memory->bytes.weights);
+    member(false, "activations_bytes");
+    append_json_number(out, memory->bytes.activations);
+    member(false, "dtype");
+    append_json_string(out, dtype_name(memory->options.dtype));
+    member(false, "optimizer");
+    append_json_string(out, optimizer_name(memory->options.optimizer));
+    member(false, "lower_bound_cost");
+    optional_number(memory->lower_bound);
+    member(false, "gap");
+    optional_number(memory->gap);
+    out += '}';
   }
   field("layers");
   out += '[';

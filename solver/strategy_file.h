@@ -1,10 +1,12 @@
 #pragma once
 // The `pase-strategy` v1 file: the chosen configuration of every vertex and
 // how it splits each tensor, so other frameworks can apply it.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
 #include "graphs/graph.h"
 #include "solver/plan.h"
 
@@ -38,13 +40,24 @@ struct SolverReport {
   size_t relaxed_edges = 0;
 };
 
+/// The strategy's memory per device (docs/memory.md), and the cap it was solved under.
+struct MemoryReport {
+  PlanMemory bytes;
+  MemoryOptions options;
+  std::optional<uint64_t> cap;       ///< none: solved without a cap
+  std::optional<double> lower_bound;  ///< proven lower bound on the best cost under the cap
+  std::optional<double> gap;          ///< (total_cost - lower_bound) / lower_bound
+};
+
 /// The strategy file as text, fields in a fixed order: one top-level field
 /// per line, one layer per line. `solver` may be null (no solver section);
 /// `plan` may be null (no mesh, layouts or realized redistribution); then a
-/// non-empty `no_plan_reason` is written as `plan_unavailable`.
+/// non-empty `no_plan_reason` is written as `plan_unavailable`. `memory` may
+/// be null (no memory object).
 [[nodiscard]] std::string write_strategy_file(const Graph& graph, const CostTables& tables,
                                               const std::vector<int32_t>& choice, double total_cost,
                                               const SolverReport* solver, const Plan* plan = nullptr,
+                                              const MemoryReport* memory = nullptr,
                                               const std::string& no_plan_reason = "");
 
 }  // namespace pase

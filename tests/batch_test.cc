@@ -84,7 +84,7 @@ TEST_CASE("pase batch: keeps going after a failure") {
   CHECK(result.output.find("\n" + result_line("alexnet", 8)) != std::string::npos);
   CHECK(result.output.find("\nbatch: 1 ok, 1 failed, 0 mismatched\n") != std::string::npos);
   std::string csv = pase::read_text_file(summary);
-  CHECK(csv.find("graph,file,devices,status,cost,seconds,message\n") == 0);
+  CHECK(csv.find("graph,file,devices,status,cost,seconds,message,per_device_bytes,gap\n") == 0);
   CHECK(csv.find("\nbroken,") != std::string::npos);
   CHECK(csv.find(",8,error,,") != std::string::npos);
   CHECK(csv.find(",8,ok," + pase::test::flop_text(pase::test::zoo_optimum("alexnet", 8)) + ",") != std::string::npos);

@@ -18,9 +18,13 @@
 #include "graphs/graph.h"
 #include "solver/bounded_solve.h"
 #include "solver/solve.h"
+#include "random_objective.h"
 #include "test_support.h"
 
 using namespace pase;
+using pase::test::brute_force;
+using pase::test::class_map;
+using pase::test::random_objective;
 
 namespace {
 
@@ -281,26 +285,6 @@ class RandomGraphMaker {
   int counter_ = 0;
 };
 
-// Minimum of the objective over every assignment (odometer over configurations).
-double brute_force(const Objective& objective, std::vector<int32_t>& best_choice) {
-  size_t n = objective.vertex_count();
-  std::vector<int32_t> choice(n, 0);
-  double best = std::numeric_limits<double>::infinity();
-  while (true) {
-    double cost = objective.evaluate(choice);
-    if (cost < best) {
-      best = cost;
-      best_choice = choice;
-    }
-    size_t i = 0;
-    for (; i < n; ++i) {
-      if (++choice[i] < static_cast<int32_t>(objective.config_count(i))) break;
-      choice[i] = 0;
-    }
-    if (i == n) return best;
-  }
-}
-
 double assignments(const Objective& objective) {
   double product = 1;
   for (size_t v = 0; v < objective.vertex_count(); ++v) product *= static_cast<double>(objective.config_count(v));
@@ -320,56 +304,6 @@ bool merges_classes(const Objective& objective) {
         static_cast<size_t>(pair.v_classes) < objective.config_count(pair.v))
       return true;
   return false;
-}
-
-// A class map for `configs` configurations: the identity, or (merge) a random
-// map onto fewer classes, every class used at least once.
-std::vector<int32_t> class_map(std::mt19937& rng, size_t configs, bool merge, int32_t& classes) {
-  std::vector<int32_t> map(configs);
-  if (!merge || configs == 1) {
-    for (size_t s = 0; s < configs; ++s) map[s] = static_cast<int32_t>(s);
-    classes = static_cast<int32_t>(configs);
-    return map;
-  }
-  classes = 1 + static_cast<int32_t>(rng() % (configs - 1));  // 1 .. configs - 1
-  for (size_t s = 0; s < configs; ++s) map[s] = s < static_cast<size_t>(classes) ? static_cast<int32_t>(s) : static_cast<int32_t>(rng() % static_cast<uint32_t>(classes));
-  std::shuffle(map.begin(), map.end(), rng);
-  return map;
-}
-
-// A random objective: n vertices of 1..max_configs configurations with integer
-// costs, and dense-ish random edges (many cycles in the undirected sense,
-// joins, parallel edges). With `merge`, each edge end gets a random class map
-// onto fewer classes with probability 3/4, and an edge sometimes shares the
-// previous edge's matrix (as edges priced alike do).
-Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool merge) {
-  Objective objective;
-  for (int v = 0; v < n; ++v) {
-    std::vector<double> cost(1 + rng() % max_configs);
-    for (double& c : cost) c = static_cast<double>(rng() % 1000);
-    objective.vertex_cost.push_back(cost);
-  }
-  for (int u = 0; u < n; ++u)
-    for (int v = u + 1; v < n; ++v)
-      for (int copies = static_cast<int>(rng() % 3) - 1; copies > 0 || (copies == 0 && rng() % 2); --copies) {
-        PairCost pair;
-        pair.u = u;
-        pair.v = v;
-        pair.u_class = class_map(rng, objective.config_count(u), merge && rng() % 4 != 0, pair.u_classes);
-        pair.v_class = class_map(rng, objective.config_count(v), merge && rng() % 4 != 0, pair.v_classes);
-        const PairCost* previous = objective.pairs.empty() ? nullptr : &objective.pairs.back();
-        if (merge && previous && previous->u_classes == pair.u_classes && previous->v_classes == pair.v_classes &&
-            rng() % 2) {
-          pair.cost = previous->cost;
-        } else {
-          auto matrix = std::make_shared<std::vector<double>>();
-          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) matrix->push_back(static_cast<double>(rng() % 500));
-          pair.cost = std::move(matrix);
-        }
-        objective.pairs.push_back(pair);
-        if (copies == 0) break;
-      }
-  return objective;
 }
 
 // Solves `objective` with every kind of plan at every thread count and checks

@@ -1,0 +1,58 @@
+#include "cli/memory_options.h"
+
+#include "cli/byte_size.h"
+#include "cli/exit_status.h"
+
+namespace pase {
+
+void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap) {
+  command->add_option("--dtype", options.dtype, "Training dtype for the memory model: fp32 (default) or bf16");
+  command->add_option("--optimizer", options.optimizer, "Optimizer state in the memory model: adam (default), sgd or none");
+  if (with_cap)
+    command->add_option("--memory-per-device", options.cap,
+                        "Cap on memory per device (80GB, 16GiB, 512MiB or bytes): the best strategy that fits");
+  if (with_cap) {
+    command->add_option("--cap-gap", options.gap_target,
+                        "Under a cap: stop the search once the proven gap is at most this fraction (default 0: prove optimal)");
+    command->add_option("--cap-seconds", options.search_seconds,
+                        "Under a cap: time for the branch and bound that closes the gap (default 2)");
+  }
+}
+
+MemoryOptions memory_options(const MemoryCliOptions& options) {
+  MemoryOptions parsed;
+  try {
+    parsed.dtype = parse_dtype(options.dtype);
+    parsed.optimizer = parse_optimizer(options.optimizer);
+  } catch (const OptionError& error) {
+    throw UsageError(error.words().with("--" + error.words().option));
+  }
+  return parsed;
+}
+
+std::optional<uint64_t> memory_cap(const MemoryCliOptions& options) {
+  if (options.cap.empty()) return std::nullopt;
+  std::optional<uint64_t> cap = parse_byte_size(options.cap);
+  if (!cap)
+    throw UsageError("--memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '" +
+                           options.cap + "'");
+  return cap;
+}
+
+}  // namespace pase
+
+namespace pase {
+
+CapOptions cap_options(const MemoryCliOptions& options) {
+  if (!(options.gap_target >= 0))
+    throw UsageError("--cap-gap: expected a fraction of at least 0, got " + std::to_string(options.gap_target));
+  if (!(options.search_seconds >= 0))
+    throw UsageError("--cap-seconds: expected a number of seconds of at least 0, got " +
+                           std::to_string(options.search_seconds));
+  CapOptions cap;
+  cap.target_gap = options.gap_target;
+  cap.max_seconds = options.search_seconds;
+  return cap;
+}
+
+}  // namespace pase

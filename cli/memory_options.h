@@ -1,0 +1,39 @@
+#pragma once
+// Command-line options of the memory model (--dtype, --optimizer) and of the
+// memory cap (--memory-per-device), shared by solve, frontier, batch and compare.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "costmodel/memory_model.h"
+#include "solver/memory_cap.h"
+
+namespace pase {
+
+struct MemoryCliOptions {
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::string cap;  ///< --memory-per-device as written; empty: no cap
+  double gap_target = 0.0;   ///< --cap-gap
+  double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
+};
+
+/// Adds --dtype and --optimizer, and --memory-per-device, --cap-gap and --cap-seconds when `with_cap`.
+void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap);
+
+/// The memory model the options choose (UsageError on a bad name).
+[[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options);
+
+/// The cap in bytes, if one was given (UsageError on a malformed size).
+[[nodiscard]] std::optional<uint64_t> memory_cap(const MemoryCliOptions& options);
+
+}  // namespace pase
+
+namespace pase {
+
+/// How hard the capped search tries to close its gap (UsageError on a negative value).
+[[nodiscard]] CapOptions cap_options(const MemoryCliOptions& options);
+
+}  // namespace pase

@@ -1,0 +1,147 @@
+#include "costmodel/memory_model.h"
+
+#include <algorithm>
+
+#include "graphs/error.h"
+#include "graphs/layer_weights.h"
+
+namespace pase {
+namespace {
+
+constexpr uint64_t kMax = ~uint64_t{0};
+
+bool add_overflows(uint64_t& total, uint64_t term) {
+  if (term > kMax - total) return true;
+  total += term;
+  return false;
+}
+
+bool mul_overflows(uint64_t& product, uint64_t factor) {
+  if (factor != 0 && product > kMax / factor) return true;
+  product *= factor;
+  return false;
+}
+
+// One tensor of a vertex: its shape, how its dimensions follow the domain, and its bytes per element.
+struct Held {
+  const Shape* shape;
+  const SplitMap* split;
+  uint64_t element_bytes;
+  bool weight;
+};
+
+}  // namespace
+
+const char* dtype_name(Dtype dtype) { return dtype == Dtype::Bf16 ? "bf16" : "fp32"; }
+
+const char* optimizer_name(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::Sgd: return "sgd";
+    case Optimizer::None: return "none";
+    case Optimizer::Adam: break;
+  }
+  return "adam";
+}
+
+Dtype parse_dtype(const std::string& text) {
+  if (text == "fp32") return Dtype::Fp32;
+  if (text == "bf16") return Dtype::Bf16;
+  throw OptionError({"dtype", "dtype", "", ": expected fp32 or bf16, got '" + text + "'"});
+}
+
+Optimizer parse_optimizer(const std::string& text) {
+  if (text == "adam") return Optimizer::Adam;
+  if (text == "sgd") return Optimizer::Sgd;
+  if (text == "none") return Optimizer::None;
+  throw OptionError({"optimizer", "optimizer", "", ": expected adam, sgd or none, got '" + text + "'"});
+}
+
+uint64_t activation_element_bytes(const MemoryOptions& options) { return options.dtype == Dtype::Bf16 ? 2 : 4; }
+
+uint64_t parameter_element_bytes(const MemoryOptions& options) {
+  // The weight and its gradient in the training dtype; bf16 training also
+  // keeps an fp32 master copy (4). Adam adds two fp32 moments (8), SGD with
+  // momentum one (4). Forward only holds the weight alone.
+  const uint64_t weight = options.dtype == Dtype::Bf16 ? 2 : 4;
+  const uint64_t master = options.dtype == Dtype::Bf16 ? 4 : 0;
+  switch (options.optimizer) {
+    case Optimizer::Adam: return weight + weight + master + 8;
+    case Optimizer::Sgd: return weight + weight + master + 4;
+    case Optimizer::None: break;
+  }
+  return weight;
+}
+
+uint64_t tile_elements(const Shape& shape, const int64_t* split) {
+  uint64_t tile = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t parts = std::max<int64_t>(split[i], 1);
+    const uint64_t extent = static_cast<uint64_t>(std::max<int64_t>(shape[i], 0));
+    if (mul_overflows(tile, (extent + static_cast<uint64_t>(parts) - 1) / static_cast<uint64_t>(parts))) return kMax;
+  }
+  return tile;
+}
+
+MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, const MemoryOptions& options) {
+  MemoryTables memory;
+  memory.options = options;
+  const uint64_t a = activation_element_bytes(options), S = parameter_element_bytes(options);
+  const size_t n = graph.vertices.size();
+  memory.offset.assign(n + 1, 0);
+  for (size_t v = 0; v < n; ++v) memory.offset[v + 1] = memory.offset[v] + tables.configs[v].size();
+  memory.weights.assign(memory.offset[n], 0);
+  memory.activations.assign(memory.offset[n], 0);
+
+  std::vector<int64_t> split;
+  for (size_t v = 0; v < n; ++v) {
+    const Vertex& vertex = graph.vertices[v];
+    const VertexModel& model = tables.models[v];
+    // What this vertex holds: its weights (parameter inputs among them),
+    // its outputs (not a reshape's inner 1-D view) and the data graph inputs
+    // it reads, each data tensor once however many ports read it.
+    const std::vector<LayerWeight> weights = layer_weights(vertex, model);
+    std::vector<Held> held;
+    for (const LayerWeight& w : weights) held.push_back({&w.shape, &w.split, S, true});
+    if (vertex.kind != OpKind::Ravel)
+      for (size_t k = 0; k < vertex.outputs.size() && k < model.outputs.size(); ++k)
+        held.push_back({&vertex.outputs[k], &model.outputs[k], a, false});
+    for (size_t j = 0; j < vertex.inputs.size() && j < model.inputs.size(); ++j) {
+      const VertexInput& input = vertex.inputs[j];
+      if (input.source.vertex >= 0 || input.parameter) continue;
+      auto same = [&](size_t i) { return vertex.inputs[i].source.vertex < 0 && vertex.inputs[i].ref == input.ref; };
+      bool seen = false;
+      for (size_t i = 0; i < j; ++i) seen = seen || same(i);
+      if (!seen) held.push_back({&input.shape, &model.inputs[j], a, false});
+    }
+
+    const ConfigSet& configs = tables.configs[v];
+    for (size_t s = 0; s < configs.size(); ++s) {
+      uint64_t weight_bytes = 0, activation_bytes = 0;
+      for (const Held& h : held) {
+        split.resize(h.split->size());
+        tensor_split(*h.split, configs[s], split.data());
+        uint64_t bytes = tile_elements(*h.shape, split.data());
+        if (bytes == kMax || mul_overflows(bytes, h.element_bytes) ||
+            add_overflows(h.weight ? weight_bytes : activation_bytes, bytes))
+          throw InputError(graph.source + ": vertex '" + vertex.name + "': its bytes per device overflow 64 bits");
+      }
+      memory.weights[memory.offset[v] + s] = weight_bytes;
+      memory.activations[memory.offset[v] + s] = activation_bytes;
+    }
+  }
+  return memory;
+}
+
+PlanMemory plan_memory(const MemoryTables& memory, const std::vector<int32_t>& choice) {
+  PlanMemory total;
+  for (size_t v = 0; v < memory.vertex_count(); ++v) {
+    const size_t at = memory.offset[v] + static_cast<size_t>(choice[v]);
+    if (add_overflows(total.weights, memory.weights[at]) || add_overflows(total.activations, memory.activations[at]))
+      throw InputError("the strategy's bytes per device overflow 64 bits");
+    if (total.weights > kMax - total.activations)
+      throw InputError("the strategy's bytes per device overflow 64 bits");
+  }
+  return total;
+}
+
+}  // namespace pase

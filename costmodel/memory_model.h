@@ -1,0 +1,68 @@
+#pragma once
+// Bytes per device of a training step under a strategy (docs/memory.md):
+// every device holds one tile of every weight (with its gradient and
+// optimizer state) and of every activation kept for the backward pass. The
+// total is a sum of one term per vertex that depends on that vertex's
+// configuration only, so it is stored like a vertex cost vector and the
+// solver can carry it exactly.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_tables.h"
+#include "graphs/graph.h"
+
+namespace pase {
+
+enum class Dtype { Fp32, Bf16 };
+enum class Optimizer { Adam, Sgd, None };
+
+struct MemoryOptions {
+  Dtype dtype = Dtype::Fp32;
+  Optimizer optimizer = Optimizer::Adam;
+};
+
+/// "fp32", "bf16": as written on the command line and in strategy files.
+[[nodiscard]] const char* dtype_name(Dtype dtype);
+/// "adam", "sgd", "none".
+[[nodiscard]] const char* optimizer_name(Optimizer optimizer);
+/// Parses a dtype name; OptionError (field "dtype") on anything else.
+[[nodiscard]] Dtype parse_dtype(const std::string& text);
+/// Parses an optimizer name; OptionError (field "optimizer") on anything else.
+[[nodiscard]] Optimizer parse_optimizer(const std::string& text);
+
+/// Bytes per activation element (a): 4 for fp32, 2 for bf16.
+[[nodiscard]] uint64_t activation_element_bytes(const MemoryOptions& options);
+/// Bytes per parameter element (S): the weight, its gradient and the optimizer's state.
+[[nodiscard]] uint64_t parameter_element_bytes(const MemoryOptions& options);
+
+/// Elements of one tile of `shape` split `split` ways per dimension: prod ceil(shape_i / split_i).
+[[nodiscard]] uint64_t tile_elements(const Shape& shape, const int64_t* split);
+
+/// Per-vertex, per-configuration bytes, flat: vertex v's configurations are
+/// entries [offset[v], offset[v + 1]) of `weights` and `activations`.
+struct MemoryTables {
+  MemoryOptions options;
+  std::vector<size_t> offset;         ///< vertex count + 1 entries
+  std::vector<uint64_t> weights;      ///< weight tiles x S
+  std::vector<uint64_t> activations;  ///< output tiles and data inputs read, x a
+
+  [[nodiscard]] size_t vertex_count() const { return offset.empty() ? 0 : offset.size() - 1; }
+  [[nodiscard]] uint64_t bytes(size_t v, size_t config) const {
+    return weights[offset[v] + config] + activations[offset[v] + config];
+  }
+};
+
+/// One strategy's bytes per device.
+struct PlanMemory {
+  uint64_t weights = 0, activations = 0;
+  [[nodiscard]] uint64_t total() const { return weights + activations; }
+};
+
+/// The bytes of every configuration of every vertex of `tables` (InputError if a count overflows 64 bits).
+[[nodiscard]] MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, const MemoryOptions& options);
+
+/// Bytes per device of a full assignment (configuration index per vertex).
+[[nodiscard]] PlanMemory plan_memory(const MemoryTables& memory, const std::vector<int32_t>& choice);
+
+}  // namespace pase

@@ -1,0 +1,115 @@
+#include "solver/memory_priced_dp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace pase {
+
+namespace {
+
+std::vector<std::string> vertex_names(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Vertex& v : graph.vertices) names.push_back(v.name);
+  return names;
+}
+
+}  // namespace
+
+MemoryPricedDp::MemoryPricedDp(const Graph& graph, const CostTables& tables, const MemoryTables& memory,
+                               const SolveOptions& options)
+    : MemoryPricedDp(tables.objective, vertex_names(graph), memory, options) {}
+
+MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::string> names, const MemoryTables& memory,
+                               const SolveOptions& options)
+    : objective_(objective), memory_(memory), dp_(options.dp), names_(std::move(names)), priced_(objective) {
+  // As plan_only (solver/solve.h) does for a solve without a cap.
+  plan_.plan = make_plan(undirected_neighbours(objective), options.order, objective.config_counts());
+  plan_.tables = measure_tables(objective, plan_.plan, options.dp.threads);
+  for (const auto& set : plan_.plan.dependent)
+    plan_.stats.max_dependent_set = std::max(plan_.stats.max_dependent_set, set.size());
+  plan_.stats.table_entries = plan_.tables.total_entries;
+  const size_t n = objective.vertex_count();
+  least_.assign(n, 0);
+  for (size_t v = 0; v < n; ++v) {
+    uint64_t least = std::numeric_limits<uint64_t>::max();
+    for (size_t s = 0; s < objective.config_count(v); ++s) least = std::min(least, memory.bytes(v, s));
+    least_[v] = least;
+    least_bytes_ += least;  // no overflow: each configuration's bytes were checked, and so is a whole plan's
+  }
+}
+
+PricedPoint MemoryPricedDp::run(double lambda) {
+  DpResult result = solve_dp(priced_, plan_.plan, names_, dp_);
+  ++runs_;
+  last_stats_ = result.stats;
+  PricedPoint point;
+  point.lambda = lambda;
+  point.value = result.cost;
+  point.choice = std::move(result.choice);
+  point.cost = cost_of(point.choice);
+  point.memory = memory_of(point.choice);
+  // The strategy read back must reach the optimum found (as in solve()).
+  const double achieved = point.cost + (std::isinf(lambda) ? 0.0 : lambda * static_cast<double>(point.memory));
+  const double scale = std::max(std::abs(achieved), std::abs(point.value));
+  if (!(std::abs(achieved - point.value) <= 1e-9 * scale))
+    throw std::logic_error("the memory-priced strategy read back from the DP costs " + std::to_string(achieved) +
+                           ", not the optimum " + std::to_string(point.value) + " it found");
+  return point;
+}
+
+uint64_t MemoryPricedDp::least_of(size_t v, const ByteRanges& ranges) const {
+  if (ranges.empty()) return least_[v];
+  uint64_t least = std::numeric_limits<uint64_t>::max();
+  for (size_t s = 0; s < objective_.config_count(v); ++s)
+    if (ranges[v].contains(memory_.bytes(v, s))) least = std::min(least, memory_.bytes(v, s));
+  return least;
+}
+
+uint64_t MemoryPricedDp::least_bytes(const ByteRanges& ranges) const {
+  if (ranges.empty()) return least_bytes_;
+  uint64_t total = 0;
+  for (size_t v = 0; v < least_.size(); ++v) {
+    const uint64_t least = least_of(v, ranges);
+    if (least == std::numeric_limits<uint64_t>::max()) return least;
+    total += least;  // at most the sum of each vertex's largest bytes, which fits (checked when built)
+  }
+  return total;
+}
+
+PricedPoint MemoryPricedDp::solve(double lambda, const ByteRanges& ranges) {
+  // A configuration outside `ranges` is shut out with an infinite cost; every
+  // vertex keeps a finite one (the caller checks least_bytes(ranges) first).
+  constexpr double kShut = std::numeric_limits<double>::infinity();
+  for (size_t v = 0; v < priced_.vertex_count(); ++v) {
+    const std::vector<double>& cost = objective_.vertex_cost[v];
+    std::vector<double>& priced = priced_.vertex_cost[v];
+    for (size_t s = 0; s < cost.size(); ++s) {
+      const uint64_t bytes = memory_.bytes(v, s);
+      priced[s] = ranges.empty() || ranges[v].contains(bytes) ? cost[s] + lambda * static_cast<double>(bytes) : kShut;
+    }
+  }
+  return run(lambda);
+}
+
+PricedPoint MemoryPricedDp::least_memory(const ByteRanges& ranges) {
+  // Memory has no pair terms, so the least-memory strategies are exactly the
+  // combinations of each vertex's least-memory configurations: the others are
+  // shut out (infinite cost; the DP keeps the first configuration of an
+  // all-infinite row, which never wins here since every vertex has a finite one).
+  constexpr double kShut = std::numeric_limits<double>::infinity();
+  for (size_t v = 0; v < priced_.vertex_count(); ++v) {
+    const std::vector<double>& cost = objective_.vertex_cost[v];
+    std::vector<double>& priced = priced_.vertex_cost[v];
+    const uint64_t least = least_of(v, ranges);
+    for (size_t s = 0; s < cost.size(); ++s) priced[s] = memory_.bytes(v, s) == least ? cost[s] : kShut;
+  }
+  PricedPoint point = run(std::numeric_limits<double>::infinity());
+  if (point.memory != least_bytes(ranges))
+    throw std::logic_error("the least-memory strategy needs " + std::to_string(point.memory) + " bytes, not " +
+                           std::to_string(least_bytes(ranges)));
+  return point;
+}
+
+}  // namespace pase

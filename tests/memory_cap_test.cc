@@ -1,0 +1,196 @@
+// The capped search: its answer equals brute force on small random objectives
+// at caps from the least memory up, the bound it reports is at most that
+// optimum, a cap nobody fits is refused with the least-memory strategy, and
+// on the zoo every answer fits its cap.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
+#include "graphs/graph.h"
+#include "solver/memory_cap.h"
+#include "solver/solve.h"
+#include "random_objective.h"
+#include "test_support.h"
+
+using namespace pase;
+
+namespace {
+
+// Random bytes per configuration, split into weights and activations.
+MemoryTables random_memory(std::mt19937& rng, const Objective& objective) {
+  MemoryTables memory;
+  memory.offset.push_back(0);
+  for (size_t v = 0; v < objective.vertex_count(); ++v) {
+    for (size_t s = 0; s < objective.config_count(v); ++s) {
+      memory.weights.push_back(rng() % 100);
+      memory.activations.push_back(rng() % 50);
+    }
+    memory.offset.push_back(memory.weights.size());
+  }
+  return memory;
+}
+
+struct Exhaustive {
+  double best_cost = std::numeric_limits<double>::infinity();  // within the cap
+  uint64_t least_bytes = ~uint64_t{0};
+  double least_bytes_cost = std::numeric_limits<double>::infinity();  // the cheapest of least bytes
+};
+
+// Every assignment (odometer), restricted to the cap.
+Exhaustive exhaustive(const Objective& objective, const MemoryTables& memory, uint64_t cap) {
+  Exhaustive result;
+  const size_t n = objective.vertex_count();
+  std::vector<int32_t> choice(n, 0);
+  while (true) {
+    const double cost = objective.evaluate(choice);
+    const uint64_t bytes = plan_memory(memory, choice).total();
+    if (bytes <= cap) result.best_cost = std::min(result.best_cost, cost);
+    if (bytes < result.least_bytes || (bytes == result.least_bytes && cost < result.least_bytes_cost)) {
+      result.least_bytes = bytes;
+      result.least_bytes_cost = cost;
+    }
+    size_t i = 0;
+    for (; i < n; ++i) {
+      if (++choice[i] < static_cast<int32_t>(objective.config_count(i))) break;
+      choice[i] = 0;
+    }
+    if (i == n) return result;
+  }
+}
+
+std::vector<std::string> names_of(size_t n) {
+  std::vector<std::string> names;
+  for (size_t v = 0; v < n; ++v) names.push_back("v" + std::to_string(v));
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("solve_under_cap: equals brute force on random objectives at several caps") {
+  std::mt19937 rng(20240611);
+  int cases = 0, below_optimum_roots = 0;
+  for (int round = 0; round < 60; ++round) {
+    const Objective objective = test::random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, round % 2 == 1);
+    const MemoryTables memory = random_memory(rng, objective);
+    MemoryPricedDp dp(objective, names_of(objective.vertex_count()), memory, SolveOptions{});
+    const Exhaustive everything = exhaustive(objective, memory, ~uint64_t{0});
+    std::vector<int32_t> unused;
+    const double unconstrained = test::brute_force(objective, unused);
+    // From one byte short of the least memory to above every strategy's.
+    uint64_t most = 0;
+    for (size_t v = 0; v < objective.vertex_count(); ++v) {
+      uint64_t largest = 0;
+      for (size_t s = 0; s < objective.config_count(v); ++s) largest = std::max(largest, memory.bytes(v, s));
+      most += largest;
+    }
+    for (double f : {-1.0, 0.0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0}) {
+      const uint64_t cap = f < 0 ? everything.least_bytes - 1
+                                 : everything.least_bytes + static_cast<uint64_t>(f * static_cast<double>(most - everything.least_bytes));
+      const Exhaustive correct = exhaustive(objective, memory, cap);
+      CAPTURE(round);
+      CAPTURE(cap);
+      ++cases;
+      // Exact: the search runs until it proves its answer.
+      CappedSolution result = solve_under_cap(dp, objective, memory, cap, {64, 1 << 20, 1e9, 0.0});
+      CHECK(result.least_memory == everything.least_bytes);
+      if (f < 0) {
+        CHECK_FALSE(result.feasible);
+        CHECK(result.memory == everything.least_bytes);
+        CHECK(result.cost == everything.least_bytes_cost);
+        continue;
+      }
+      REQUIRE(result.feasible);
+      CHECK(result.memory <= cap);
+      CHECK(result.memory == plan_memory(memory, result.choice).total());
+      CHECK(result.cost == objective.evaluate(result.choice));
+      CHECK(result.cost == correct.best_cost);
+      CHECK(result.lower_bound <= correct.best_cost);
+      CHECK(result.gap == 0.0);
+      // The root's Lagrangian bound alone: a bound, and an answer that fits.
+      CappedSolution root = solve_under_cap(dp, objective, memory, cap, {64, 0, 1e9, 0.0});
+      CHECK(root.memory <= cap);
+      CHECK(root.cost >= correct.best_cost);
+      CHECK(root.lower_bound <= correct.best_cost * (1 + 1e-12));
+      CHECK(root.lower_bound >= unconstrained);
+      CHECK(root.gap == doctest::Approx(relative_gap(root.cost, root.lower_bound)));
+      below_optimum_roots += root.lower_bound < correct.best_cost;
+    }
+  }
+  CHECK(cases == 540);
+  CHECK(below_optimum_roots > 0);  // the random cases do exercise the branch and bound
+}
+
+TEST_CASE("solve_under_cap: caps honoured on the zoo") {
+  // Caps between each graph's least memory and its optimum's; a short search
+  // (the test checks what every answer must be, not how close it gets).
+  struct Case {
+    const char* graph;
+    int64_t devices;
+  };
+  for (const Case c : {Case{"alexnet", 8}, Case{"alexnet", 64}, Case{"rnnlm", 8}, Case{"rnnlm", 64},
+                       Case{"inception3", 8}, Case{"transformer", 8}}) {
+    CAPTURE(c.graph);
+    CAPTURE(c.devices);
+    Graph graph = load_graph(test::source_path(std::string("data/graphs/") + c.graph + ".json"));
+    Machine machine;
+    machine.devices = c.devices;
+    CostTables tables = build_cost_tables(graph, machine);
+    MemoryTables memory = build_memory_tables(graph, tables, {});
+    MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
+    const Solution plain = solve(graph, tables, SolveOptions{});
+    const double optimum = plain.cost;
+    const PricedPoint uncapped = dp.solve(0.0);
+    CHECK(uncapped.choice == plain.choice);  // a price of 0 is the plain DP
+    const uint64_t least = dp.least_bytes(), need = uncapped.memory;
+    REQUIRE(least < need);
+    for (double f : {0.0, 0.3, 0.9}) {
+      const uint64_t cap = least + static_cast<uint64_t>(f * static_cast<double>(need - least));
+      CAPTURE(cap);
+      CappedSolution result = solve_under_cap(dp, tables.objective, memory, cap, {64, 2, 1e9, 0.0});
+      REQUIRE(result.feasible);
+      CHECK(result.memory <= cap);
+      CHECK(result.memory == plan_memory(memory, result.choice).total());
+      CHECK(result.cost >= optimum * (1 - 1e-9));
+      CHECK(result.lower_bound >= optimum * (1 - 1e-9));
+      CHECK(result.lower_bound <= result.cost * (1 + 1e-12));
+    }
+    // At the optimum's own memory the cap changes nothing.
+    CappedSolution same = solve_under_cap(dp, tables.objective, memory, need);
+    CHECK(same.choice == uncapped.choice);
+    CHECK(same.gap == 0.0);
+  }
+}
+
+TEST_CASE("pase solve --memory-per-device: refusals") {
+  const std::string alexnet = test::source_path("data/graphs/alexnet.json");
+  SUBCASE("a cap below the least memory: exit 3, the least memory, and the plan that reaches it") {
+    const std::string out = test::write_temp_file("least.json", "");
+    test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --memory-per-device 100MB --out " + out);
+    CHECK(r.status == 3);
+    CHECK(r.error ==
+          "error: refused: no strategy fits in 100000000 bytes (0.09 GiB) per device: the least any strategy needs is "
+          "186001600 bytes (0.17 GiB)\n");
+    CHECK(r.output.empty());
+    test::CommandResult check = test::run_pase("solve " + alexnet + " -p 8 --memory-per-device 186001600 --json");
+    REQUIRE(check.status == 0);
+    CHECK(check.output.find("\"per_device_bytes\":186001600,\"cap_bytes\":186001600") != std::string::npos);
+    std::string written = test::run_pase("evaluate " + alexnet + " -p 8 --strategy " + out + " --json").output;
+    CHECK(written.find("\"per_device_bytes\":186001600") != std::string::npos);
+  }
+  SUBCASE("a malformed size: exit 2, one line") {
+    test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --memory-per-device 16GiBs");
+    CHECK(r.status == 2);
+    CHECK(r.error ==
+          "error: --memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '16GiBs'\n");
+  }
+  SUBCASE("a bad dtype: exit 2, one line") {
+    test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --dtype fp16");
+    CHECK(r.status == 2);
+    CHECK(r.error == "error: --dtype: expected fp32 or bf16, got 'fp16'\n");
+  }
+}

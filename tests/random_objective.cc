@@ -1,0 +1,71 @@
+#include "random_objective.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+namespace pase::test {
+
+std::vector<int32_t> class_map(std::mt19937& rng, size_t configs, bool merge, int32_t& classes) {
+  std::vector<int32_t> map(configs);
+  if (!merge || configs == 1) {
+    for (size_t s = 0; s < configs; ++s) map[s] = static_cast<int32_t>(s);
+    classes = static_cast<int32_t>(configs);
+    return map;
+  }
+  classes = 1 + static_cast<int32_t>(rng() % (configs - 1));  // 1 .. configs - 1
+  for (size_t s = 0; s < configs; ++s) map[s] = s < static_cast<size_t>(classes) ? static_cast<int32_t>(s) : static_cast<int32_t>(rng() % static_cast<uint32_t>(classes));
+  std::shuffle(map.begin(), map.end(), rng);
+  return map;
+}
+
+Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool merge) {
+  Objective objective;
+  for (int v = 0; v < n; ++v) {
+    std::vector<double> cost(1 + rng() % max_configs);
+    for (double& c : cost) c = static_cast<double>(rng() % 1000);
+    objective.vertex_cost.push_back(cost);
+  }
+  for (int u = 0; u < n; ++u)
+    for (int v = u + 1; v < n; ++v)
+      for (int copies = static_cast<int>(rng() % 3) - 1; copies > 0 || (copies == 0 && rng() % 2); --copies) {
+        PairCost pair;
+        pair.u = u;
+        pair.v = v;
+        pair.u_class = class_map(rng, objective.config_count(u), merge && rng() % 4 != 0, pair.u_classes);
+        pair.v_class = class_map(rng, objective.config_count(v), merge && rng() % 4 != 0, pair.v_classes);
+        const PairCost* previous = objective.pairs.empty() ? nullptr : &objective.pairs.back();
+        if (merge && previous && previous->u_classes == pair.u_classes && previous->v_classes == pair.v_classes &&
+            rng() % 2) {
+          pair.cost = previous->cost;
+        } else {
+          auto matrix = std::make_shared<std::vector<double>>();
+          for (int32_t i = 0; i < pair.u_classes * pair.v_classes; ++i) matrix->push_back(static_cast<double>(rng() % 500));
+          pair.cost = std::move(matrix);
+        }
+        objective.pairs.push_back(pair);
+        if (copies == 0) break;
+      }
+  return objective;
+}
+
+double brute_force(const Objective& objective, std::vector<int32_t>& best_choice) {
+  size_t n = objective.vertex_count();
+  std::vector<int32_t> choice(n, 0);
+  double best = std::numeric_limits<double>::infinity();
+  while (true) {
+    double cost = objective.evaluate(choice);
+    if (cost < best) {
+      best = cost;
+      best_choice = choice;
+    }
+    size_t i = 0;
+    for (; i < n; ++i) {
+      if (++choice[i] < static_cast<int32_t>(objective.config_count(i))) break;
+      choice[i] = 0;
+    }
+    if (i == n) return best;
+  }
+}
+
+}  // namespace pase::test

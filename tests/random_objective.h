@@ -1,0 +1,26 @@
+#pragma once
+// Random table-driven objectives and brute-force enumeration, shared by the
+// tests that check the DP (and the capped search) against exhaustive search.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "costmodel/objective.h"
+
+namespace pase::test {
+
+/// A class map for `configs` configurations: the identity, or (merge) a random
+/// map onto fewer classes, every class used at least once.
+std::vector<int32_t> class_map(std::mt19937& rng, size_t configs, bool merge, int32_t& classes);
+
+/// A random objective: n vertices of 1..max_configs configurations with integer
+/// costs, and dense-ish random edges (many cycles in the undirected sense,
+/// joins, parallel edges). With `merge`, each edge end gets a random class map
+/// onto fewer classes with probability 3/4, and an edge sometimes shares the
+/// previous edge's matrix (as edges priced alike do).
+Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool merge);
+
+/// Minimum of the objective over every assignment (odometer over configurations).
+double brute_force(const Objective& objective, std::vector<int32_t>& best_choice);
+
+}  // namespace pase::test
