@@ -55,6 +55,7 @@ struct Vertex {
   std::string equation;  ///< einsum; matmul and embedding get an equivalent one
   Shape filter;
   HeightWidth stride{1, 1}, padding{0, 0}, window{0, 0};
+  bool weight_kn = false;  ///< fc: the model holds its weight [K, N] (`weight_layout` "kn"), not [N, K]
   std::vector<std::string> weight_names;  ///< the node's `weights`: one per op-owned weight, or empty (NODE/weight)
   std::vector<PointwiseWeight> pointwise_weights;
 };

@@ -104,6 +104,11 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
     for (const JsonReader& entry : f->items("weight names")) names.push_back(get_weight_name(entry));
     out.weights = names;
   }
+  if (auto f = node.optional("weight_layout")) {
+    out.weight_layout = f->as_string();
+    if (*out.weight_layout != "nk" && *out.weight_layout != "kn")
+      f->fail("expected \"nk\" or \"kn\", got " + json(*out.weight_layout).dump());
+  }
   if (auto f = node.optional("pointwise_weights")) out.pointwise_weights = get_pointwise_weights(*f);
   if (auto f = node.optional("parts")) {
     if (f->value().is_array()) {
@@ -242,6 +247,7 @@ std::string write_graph_file(const GraphFileV1& graph) {
     if (n.axis) add("axis", *n.axis);
     if (n.pointwise) add("pointwise", *n.pointwise);
     if (n.weights) add("weights", *n.weights);
+    if (n.weight_layout) add("weight_layout", *n.weight_layout);
     if (n.pointwise_weights) fields.emplace_back("pointwise_weights", pointwise_weights_text(*n.pointwise_weights));
     if (n.cutoff) add("cutoff", *n.cutoff);
     if (n.outputs) add("outputs", *n.outputs);

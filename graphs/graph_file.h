@@ -47,6 +47,7 @@ struct NodeV1 {
   bool parts_is_count = false;                ///< `parts` was a single number (equal parts)
   std::optional<bool> keepdims;
   std::optional<std::vector<std::string>> weights;  ///< names of the op's own weights (conv2d, fc, embedding, lstm)
+  std::optional<std::string> weight_layout;         ///< fc: "nk" (the default, PyTorch's Linear) or "kn" (held [K, N])
   std::optional<std::vector<PointwiseWeightV1>> pointwise_weights;
 };
 

@@ -142,14 +142,7 @@ class Lowerer {
       // name and is listed under "parameters".
       auto parameter = parameters_.find(tensor);
       if (parameter != parameters_.end() && parameter->second.as_held()) {
-        auto named = parameter_tensors_.find(parameter->second.name);
-        if (named == parameter_tensors_.end()) {
-          std::string name = unique_name(pase_name(parameter->second.name, "weight"));
-          result_.graph.tensors.emplace_back(name, shape_of(node, tensor));
-          result_.graph.parameters.push_back(name);
-          named = parameter_tensors_.emplace(parameter->second.name, name).first;
-        }
-        ext = externals_.emplace(tensor, named->second).first;
+        ext = externals_.emplace(tensor, parameter_tensor(node, parameter->second)).first;
       } else {
         std::string name = unique_name(pase_name(tensor, "tensor"));
         result_.graph.tensors.emplace_back(name, shape_of(node, tensor));
@@ -160,46 +153,78 @@ class Lowerer {
   }
 
   // --- weights ---------------------------------------------------------------------
-  // The model's name of the parameter `tensor` is, when the op reads it as the
-  // model holds it (or, with `transposed`, as the transpose of a 2-D one).
-  std::optional<std::string> parameter_name(const std::string& tensor, bool transposed = false) const {
+  // The external tensor that stands for a parameter as the model holds it:
+  // named after it and listed under "parameters", one for all its views.
+  std::string parameter_tensor(const onnx::NodeProto& node, const ParameterView& parameter) {
+    auto named = parameter_tensors_.find(parameter.name);
+    if (named == parameter_tensors_.end()) {
+      std::string name = unique_name(pase_name(parameter.name, "weight"));
+      result_.graph.tensors.emplace_back(name, shape_of(node, parameter.name));
+      result_.graph.parameters.push_back(name);
+      named = parameter_tensors_.emplace(parameter.name, name).first;
+    }
+    return named->second;
+  }
+
+  // The model's name of the parameter `tensor` is, when the op reads it as the model holds it.
+  std::optional<std::string> parameter_name(const std::string& tensor) const {
     auto it = parameters_.find(tensor);
-    if (it == parameters_.end()) return std::nullopt;
-    bool fits = transposed ? it->second.perm == std::vector<int64_t>{1, 0} : it->second.as_held();
-    if (!fits) return std::nullopt;
+    if (it == parameters_.end() || !it->second.as_held()) return std::nullopt;
     return it->second.name;
   }
 
-  // `weights` of a conv2d, fc or embedding: the name of the parameter it owns.
-  void name_weight(NodeV1& n, const std::string& tensor, bool transposed = false) const {
-    if (std::optional<std::string> name = parameter_name(tensor, transposed)) n.weights = std::vector<std::string>{*name};
+  // `weights` of a conv2d or embedding: the name of the parameter it owns.
+  void name_weight(NodeV1& n, const std::string& tensor) const {
+    if (std::optional<std::string> name = parameter_name(tensor)) n.weights = std::vector<std::string>{*name};
   }
 
-  // A parameter that node `index` applies elementwise to its output 0 (a
-  // bias, a scale), lined up from `axis` or with its last axes. Tensors with
-  // more than one dimension above 1 (masks) are not biases and stay unlisted.
-  void add_pointwise_weight(int index, const std::string& tensor, std::optional<int64_t> axis) {
+  // `weights` and `weight_layout` of an fc whose matrix operand is `tensor`,
+  // read as [N, K] when `read_nk` (Gemm's transB = 1), else as [K, N]. The
+  // parameter may be held either way, the operand being it or its Transpose:
+  // the fc's weight keeps the parameter's name and the layout it is held in.
+  void name_fc_weight(NodeV1& n, const std::string& tensor, bool read_nk) const {
+    auto it = parameters_.find(tensor);
+    if (it == parameters_.end() || it->second.perm.size() != 2) return;
+    // Operand dimension i is the parameter's dimension perm[i]; N is operand dimension 0 or 1.
+    const int64_t n_of_parameter = it->second.perm[read_nk ? 0 : 1];
+    n.weights = std::vector<std::string>{it->second.name};
+    if (n_of_parameter == 1) n.weight_layout = "kn";
+  }
+
+  // A parameter applied elementwise to an output of shape `out` (a bias, a
+  // scale), lined up from `axis` or with its last axes. Tensors with more
+  // than one dimension above 1 (masks) are not biases: nullopt.
+  std::optional<PointwiseWeightV1> as_pointwise_weight(const std::string& tensor, const Shape& out,
+                                                       std::optional<int64_t> axis) const {
     std::optional<std::string> name = parameter_name(tensor);
     const Shape* shape = facts_.shape(tensor);
-    if (index < 0 || !name || !shape || shape->empty()) return;
-    NodeV1& n = result_.graph.nodes[static_cast<size_t>(index)];
-    if (!n.outputs || n.outputs->empty()) return;
-    const Shape& out = n.outputs->front();
+    if (!name || !shape || shape->empty()) return std::nullopt;
     const auto rank = static_cast<int64_t>(out.size()), dims = static_cast<int64_t>(shape->size());
     int64_t from = axis.value_or(rank - dims);
-    if (from < 0 || from + dims > rank) return;
+    if (from < 0 || from + dims > rank) return std::nullopt;
     int large = 0;
     for (int64_t d = 0; d < dims; ++d) {
       int64_t size = (*shape)[static_cast<size_t>(d)];
-      if (size != 1 && size != out[static_cast<size_t>(from + d)]) return;
+      if (size != 1 && size != out[static_cast<size_t>(from + d)]) return std::nullopt;
       large += size > 1 ? 1 : 0;
     }
-    if (large > 1) return;
-    if (n.weights && std::find(n.weights->begin(), n.weights->end(), *name) != n.weights->end()) return;
+    if (large > 1) return std::nullopt;
+    return PointwiseWeightV1{*name, *shape, from == rank - dims ? std::nullopt : std::optional<int64_t>(from)};
+  }
+
+  // A parameter that node `index` applies elementwise to its output 0, listed
+  // in its `pointwise_weights` (once, and not when it is the node's own weight).
+  void add_pointwise_weight(int index, const std::string& tensor, std::optional<int64_t> axis) {
+    if (index < 0) return;
+    NodeV1& n = result_.graph.nodes[static_cast<size_t>(index)];
+    if (!n.outputs || n.outputs->empty()) return;
+    std::optional<PointwiseWeightV1> weight = as_pointwise_weight(tensor, n.outputs->front(), axis);
+    if (!weight) return;
+    if (n.weights && std::find(n.weights->begin(), n.weights->end(), weight->name) != n.weights->end()) return;
     std::vector<PointwiseWeightV1>& list = n.pointwise_weights ? *n.pointwise_weights : n.pointwise_weights.emplace();
     for (const PointwiseWeightV1& w : list)
-      if (w.name == *name) return;
-    list.push_back({*name, *shape, from == rank - dims ? std::nullopt : std::optional<int64_t>(from)});
+      if (w.name == weight->name) return;
+    list.push_back(std::move(*weight));
   }
 
   int last_node() const { return static_cast<int>(result_.graph.nodes.size()) - 1; }
@@ -713,11 +738,12 @@ class Lowerer {
       const Shape& b = shape_of(node, node.input(1));
       NodeV1& n = emit(node, "fc", {ref_of(node, node.input(0)).ref}, {node.output(0)});
       n.units = trans_b ? b[0] : b[1];
-      name_weight(n, node.input(1), /*transposed=*/!trans_b);  // fc holds (N, K)
+      name_fc_weight(n, node.input(1), /*read_nk=*/trans_b);
       if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(last_node(), node.input(2), std::nullopt);
       return;
     }
-    lower_einsum_matmul(node, trans_a, trans_b);
+    if (!lower_einsum_matmul(node, trans_a, trans_b)) return;
+    if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(last_node(), node.input(2), std::nullopt);
   }
 
   void lower_matmul(const onnx::NodeProto& node) {
@@ -727,7 +753,7 @@ class Lowerer {
     if (a_active && !b_active && b.size() == 2 && a.size() >= 2) {
       NodeV1& n = emit(node, "fc", {ref_of(node, node.input(0)).ref}, {node.output(0)});
       n.units = b[1];
-      name_weight(n, node.input(1), /*transposed=*/true);  // fc holds (N, K): a Transpose of the parameter
+      name_fc_weight(n, node.input(1), /*read_nk=*/false);
       return;
     }
     if (a_active && b_active && a.size() == b.size() && a.size() >= 2 && std::equal(a.begin(), a.end() - 2, b.begin())) {
@@ -737,12 +763,37 @@ class Lowerer {
     lower_einsum_matmul(node, false, false);
   }
 
-  void lower_einsum_matmul(const onnx::NodeProto& node, bool trans_a, bool trans_b) {
+  // An einsum vertex for a MatMul or Gemm; false when unsupported.
+  bool lower_einsum_matmul(const onnx::NodeProto& node, bool trans_a, bool trans_b) {
     std::optional<std::string> equation =
         matmul_equation(shape_of(node, node.input(0)), shape_of(node, node.input(1)), trans_a, trans_b);
-    if (!equation) return unsupported(node, "operands of rank < 2 or broadcast batch dimensions");
-    NodeV1& n = emit(node, "einsum", {ref_of(node, node.input(0)).ref, ref_of(node, node.input(1)).ref}, {node.output(0)});
-    n.equation = *equation;
+    if (!equation) {
+      unsupported(node, "operands of rank < 2 or broadcast batch dimensions");
+      return false;
+    }
+    // An operand that is a Transpose of a parameter is read as the model holds
+    // the parameter, with its letters permuted: "bkn" on a view with perm
+    // [0, 2, 1] reads the parameter as "bnk". The einsum computes the same.
+    const size_t arrow = equation->find("->");
+    std::string terms[2] = {equation->substr(0, equation->find(',')),
+                            equation->substr(equation->find(',') + 1, arrow - equation->find(',') - 1)};
+    std::vector<std::string> inputs;
+    for (size_t j = 0; j < 2; ++j) {
+      const std::string& tensor = node.input(static_cast<int>(j));
+      auto parameter = parameters_.find(tensor);
+      if (is_active(tensor) || parameter == parameters_.end() || parameter->second.as_held() ||
+          parameter->second.perm.size() != terms[j].size()) {
+        inputs.push_back(ref_of(node, tensor).ref);
+        continue;
+      }
+      std::string held(terms[j].size(), '?');
+      for (size_t i = 0; i < terms[j].size(); ++i) held[static_cast<size_t>(parameter->second.perm[i])] = terms[j][i];
+      terms[j] = held;
+      inputs.push_back(parameter_tensor(node, parameter->second));
+    }
+    NodeV1& n = emit(node, "einsum", inputs, {node.output(0)});
+    n.equation = terms[0] + "," + terms[1] + equation->substr(arrow);
+    return true;
   }
 
   void lower_binary(const onnx::NodeProto& node, const std::vector<int>& slots) {
@@ -753,9 +804,22 @@ class Lowerer {
       // A bias, scale or constant applied to one activation: pointwise work of
       // its producer, which also lists the bias or scale among its weights.
       Ref in = ref_of(node, x);
-      if (is_one_of(node.op_type(), {"Add", "Sub", "Mul", "Div"}))
-        for (int k = 0; k < node.input_size(); ++k)
-          if (k != slots[0] && !node.input(k).empty()) add_pointwise_weight(in.node, node.input(k), std::nullopt);
+      if (!is_one_of(node.op_type(), {"Add", "Sub", "Mul", "Div"})) return fold(node.output(0), in, 1);
+      std::vector<std::string> others;
+      for (int k = 0; k < node.input_size(); ++k)
+        if (k != slots[0] && !node.input(k).empty()) others.push_back(node.input(k));
+      if (in.node < 0) {
+        // No single-output layer produces `x` (a graph input, an output of a
+        // split): a bias or scale gets a vertex of its own that lists it,
+        // costed as the elementwise op it is.
+        auto is_weight = [&](const std::string& t) { return as_pointwise_weight(t, out, std::nullopt).has_value(); };
+        if (std::any_of(others.begin(), others.end(), is_weight)) {
+          emit(node, "elementwise", {in.ref}, {node.output(0)});
+          for (const std::string& t : others) add_pointwise_weight(last_node(), t, std::nullopt);
+          return;
+        }
+      }
+      for (const std::string& t : others) add_pointwise_weight(in.node, t, std::nullopt);
       return fold(node.output(0), in, 1);
     }
     std::vector<std::string> inputs;

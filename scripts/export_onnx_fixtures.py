@@ -7,7 +7,8 @@ system interpreter from the repository root:
     /usr/bin/python3 scripts/export_onnx_fixtures.py [--out data/onnx] [NAME ...]
 
 Every model is exported at batch 128, opset 14, in training mode, without
-weights (export_params=False), so each file holds only the graph. Large
+weights (export_params=False), so each file holds only the graph; the tiny
+parameter_layouts model alone keeps its values (see its docstring). Large
 constants that the exporter still embeds are replaced by empty
 ConstantOfShape-free placeholders (see strip_big_constants) to keep the
 files small; pase only needs their shapes.
@@ -38,6 +39,34 @@ class Encoder(torch.nn.Module):
         return self.encoder(x)
 
 
+class ParameterLayouts(torch.nn.Module):
+    """Parameters held or read in every layout the importer names: a bias on
+    the graph input, a matrix held [K, N] (h @ W, TensorFlow's layout), a
+    Linear (its [N, K] weight through a Transpose), a transposed parameter on
+    an einsum's left (W.t() @ h), a Gemm with transB = 0 (addmm), and buffers
+    that are neither data nor weights: BatchNorm's running statistics and a
+    [seq, dim] mask. Exported with its values (a few KB): without them the
+    left operand of a MatMul and the mask would be graph inputs taken for data."""
+
+    def __init__(self):
+        super().__init__()
+        self.shift = torch.nn.Parameter(torch.zeros(16))
+        self.kn = torch.nn.Parameter(torch.zeros(16, 24))
+        self.linear = torch.nn.Linear(24, 16)
+        self.mix = torch.nn.Parameter(torch.zeros(4, 6))
+        self.bn = torch.nn.BatchNorm1d(6)
+        self.head = torch.nn.Parameter(torch.zeros(96, 10))
+        self.head_bias = torch.nn.Parameter(torch.zeros(10))
+        self.register_buffer("mask", torch.ones(4, 16))
+
+    def forward(self, x):  # x: [batch, 4, 16]
+        h = (x + self.shift) * self.mask
+        h = torch.relu(h @ self.kn)
+        h = self.linear(h)
+        h = self.bn(torch.matmul(self.mix.t(), h))  # [batch, 6, 16]
+        return torch.addmm(self.head_bias, h.flatten(1), self.head)
+
+
 def models():
     tv = torchvision.models
     return {
@@ -48,6 +77,7 @@ def models():
                          (BATCH, 3, 299, 299)),
         "densenet121": (lambda: tv.densenet121(weights=None), (BATCH, 3, 224, 224)),
         "transformer_encoder": (Encoder, (BATCH, 128, 512)),
+        "parameter_layouts": (ParameterLayouts, (BATCH, 4, 16), True),
     }
 
 
@@ -79,13 +109,13 @@ def strip_big_constants(model):
     return stripped
 
 
-def export(name, factory, shape, out_dir):
+def export(name, factory, shape, out_dir, export_params=False):
     torch.manual_seed(0)
     model = factory()
     model.train()
     x = torch.randn(*shape)
     path = os.path.join(out_dir, name + ".onnx")
-    torch.onnx.export(model, (x,), path, export_params=False, opset_version=OPSET,
+    torch.onnx.export(model, (x,), path, export_params=export_params, opset_version=OPSET,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["output"])
     onnx_model = onnx.load(path)
@@ -106,8 +136,7 @@ def main():
     for name in names:
         if name not in table:
             sys.exit(f"unknown model {name}; known: {', '.join(table)}")
-        factory, shape = table[name]
-        export(name, factory, shape, args.out)
+        export(name, *table[name][:2], args.out, *table[name][2:])
 
 
 if __name__ == "__main__":

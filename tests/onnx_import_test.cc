@@ -10,9 +10,19 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "costmodel/cost_model.h"
+#include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph.h"
+#include "graphs/layer_weights.h"
+#include "graphs/vertex_model.h"
 #include "onnximport/import_onnx.h"
+#include "solver/build_plan.h"
+#include "solver/config_lookup.h"
+#include "solver/mesh.h"
+#include "solver/plan_check.h"
+#include "solver/plan_reader.h"
+#include "solver/strategy_file.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -299,7 +309,7 @@ TEST_CASE("import_onnx: weights keep the exporter's names; biases and scales are
   m.initializer("left", {3, 2});  // a graph input there would be data (MatMul's left operand)
   m.initializer("mask", {8, 8});
   TinyModel::attribute(m.node("gemm", "Gemm", {"x", "fc.weight", "fc.bias"}, {"g"}), "transB", int64_t{1});
-  m.node("plain", "MatMul", {"g", "raw"}, {"h"});  // a [K, N] weight: fc holds [N, K], so no name
+  m.node("plain", "MatMul", {"g", "raw"}, {"h"});  // a weight held [K, N]
   TinyModel::attribute(m.node("t", "Transpose", {"proj.weight"}, {"proj_t"}), "perm", std::vector<int64_t>{1, 0});
   m.node("proj", "MatMul", {"h", "proj_t"}, {"k"});
   m.node("lefty", "MatMul", {"left", "k"}, {"l"});  // weight on the left: an einsum reading an external weight
@@ -318,50 +328,189 @@ TEST_CASE("import_onnx: weights keep the exporter's names; biases and scales are
   CHECK(weights(node_named(file, "gemm")) == std::vector<std::string>{"fc.weight"});
   CHECK(pointwise(node_named(file, "gemm")) == std::vector<PointwiseWeightV1>{{"fc.bias", {4}, std::nullopt}});
   CHECK(node_named(file, "plain").op == "fc");
-  CHECK(!node_named(file, "plain").weights);
+  CHECK(weights(node_named(file, "plain")) == std::vector<std::string>{"raw"});
+  CHECK(node_named(file, "plain").weight_layout == "kn");
+  CHECK(!node_named(file, "gemm").weight_layout);  // [N, K]: the default
   CHECK(weights(node_named(file, "proj")) == std::vector<std::string>{"proj.weight"});
   CHECK(node_named(file, "lefty").op == "einsum");
   CHECK(node_named(file, "lefty").inputs[0] == "left");
   CHECK(file.parameters == std::vector<std::string>{"left"});
   CHECK(weights(node_named(file, "conv")) == std::vector<std::string>{"conv.weight"});
   CHECK(pointwise(node_named(file, "conv")) == std::vector<PointwiseWeightV1>{{"conv.bias", {4}, 1}});
-  // The running statistics and the [8, 8] mask are buffers: listed nowhere.
+  // The running statistics and the [8, 8] mask are buffers: neither data
+  // (external tensors of the graph) nor weights of any node.
   CHECK(pointwise(node_named(file, "bn")) ==
         std::vector<PointwiseWeightV1>{{"bn.weight", {4}, 1}, {"bn.bias", {4}, 1}});
+  std::vector<std::string> tensors;
+  for (const auto& [name, shape] : file.tensors) tensors.push_back(name);
+  CHECK(tensors == std::vector<std::string>{"x", "left", "img"});
+  for (const NodeV1& node : file.nodes)
+    for (const PointwiseWeightV1& w : pointwise(node))
+      CHECK((w.name != "mask" && w.name != "bn.running_mean" && w.name != "bn.running_var"));
+}
+
+TEST_CASE("import_onnx: weights held [K, N], transposed einsum operands and biases on inputs keep the exporter's names") {
+  TinyModel m;
+  m.input("x", {4, 8});
+  m.input("z", {2, 3, 5});
+  // Graph inputs in parameter slots (export_params=False), and initializers
+  // where a graph input would be data (an einsum's operands).
+  m.input("kn", {8, 6});
+  m.input("g.weight", {6, 5});
+  m.input("gt.weight", {5, 7});
+  m.input("zb", {5});
+  m.input("sb", {3});
+  m.initializer("mix", {4, 3});
+  m.initializer("w3", {2, 7, 5});
+  m.node("matmul", "MatMul", {"x", "kn"}, {"h"});          // fc reading [K, N] as held
+  m.node("gemm", "Gemm", {"h", "g.weight"}, {"g"});        // transB = 0: [K, N] as held
+  TinyModel::attribute(m.node("gt", "Transpose", {"gt.weight"}, {"gt_t"}), "perm", std::vector<int64_t>{1, 0});
+  // [K, N] read through a Transpose as transB = 1's [N, K]:
+  TinyModel::attribute(m.node("gemm_t", "Gemm", {"g", "gt_t"}, {"k"}), "transB", int64_t{1});
+  TinyModel::attribute(m.node("mt", "Transpose", {"mix"}, {"mix_t"}), "perm", std::vector<int64_t>{1, 0});
+  m.node("left", "MatMul", {"mix_t", "h"}, {"l"});         // [3, 4] x [4, 6]: the Transpose of mix on the left
+  m.node("shift", "Add", {"z", "zb"}, {"zs"});             // a bias on a graph input
+  TinyModel::attribute(m.node("wt", "Transpose", {"w3"}, {"w3_t"}), "perm", std::vector<int64_t>{0, 2, 1});
+  m.node("batched", "MatMul", {"zs", "w3_t"}, {"b"});      // [2, 3, 5] x [2, 5, 7]
+  TinyModel::attribute(m.node("halves", "Split", {"h"}, {"h0", "h1"}), "axis", int64_t{1});
+  m.node("split_bias", "Add", {"h1", "sb"}, {"s"});        // a bias on the second output of a split
+  m.node("join", "Add", {"h0", "s"}, {"j"});
+  for (const char* out : {"k", "l", "b", "j"}) m.output(out);
+  GraphFileV1 file = import_onnx(m.save("layouts.onnx"), OnnxImportOptions{}).graph;
+
+  CHECK(node_named(file, "matmul").op == "fc");
+  CHECK(node_named(file, "matmul").weights == std::vector<std::string>{"kn"});
+  CHECK(node_named(file, "matmul").weight_layout == "kn");
+  CHECK(node_named(file, "gemm").weights == std::vector<std::string>{"g.weight"});
+  CHECK(node_named(file, "gemm").weight_layout == "kn");
+  CHECK(node_named(file, "gemm_t").weights == std::vector<std::string>{"gt.weight"});
+  CHECK(node_named(file, "gemm_t").weight_layout == "kn");
+  // The einsums read the parameters as held, their letters permuted.
+  CHECK(node_named(file, "left").op == "einsum");
+  CHECK(node_named(file, "left").inputs == std::vector<std::string>{"mix", "matmul"});
+  CHECK(node_named(file, "left").equation == "km,kn->mn");
+  CHECK(node_named(file, "batched").inputs == std::vector<std::string>{"shift", "w3"});
+  CHECK(node_named(file, "batched").equation == "amk,ank->amn");
+  CHECK(file.parameters == std::vector<std::string>{"mix", "w3"});
+  // A bias with no single-output layer to fold into gets an elementwise vertex.
+  CHECK(node_named(file, "shift").op == "elementwise");
+  CHECK(node_named(file, "shift").inputs == std::vector<std::string>{"z"});
+  CHECK(node_named(file, "shift").pointwise_weights == std::vector<PointwiseWeightV1>{{"zb", {5}, std::nullopt}});
+  CHECK(node_named(file, "split_bias").inputs == std::vector<std::string>{"halves:1"});
+  CHECK(node_named(file, "split_bias").pointwise_weights == std::vector<PointwiseWeightV1>{{"sb", {3}, std::nullopt}});
+
+  // Every parameter once, with the exporter's shape, among the layers' weights.
+  Graph graph = build_graph(file, "layouts.onnx");
+  std::map<std::string, std::vector<Shape>> listed;
+  std::map<std::string, std::vector<std::string>> letters;
+  for (const Vertex& vertex : graph.vertices) {
+    VertexModel model = build_vertex_model(vertex);
+    for (const LayerWeight& w : layer_weights(vertex, model)) {
+      listed[w.name].push_back(w.shape);
+      letters[w.name] = split_letters(w.split, model.letters);
+    }
+  }
+  const std::map<std::string, std::vector<Shape>> correct = {
+      {"kn", {{8, 6}}}, {"g.weight", {{6, 5}}}, {"gt.weight", {{5, 7}}}, {"mix", {{4, 3}}},
+      {"w3", {{2, 7, 5}}}, {"zb", {{5}}},    {"sb", {{3}}}};
+  CHECK(listed == correct);
+  CHECK(letters["kn"] == std::vector<std::string>{"k", "n"});  // fc (b n k): K rows, N columns
+  CHECK(letters["mix"] == std::vector<std::string>{"k", "m"});
+  CHECK(letters["w3"] == std::vector<std::string>{"a", "n", "k"});
 }
 
 TEST_CASE("pase solve: every trainable parameter of the fixtures is in the strategy file, once") {
   // torchvision's CNNs (conv and fc weights and biases, BatchNorm scales and
-  // shifts) and the Transformer encoder (in_proj, out_proj, LayerNorm).
-  for (const char* name : {"alexnet", "vgg16", "resnet50", "inception_v3", "transformer_encoder"}) {
+  // shifts), the Transformer encoder (in_proj, out_proj, LayerNorm) and the
+  // parameter_layouts model (a bias on the input, fc weights held [K, N], a
+  // transposed einsum operand; exported with its values and a mask buffer).
+  for (const char* name : {"alexnet", "vgg16", "resnet50", "inception_v3", "transformer_encoder", "parameter_layouts"}) {
     CAPTURE(name);
     onnx::ModelProto model;
     std::ifstream in(fixture(name), std::ios::binary);
     REQUIRE(model.ParseFromIstream(&in));
-    // The exporter's parameters (export_params=False: graph inputs), without
-    // the data input and BatchNormalization's running statistics.
-    std::set<std::string> buffers;
+    // The exporter's parameters (graph inputs with export_params=False,
+    // initializers otherwise) with their shapes, without the data input and
+    // the buffers: BatchNormalization's running statistics, the mask.
+    std::set<std::string> buffers = {"mask"};
     for (const onnx::NodeProto& node : model.graph().node())
       if (node.op_type() == "BatchNormalization")
         for (int k = 3; k < node.input_size(); ++k) buffers.insert(node.input(k));
-    std::set<std::string> expected;
+    std::map<std::string, Shape> expected;
     for (const onnx::ValueInfoProto& input : model.graph().input())
-      if (input.name() != "input" && !buffers.count(input.name())) expected.insert(input.name());
+      if (input.name() != "input" && !buffers.count(input.name())) {
+        Shape& shape = expected[input.name()];
+        for (const onnx::TensorShapeProto::Dimension& d : input.type().tensor_type().shape().dim()) shape.push_back(d.dim_value());
+      }
     for (const onnx::TensorProto& init : model.graph().initializer())
-      if (init.data_type() == onnx::TensorProto::FLOAT && !buffers.count(init.name())) expected.insert(init.name());
-    CHECK(expected.size() >= 16);  // alexnet's 8 weights and 8 biases, and more elsewhere
+      if (init.data_type() == onnx::TensorProto::FLOAT && !buffers.count(init.name()))
+        expected[init.name()] = Shape(init.dims().begin(), init.dims().end());
+    CHECK(expected.size() >= 9);  // parameter_layouts' 9; alexnet's 8 weights and 8 biases, and more elsewhere
 
     test::CommandResult result = test::run_pase("solve " + fixture(name) + " --devices 8 --json");
     REQUIRE(result.status == 0);
     nlohmann::json strategy = nlohmann::json::parse(result.output);
     std::map<std::string, int> listed;
     for (const nlohmann::json& layer : strategy["layers"])
-      for (const nlohmann::json& weight : layer["weights"]) ++listed[weight["name"].get<std::string>()];
-    for (const std::string& parameter : expected) {
+      for (const nlohmann::json& weight : layer["weights"]) {
+        const std::string weight_name = weight["name"].get<std::string>();
+        ++listed[weight_name];
+        CAPTURE(weight_name);
+        if (expected.count(weight_name)) CHECK(weight["shape"].get<Shape>() == expected[weight_name]);
+      }
+    for (const auto& [parameter, shape] : expected) {
       CAPTURE(parameter);
       CHECK(listed[parameter] == 1);
     }
     CHECK(listed.size() == expected.size());  // nothing else: no buffer, no NODE/weight
   }
+}
+
+TEST_CASE("build_plan: the parameter_layouts fixture with its weights split passes plan-check") {
+  // Configurations picked by hand so that every weight held [K, N] and the
+  // transposed einsum operand are split along both their dimensions.
+  GraphFileV1 file = import_onnx(fixture("parameter_layouts"), OnnxImportOptions{}).graph;
+  file.cutoff = 1;  // the model is tiny: let every dimension be split
+  Graph graph = build_graph(file, "parameter_layouts");
+  Machine machine;
+  machine.devices = 8;
+  PaseCostModel model(machine);
+  CostTables tables = build_cost_tables(graph, machine);
+  std::vector<int32_t> choice(graph.vertices.size(), 0);  // configuration 0: nothing split
+  auto pick = [&](const std::string& vertex, std::vector<int32_t> config) {
+    int v = graph.find_vertex(vertex);
+    REQUIRE(v >= 0);
+    CAPTURE(vertex);
+    int32_t index = find_config(tables.configs[static_cast<size_t>(v)], config.data());
+    REQUIRE(index >= 0);
+    choice[static_cast<size_t>(v)] = index;
+  };
+  pick("/Add", {2, 1, 4});              // a b c: the bias follows c
+  pick("/MatMul", {2, 1, 2, 2});        // b s n k, weight "kn" [K, N]
+  pick("/linear/MatMul", {2, 1, 2, 2});  // weight [N, K] through a Transpose
+  pick("/MatMul_1", {2, 2, 1, 2});      // a m n k: "km,akn->amn", mix [4, 6] follows (k, m)
+  pick("/Gemm", {2, 2, 2});             // b n k, head [96, 10] follows (k, n)
+  Mesh mesh = default_mesh(8, 0);
+  REQUIRE(unrealizable_reason(graph, tables, choice, mesh).empty());
+  PlanResult planned = build_plan(graph, tables, choice, mesh, model, PlanOptions{});
+  std::string text = write_strategy_file(graph, tables, choice, 0.0, nullptr, &planned.plan);
+  nlohmann::json document = nlohmann::json::parse(text);
+  std::map<std::string, nlohmann::json> weights;
+  for (const nlohmann::json& layer : document["layers"])
+    for (const nlohmann::json& w : layer["weights"]) weights[w["name"].get<std::string>()] = w;
+  auto summary = [&](const std::string& name) {
+    const nlohmann::json& w = weights[name];
+    return nlohmann::json{{"shape", w["shape"]}, {"dims", w["dims"]}, {"split", w["split"]}};
+  };
+  CHECK(summary("shift") == nlohmann::json::parse(R"({"shape": [16], "dims": ["c"], "split": [4]})"));
+  CHECK(summary("kn") == nlohmann::json::parse(R"({"shape": [16, 24], "dims": ["k", "n"], "split": [2, 2]})"));
+  CHECK(summary("linear.weight") == nlohmann::json::parse(R"({"shape": [16, 24], "dims": ["n", "k"], "split": [2, 2]})"));
+  CHECK(summary("mix") == nlohmann::json::parse(R"({"shape": [4, 6], "dims": ["k", "m"], "split": [2, 2]})"));
+  CHECK(summary("head") == nlohmann::json::parse(R"({"shape": [96, 10], "dims": ["k", "n"], "split": [2, 2]})"));
+  std::optional<PlanFile> plan = read_plan(text, "plan.json");
+  REQUIRE(plan);
+  PlanCheckReport report = check_plan(*plan);
+  CHECK(report.problems == std::vector<std::string>{});
+  CHECK(report.layers_computed >= 4);  // the fcs and the einsum, computed with their weights on a shrunk problem
 }
 #endif  // PASE_HAVE_ONNX

@@ -68,7 +68,7 @@ TEST_CASE("pase solve --mesh: named axes and a mesh the optimum must respect") {
 
 #ifdef PASE_HAVE_ONNX
 TEST_CASE("pase solve --mesh: plans of the ONNX fixtures pass plan-check") {
-  for (const char* name : {"alexnet", "vgg16", "resnet50", "inception_v3", "transformer_encoder"}) {
+  for (const char* name : {"alexnet", "vgg16", "resnet50", "inception_v3", "transformer_encoder", "parameter_layouts"}) {
     CAPTURE(name);
     std::string plan = test::write_temp_file(std::string("onnx-") + name + ".json", "");
     test::CommandResult solved =

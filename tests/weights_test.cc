@@ -91,6 +91,16 @@ TEST_CASE("weights: reader and builder errors are one line naming file, node and
        "g.json: node 'f': field 'pointwise_weights[0].name': missing"},
       {"a bias with a stray key", graph_text(kVector, fc + R"(, "pointwise_weights": [{"name": "b", "shape": [4], "axes": 1}]})"),
        "g.json: node 'f': field 'pointwise_weights[0].axes': unknown field for a pointwise weight (did you mean 'axis'?)"},
+      {"a weight layout that is neither", graph_text(kVector, fc + R"(, "weight_layout": "kN"})"),
+       "g.json: node 'f': field 'weight_layout': expected \"nk\" or \"kn\", got \"kN\""},
+      {"a weight layout not a string", graph_text(kVector, fc + R"(, "weight_layout": true})"),
+       "g.json: node 'f': field 'weight_layout': expected a string, got a boolean"},
+      {"a weight layout on an op without one", graph_text(kVector, R"({"name": "s", "op": "softmax", "inputs": ["v"], "weight_layout": "kn"})"),
+       "g.json: node 's': field 'weight_layout': unknown field for op 'softmax'"},
+      {"a weight held [K, N] tied to one held [N, K]", graph_text(kVector, fc + R"(, "weights": ["w"], "weight_layout": "kn"},
+           {"name": "g", "op": "fc", "inputs": ["v"], "units": 4, "weights": ["w"]})"),
+       "g.json: node 'g': field 'weights[0]': 'w' also names a weight of node 'f' with shape [32, 4], not [4, 32] "
+       "(a weight read by several layers has one shape)"},
       {"a parameter that is no tensor", graph_text(kVector, fc + "}", R"("parameters": ["w"], )"),
        "g.json: field 'parameters[0]': 'w' names no external tensor (did you mean 'v'?)"},
       {"a parameter listed twice", graph_text(kVector, fc + "}", R"("parameters": ["v", "v"], )"),
@@ -186,6 +196,39 @@ TEST_CASE("weights: external tensors are weights only when listed under paramete
   CHECK(split_letters(proj[0].split, "bnk") == std::vector<std::string>{"k", "n"});
   CHECK(weights_of(trained, "add").empty());  // pos is data
   CHECK(names_of(weights_of(trained, "again")) == std::vector<std::string>{"w2"});
+}
+
+TEST_CASE("weights: an fc weight held [K, N] (weight_layout \"kn\") keeps that shape; its GEMM is the same") {
+  const std::string nodes = R"({"name": "tf", "op": "fc", "inputs": ["v"], "units": 4, "weights": ["dense/kernel"], "weight_layout": "kn"},
+                               {"name": "pt", "op": "fc", "inputs": ["v"], "units": 4, "weight_layout": "nk"},
+                               {"name": "plain", "op": "fc", "inputs": ["v"], "units": 4})";
+  Graph graph = test::graph_from_json(graph_text(kVector, nodes));
+  std::vector<LayerWeight> tf = weights_of(graph, "tf"), pt = weights_of(graph, "pt"), plain = weights_of(graph, "plain");
+  REQUIRE(tf.size() == 1);
+  REQUIRE(pt.size() == 1);
+  REQUIRE(plain.size() == 1);
+  CHECK(tf[0].name == "dense/kernel");
+  CHECK(tf[0].shape == Shape{32, 4});  // [K, N]
+  CHECK(split_letters(tf[0].split, "bnk") == std::vector<std::string>{"k", "n"});
+  CHECK(pt[0].shape == Shape{4, 32});  // [N, K], the default
+  CHECK(split_letters(pt[0].split, "bnk") == std::vector<std::string>{"n", "k"});
+  CHECK(plain[0].shape == pt[0].shape);
+  CHECK(plain[0].split == pt[0].split);
+  // Only the weight's layout differs: domain, letters, tensors and work are those of the default.
+  VertexModel kn = build_vertex_model(graph.vertices[static_cast<size_t>(graph.find_vertex("tf"))]);
+  VertexModel nk = build_vertex_model(graph.vertices[static_cast<size_t>(graph.find_vertex("plain"))]);
+  CHECK(kn.letters == nk.letters);
+  CHECK(kn.domain == nk.domain);
+  CHECK(kn.inputs == nk.inputs);
+  CHECK(kn.outputs == nk.outputs);
+  CHECK(kn.work.m == nk.work.m);
+  CHECK(kn.work.n == nk.work.n);
+  CHECK(kn.work.k == nk.work.k);
+  // Written back only where the file has it, after `weights`.
+  std::string written = write_graph_file(parse_graph_file(graph_text(kVector, nodes), "g.json"));
+  CHECK(written.find(R"("weights": ["dense/kernel"], "weight_layout": "kn")") != std::string::npos);
+  CHECK(written.find(R"("units": 4, "weight_layout": "nk")") != std::string::npos);
+  CHECK(written.find(R"({ "name": "plain", "op": "fc", "inputs": ["v"], "units": 4 })") != std::string::npos);
 }
 
 TEST_CASE("weights: split_letters concatenates a dimension's letters, major first") {

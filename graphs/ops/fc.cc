@@ -1,5 +1,6 @@
 // fc: a fully connected layer over the last dimension. x = (x1…x_{q-1}, K),
-// weight (N, K): domain (x1…x_{q-1}, N, K), a GEMM with m = the x dims.
+// weight (N, K) or, with weight_layout "kn", (K, N): domain (x1…x_{q-1}, N, K),
+// a GEMM with m = the x dims.
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -9,6 +10,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   const Shape& x = node.input(0);
   if (x.size() < 2) node.expect_rank(0, 2, "batch dims then features");
   v.units = node.required(node.node().units, "units");
+  v.weight_kn = node.node().weight_layout.value_or("nk") == "kn";
   Shape out = x;
   out.back() = v.units;
   v.outputs = {node.checked("units", out)};
@@ -38,7 +40,10 @@ VertexModel model(const Vertex& v) {
   out.push_back({n_dim});
   m.inputs = {in};
   m.outputs = {out};
-  m.weights = {{"weight", {v.units, x.back()}, {{n_dim}, {k_dim}}}};  // (N, K), as PyTorch's Linear holds it
+  // (N, K) as PyTorch's Linear holds it, or (K, N) as TensorFlow's Dense and a
+  // MatMul on a stored [K, N] matrix do: the layout follows the model, the GEMM is the same.
+  if (v.weight_kn) m.weights = {{"weight", {x.back(), v.units}, {{k_dim}, {n_dim}}}};
+  else m.weights = {{"weight", {v.units, x.back()}, {{n_dim}, {k_dim}}}};
   m.work.n = {n_dim};
   m.work.k = {k_dim};
   m.work.pointwise = static_cast<double>(v.pointwise);
@@ -50,7 +55,11 @@ int units_dim(const Vertex&, const VertexModel& m) { return static_cast<int>(m.d
 }  // namespace
 
 OpDefinition fc() {
-  return OpDefinition("fc", OpKind::Fc).fields({"units"}, {"pointwise", "weights"}).infers(infer).models(model).works(describe_gemm)
+  return OpDefinition("fc", OpKind::Fc)
+      .fields({"units"}, {"pointwise", "weights", "weight_layout"})
+      .infers(infer)
+      .models(model)
+      .works(describe_gemm)
       .owt_role(units_dim);
 }
 
