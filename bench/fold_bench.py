@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Folding of repeated blocks, on demand (not part of the tests): the whole
+`pase solve` command with folding and with --no-fold, side by side.
+
+For each language-model preset and device count it exports the graph
+(`pase models export PRESET`), then times `pase solve GRAPH --devices P
+--no-plan` with and without --no-fold (median of --repeats runs, alternating),
+checks that both give the same total cost, and prints the folded blocks, the
+two times and their ratio. Cases over --timeout are printed as such.
+
+    bench/fold_bench.py [--pase build/pase] [--presets gpt3-175b,llama2-70b]
+                        [--devices 8,64,256,1024] [--repeats 3] [--timeout 600]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def timed(cmd, timeout):
+    start = time.perf_counter()
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip())
+    return elapsed, json.loads(result.stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pase", default=os.path.join(ROOT, "build", "pase"))
+    parser.add_argument("--presets", default="gpt3-175b,llama2-70b")
+    parser.add_argument("--devices", default="8,64,256,1024")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args()
+    print(f"{'model':12s} {'p':>5s} {'folded blocks':>14s} {'fold s':>9s} {'no-fold s':>10s} {'speed-up':>9s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for preset in args.presets.split(","):
+            graph = os.path.join(tmp, preset + ".json")
+            subprocess.run([args.pase, "models", "export", preset, "-o", graph], check=True)
+            for p in [int(x) for x in args.devices.split(",")]:
+                base = [args.pase, "solve", graph, "--devices", str(p), "--no-plan", "--json"]
+                times = {"fold": [], "no-fold": []}
+                costs = {}
+                try:
+                    for r in range(args.repeats):
+                        for kind in (("fold", "no-fold") if r % 2 == 0 else ("no-fold", "fold")):
+                            seconds, doc = timed(base + (["--no-fold"] if kind == "no-fold" else []), args.timeout)
+                            times[kind].append(seconds)
+                            costs[kind] = doc["total_cost"]
+                except subprocess.TimeoutExpired:
+                    print(f"{preset:12s} {p:5d}  over the {args.timeout:.0f} s timeout")
+                    continue
+                if costs["fold"] != costs["no-fold"]:
+                    raise SystemExit(f"{preset} p={p}: folded cost {costs['fold']} != unfolded {costs['no-fold']}")
+                stats = subprocess.run(base[:-1] + ["--plan-only", "--stats"], capture_output=True, text=True).stdout
+                folded = next((l.split(":")[1].split("repeated")[0].strip() for l in stats.splitlines() if l.startswith("folded:")), "?")
+                a, b = statistics.median(times["fold"]), statistics.median(times["no-fold"])
+                print(f"{preset:12s} {p:5d} {folded:>14s} {a:9.2f} {b:10.2f} {b / a:8.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
