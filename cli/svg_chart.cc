@@ -27,6 +27,18 @@ std::string svg_escape(const std::string& text) {
   return out;
 }
 
+std::string svg_number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", value);
+  return buffer;
+}
+
+std::string svg_label(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
 double svg_tick_step(double span) {
   double magnitude = std::pow(10.0, std::floor(std::log10(span)));
   for (double factor : {0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0})
@@ -38,17 +50,8 @@ namespace {
 
 std::string escape(const std::string& text) { return svg_escape(text); }
 
-std::string num(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", value);
-  return buffer;
-}
-
-std::string label(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
-  return buffer;
-}
+std::string num(double value) { return svg_number(value); }
+std::string label(double value) { return svg_label(value); }
 
 double tick_step(double top) { return svg_tick_step(top); }
 

@@ -10,17 +10,8 @@
 namespace pase {
 namespace {
 
-std::string num(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", value);
-  return buffer;
-}
-
-std::string label(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
-  return buffer;
-}
+std::string num(double value) { return svg_number(value); }
+std::string label(double value) { return svg_label(value); }
 
 // An axis from `lo` to `hi` on whole tick steps, with a little room.
 struct Axis {
