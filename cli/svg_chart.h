@@ -21,11 +21,11 @@ struct BarChart {
 /// `text` with &, <, > and " escaped for SVG text and attributes.
 [[nodiscard]] std::string svg_escape(const std::string& text);
 
-/// A 1-2-2.5-5 tick step that gives at most about six intervals over `span`.
 /// A coordinate as SVG writes it (one decimal).
 [[nodiscard]] std::string svg_number(double value);
 /// A tick label (%g).
 [[nodiscard]] std::string svg_label(double value);
+/// A 1-2-2.5-5 tick step that gives at most about six intervals over `span`.
 [[nodiscard]] double svg_tick_step(double span);
 
 }  // namespace pase
