@@ -42,6 +42,15 @@ void classify(const SplitMap& map, const ConfigSet& configs, int64_t devices, st
   }
 }
 
+// A split map into a key, each dimension as its count of domain dimensions, then those.
+void append_map(std::vector<int64_t>& key, const SplitMap& map) {
+  key.push_back(static_cast<int64_t>(map.size()));
+  for (const auto& dims : map) {
+    key.push_back(static_cast<int64_t>(dims.size()));
+    key.insert(key.end(), dims.begin(), dims.end());
+  }
+}
+
 }  // namespace
 
 std::vector<size_t> Objective::config_counts() const {
@@ -121,8 +130,14 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     const TensorEdge& edge = graph.edges[e];
     const Shape& tensor = graph.vertices[edge.src].outputs[edge.src_port];
     PairCost& pair = tables.objective.pairs[e];
-    std::vector<int64_t> key = {kind[edge.src], edge.src_port, kind[edge.dst], edge.dst_port};
+    // The matrix depends on the ends' configurations (their kinds), the
+    // tensor and how each end splits it: the split maps, not the port
+    // numbers, so the inputs of one node that list a tensor many times (or
+    // read alike tensors) share one matrix, priced once.
+    std::vector<int64_t> key = {kind[edge.src], kind[edge.dst], static_cast<int64_t>(tensor.size())};
     key.insert(key.end(), tensor.begin(), tensor.end());
+    append_map(key, tables.models[edge.src].outputs[edge.src_port]);
+    append_map(key, tables.models[edge.dst].inputs[edge.dst_port]);
     auto [it, inserted] = first_of_edge_kind.try_emplace(std::move(key), e);
     if (!inserted) pair = tables.objective.pairs[it->second];  // then only its ends differ
     pair.u = edge.src;

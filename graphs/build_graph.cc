@@ -267,7 +267,7 @@ class Builder {
       const auto dims = static_cast<int64_t>(w.shape.size());
       int64_t axis = w.axis.value_or(rank - dims);
       if (axis < 0 && w.axis) axis += rank;
-      if (axis < 0 || axis + dims > rank)
+      if (axis < 0 || axis > rank - dims)  // not axis + dims: a written axis may be near 2^63
         fail_node(i, field + (w.axis ? ".axis" : ".shape"),
                   "shape " + shape_to_string(w.shape) + (w.axis ? " from axis " + std::to_string(*w.axis) : "") +
                       " does not fit in output 0 of shape " + shape_to_string(out));

@@ -1,5 +1,6 @@
 #include "graphs/node_context.h"
 
+#include "graphs/checked_math.h"
 #include "graphs/error.h"
 
 namespace pase {
@@ -34,6 +35,32 @@ void NodeContext::expect_same_shapes(size_t from, const std::string& what) const
                                                     what + ")");
 }
 
+namespace {
+
+[[noreturn]] void overflow(const NodeContext& node, const std::string& field, int64_t a, const char* op, int64_t b) {
+  node.fail(field, "size arithmetic overflows 64 bits: " + std::to_string(a) + " " + op + " " + std::to_string(b));
+}
+
+}  // namespace
+
+int64_t NodeContext::add(const std::string& field, int64_t a, int64_t b) const {
+  std::optional<int64_t> result = checked_add(a, b);
+  if (!result) overflow(*this, field, a, "+", b);
+  return *result;
+}
+
+int64_t NodeContext::sub(const std::string& field, int64_t a, int64_t b) const {
+  std::optional<int64_t> result = checked_sub(a, b);
+  if (!result) overflow(*this, field, a, "-", b);
+  return *result;
+}
+
+int64_t NodeContext::mul(const std::string& field, int64_t a, int64_t b) const {
+  std::optional<int64_t> result = checked_mul(a, b);
+  if (!result) overflow(*this, field, a, "*", b);
+  return *result;
+}
+
 Shape NodeContext::checked(const std::string& field, const Shape& shape) const {
   for (int64_t s : shape)
     if (s <= 0) fail(field, "inferred shape " + shape_to_string(shape) + " has a non-positive size");
@@ -41,11 +68,16 @@ Shape NodeContext::checked(const std::string& field, const Shape& shape) const {
   return shape;
 }
 
+void NodeContext::check_weight(const std::string& field, const Shape& weight) const {
+  if (!checked_product(weight)) fail(field, "weight shape " + shape_to_string(weight) + " has more than 2^63 elements");
+}
+
 int64_t NodeContext::window_extent(const std::string& field, int64_t in, int64_t window, int64_t pad,
                                    int64_t stride) const {
-  int64_t span = in + 2 * pad - window;
+  const int64_t padded = add("padding", in, mul("padding", 2, pad));
+  const int64_t span = sub(field, padded, window);
   if (span < 0)
-    fail(field, "window " + std::to_string(window) + " is larger than the padded input " + std::to_string(in + 2 * pad));
+    fail(field, "window " + std::to_string(window) + " is larger than the padded input " + std::to_string(padded));
   return span / stride + 1;
 }
 

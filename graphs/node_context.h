@@ -35,9 +35,16 @@ class NodeContext {
   void expect_rank(size_t input, size_t rank, const std::string& what) const;
   /// All inputs from `from` on have input 0's shape.
   void expect_same_shapes(size_t from, const std::string& what) const;
+  /// a + b, a − b and a · b on sizes from the file, or "FIELD: size arithmetic overflows 64 bits: a + b".
+  [[nodiscard]] int64_t add(const std::string& field, int64_t a, int64_t b) const;
+  [[nodiscard]] int64_t sub(const std::string& field, int64_t a, int64_t b) const;
+  [[nodiscard]] int64_t mul(const std::string& field, int64_t a, int64_t b) const;
   /// Every size positive and the product within 2^63.
   [[nodiscard]] Shape checked(const std::string& field, const Shape& shape) const;
-  /// floor((in + 2·pad − window) / stride) + 1, refusing a window larger than the padded input.
+  /// A weight the op owns has at most 2^63 elements (its shape is computed, not read).
+  void check_weight(const std::string& field, const Shape& weight) const;
+  /// floor((in + 2·pad − window) / stride) + 1, refusing a window larger than the padded input;
+  /// `field` names the window, overflow of the padded size is the padding's.
   [[nodiscard]] int64_t window_extent(const std::string& field, int64_t in, int64_t window, int64_t pad,
                                       int64_t stride) const;
 

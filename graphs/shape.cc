@@ -1,6 +1,6 @@
 #include "graphs/shape.h"
 
-#include <limits>
+#include "graphs/checked_math.h"
 
 namespace pase {
 
@@ -8,8 +8,9 @@ std::optional<int64_t> checked_product(const Shape& shape) {
   int64_t product = 1;
   for (int64_t size : shape) {
     if (size <= 0) return std::nullopt;
-    if (product > std::numeric_limits<int64_t>::max() / size) return std::nullopt;
-    product *= size;
+    std::optional<int64_t> next = checked_mul(product, size);
+    if (!next) return std::nullopt;
+    product = *next;
   }
   return product;
 }

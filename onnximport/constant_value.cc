@@ -1,9 +1,12 @@
 #include "onnximport/constant_value.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
+#include "graphs/checked_math.h"
 #include "onnximport/onnx_model.h"
 
 namespace pase {
@@ -15,19 +18,48 @@ bool is_float_type(int32_t type) {
   return type == Tensor::FLOAT || type == Tensor::DOUBLE || type == Tensor::FLOAT16 || type == Tensor::BFLOAT16;
 }
 
+// The number of elements, or kMaxConstantElements + 1 for anything bigger
+// (or with a negative size). Sizes of 0 count as 1 on the way, so every
+// partial product the evaluator forms (strides, outer and inner counts) is
+// also bounded when the result is.
 int64_t element_count(const Shape& dims) {
-  int64_t count = 1;
+  int64_t bound = 1;
+  bool empty = false;
   for (int64_t d : dims) {
-    if (d < 0 || (d > 0 && count > kMaxConstantElements / d + 1)) return kMaxConstantElements + 1;
-    count *= d;
+    if (d < 0) return kMaxConstantElements + 1;
+    empty = empty || d == 0;
+    std::optional<int64_t> next = checked_mul(bound, std::max<int64_t>(d, 1));
+    if (!next || *next > kMaxConstantElements) return kMaxConstantElements + 1;
+    bound = *next;
   }
-  return count;
+  return empty ? 0 : bound;
+}
+
+// Its dims within the limit and its data one value per element: what every
+// computation below assumes of its operands.
+bool well_formed(const ConstantValue& v) {
+  const int64_t count = element_count(v.dims);
+  return count <= kMaxConstantElements && static_cast<int64_t>(v.data.size()) == count;
+}
+
+[[noreturn]] void invalid(const std::string& message) { throw InvalidConstantNode(message); }
+
+// A double as a float or an int32 without undefined behaviour: out of range saturates.
+float to_float(double value) {
+  if (value > FLT_MAX) return std::numeric_limits<float>::infinity();
+  if (value < -FLT_MAX) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(value);
+}
+
+int32_t to_int32(double value) {
+  if (!(value == value)) return 0;  // NaN
+  return static_cast<int32_t>(std::clamp(value, -2147483648.0, 2147483647.0));
 }
 
 // Rounds a computed value to what the element type can hold (ints truncate toward zero).
 double to_type(double value, int32_t type) {
   if (type == Tensor::BOOL) return value != 0 ? 1 : 0;
-  if (is_float_type(type)) return type == Tensor::FLOAT ? static_cast<double>(static_cast<float>(value)) : value;
+  if (is_float_type(type)) return type == Tensor::FLOAT ? static_cast<double>(to_float(value)) : value;
   if (!std::isfinite(value)) return value > 0 ? 9.2e18 : -9.2e18;
   return std::trunc(value);
 }
@@ -113,11 +145,17 @@ std::optional<int64_t> axis_in(int64_t axis, size_t rank) {
   return axis;
 }
 
+// Saturating; NaN (no integer at all) reads as 0, which no caller takes for a real size.
+int64_t to_int64(double x) {
+  if (!(x == x)) return 0;
+  return x >= 9.2e18 ? std::numeric_limits<int64_t>::max() : x <= -9.2e18 ? std::numeric_limits<int64_t>::min()
+                                                                          : static_cast<int64_t>(x);
+}
+
 std::vector<int64_t> as_ints(const ConstantValue& v) {
   std::vector<int64_t> out;
-  for (double x : v.data) out.push_back(x >= 9.2e18 ? std::numeric_limits<int64_t>::max()
-                                        : x <= -9.2e18 ? std::numeric_limits<int64_t>::min()
-                                                       : static_cast<int64_t>(x));
+  out.reserve(v.data.size());
+  for (double x : v.data) out.push_back(to_int64(x));
   return out;
 }
 
@@ -133,7 +171,10 @@ std::optional<ConstantValue> slice(const ConstantValue& data, std::vector<int64_
   for (size_t k = 0; k < axes.size(); ++k) {
     std::optional<int64_t> axis = axis_in(axes[k], rank);
     if (!axis || steps[k] == 0) return std::nullopt;
-    int64_t size = data.dims[*axis], s = starts[k], e = ends[k], st = steps[k];
+    int64_t size = data.dims[*axis], s = starts[k], e = ends[k];
+    // A step longer than the axis takes one element either way; clamping it
+    // keeps every index below within the (small) element count.
+    int64_t st = std::clamp<int64_t>(steps[k], -size - 1, size + 1);
     if (s < 0) s += size;
     if (e < 0) e += size;
     if (st > 0) {
@@ -163,8 +204,8 @@ std::optional<ConstantValue> slice(const ConstantValue& data, std::vector<int64_
 std::optional<Shape> reshape_dims(const Shape& in, const std::vector<int64_t>& target) {
   Shape out;
   int unknown = -1;
-  int64_t known = 1, total = 1;
-  for (int64_t d : in) total *= d;
+  int64_t known = 1;
+  const int64_t total = element_count(in);  // `in` is well formed
   for (size_t d = 0; d < target.size(); ++d) {
     int64_t size = target[d];
     if (size == 0 && d < in.size()) size = in[d];
@@ -173,7 +214,9 @@ std::optional<Shape> reshape_dims(const Shape& in, const std::vector<int64_t>& t
       unknown = static_cast<int>(d);
     } else {
       if (size < 0) return std::nullopt;
-      known *= size;
+      std::optional<int64_t> next = checked_mul(known, size);
+      if (!next) return std::nullopt;  // more than `total` whatever the rest
+      known = *next;
     }
     out.push_back(size);
   }
@@ -284,7 +327,7 @@ onnx::TensorProto constant_to_tensor(const ConstantValue& value, const std::stri
   switch (value.type) {
     case Tensor::FLOAT:
       tensor.set_data_type(Tensor::FLOAT);
-      for (double x : value.data) tensor.add_float_data(static_cast<float>(x));
+      for (double x : value.data) tensor.add_float_data(to_float(x));
       break;
     case Tensor::DOUBLE:
       tensor.set_data_type(Tensor::DOUBLE);
@@ -297,7 +340,7 @@ onnx::TensorProto constant_to_tensor(const ConstantValue& value, const std::stri
     case Tensor::UINT16:
     case Tensor::BOOL:
       tensor.set_data_type(value.type);
-      for (double x : value.data) tensor.add_int32_data(static_cast<int32_t>(x));
+      for (double x : value.data) tensor.add_int32_data(to_int32(x));
       break;
     default:
       tensor.set_data_type(Tensor::INT64);
@@ -307,8 +350,9 @@ onnx::TensorProto constant_to_tensor(const ConstantValue& value, const std::stri
   return tensor;
 }
 
-std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::NodeProto& node, const ConstantLookup& lookup,
-                                                                int64_t opset) {
+namespace {
+
+std::optional<std::vector<ConstantValue>> evaluate(const onnx::NodeProto& node, const ConstantLookup& lookup, int64_t opset) {
   const std::string& op = node.op_type();
   if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
   using Result = std::optional<std::vector<ConstantValue>>;
@@ -344,7 +388,7 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
       continue;
     }
     const ConstantValue* v = lookup.value(name);
-    if (!v) return std::nullopt;
+    if (!v || !well_formed(*v)) return std::nullopt;
     in.push_back(v);
   }
   if (in.empty() || !in[0]) return std::nullopt;
@@ -385,20 +429,24 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
   }
   if (op == "Gather") {
     if (in.size() != 2 || !in[1]) return std::nullopt;
-    std::optional<int64_t> axis = axis_in(int_attribute(node, "axis", 0), x.dims.size());
-    if (!axis) return std::nullopt;
+    const int64_t written_axis = int_attribute(node, "axis", 0);
+    std::optional<int64_t> axis = axis_in(written_axis, x.dims.size());
+    if (!axis) invalid("Gather axis " + std::to_string(written_axis) + " is out of range for rank " + std::to_string(x.dims.size()));
     std::vector<int64_t> indices = as_ints(*in[1]);
     Shape out_dims(x.dims.begin(), x.dims.begin() + *axis);
     out_dims.insert(out_dims.end(), in[1]->dims.begin(), in[1]->dims.end());
     out_dims.insert(out_dims.end(), x.dims.begin() + *axis + 1, x.dims.end());
+    if (element_count(out_dims) > kMaxConstantElements) return std::nullopt;
     int64_t outer = 1, inner = 1, extent = x.dims[*axis];
     for (int64_t d = 0; d < *axis; ++d) outer *= x.dims[d];
     for (size_t d = *axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
     ConstantValue out = make(x.type, out_dims);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t index : indices) {
+        const int64_t written = index;
         if (index < 0) index += extent;
-        if (index < 0 || index >= extent) return std::nullopt;
+        if (index < 0 || index >= extent)
+          invalid("Gather index " + std::to_string(written) + " is out of range for an axis of size " + std::to_string(extent));
         for (int64_t i = 0; i < inner; ++i) out.data.push_back(x.data[(o * extent + index) * inner + i]);
       }
     return one(out);
@@ -412,7 +460,8 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
       std::vector<bool> inserted(rank, false);
       for (int64_t a : *axes) {
         std::optional<int64_t> axis = axis_in(a, rank);
-        if (!axis) return std::nullopt;
+        if (!axis) invalid("Unsqueeze axis " + std::to_string(a) + " is out of range for output rank " + std::to_string(rank));
+        if (inserted[*axis]) invalid("Unsqueeze axis " + std::to_string(a) + " is listed twice");
         inserted[*axis] = true;
       }
       out.dims.clear();
@@ -423,7 +472,10 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
       if (axes) {
         for (int64_t a : *axes) {
           std::optional<int64_t> axis = axis_in(a, x.dims.size());
-          if (!axis || x.dims[*axis] != 1) return std::nullopt;
+          if (!axis) invalid("Squeeze axis " + std::to_string(a) + " is out of range for rank " + std::to_string(x.dims.size()));
+          if (removed[*axis]) invalid("Squeeze axis " + std::to_string(a) + " is listed twice");
+          if (x.dims[*axis] != 1)
+            invalid("Squeeze axis " + std::to_string(a) + " has size " + std::to_string(x.dims[*axis]) + ", not 1");
           removed[*axis] = true;
         }
       } else {
@@ -445,23 +497,31 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
     return one(out);
   }
   if (op == "Flatten") {
-    std::optional<int64_t> axis = int_attribute(node, "axis", 1);
-    int64_t rank = static_cast<int64_t>(x.dims.size());
-    if (*axis < 0) *axis += rank;
-    int64_t rows = 1, cols = 1;
-    for (int64_t d = 0; d < rank; ++d) (d < *axis ? rows : cols) *= x.dims[d];
+    const int64_t written = int_attribute(node, "axis", 1);
+    const int64_t rank = static_cast<int64_t>(x.dims.size());
+    const int64_t axis = written < 0 ? written + rank : written;
+    if (axis < 0 || axis > rank)
+      invalid("Flatten axis " + std::to_string(written) + " is out of range for rank " + std::to_string(rank));
+    int64_t rows = 1, cols = 1;  // bounded by the element count (x is well formed)
+    for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : cols) *= x.dims[d];
     ConstantValue out = x;
     out.dims = {rows, cols};
     return one(out);
   }
   if (op == "Concat") {
-    std::optional<int64_t> axis = axis_in(int_attribute(node, "axis", 0), x.dims.size());
-    if (!axis) return std::nullopt;
+    const int64_t written_axis = int_attribute(node, "axis", 0);
+    std::optional<int64_t> axis = axis_in(written_axis, x.dims.size());
+    if (!axis) invalid("Concat axis " + std::to_string(written_axis) + " is out of range for rank " + std::to_string(x.dims.size()));
     Shape out_dims = x.dims;
     out_dims[*axis] = 0;
     for (const ConstantValue* v : in) {
-      if (!v || v->dims.size() != x.dims.size()) return std::nullopt;
-      out_dims[*axis] += v->dims[*axis];
+      if (!v) return std::nullopt;
+      bool fits = v->dims.size() == x.dims.size();
+      for (size_t d = 0; fits && d < x.dims.size(); ++d) fits = static_cast<int64_t>(d) == *axis || v->dims[d] == x.dims[d];
+      if (!fits)
+        invalid("Concat inputs of shapes " + shape_to_string(x.dims) + " and " + shape_to_string(v->dims) +
+                " differ off axis " + std::to_string(*axis));
+      out_dims[*axis] += v->dims[*axis];  // each at most kMaxConstantElements: no overflow
     }
     int64_t outer = 1;
     for (int64_t d = 0; d < *axis; ++d) outer *= x.dims[d];
@@ -522,12 +582,16 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
     std::vector<int64_t> perm = ints_attribute(node, "perm").value_or(std::vector<int64_t>{});
     if (perm.empty())
       for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
-    if (perm.size() != rank) return std::nullopt;
-    Shape out_dims;
-    for (int64_t p : perm) {
-      if (p < 0 || p >= static_cast<int64_t>(rank)) return std::nullopt;
-      out_dims.push_back(x.dims[p]);
+    std::vector<bool> seen(rank, false);
+    bool is_permutation = perm.size() == rank;
+    for (size_t d = 0; is_permutation && d < rank; ++d) {
+      is_permutation = perm[d] >= 0 && perm[d] < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(perm[d])];
+      if (is_permutation) seen[static_cast<size_t>(perm[d])] = true;
     }
+    if (!is_permutation) invalid("Transpose perm " + shape_to_string(perm) + " is not a permutation of 0.." +
+                                 std::to_string(static_cast<int64_t>(rank) - 1));
+    Shape out_dims;
+    for (int64_t p : perm) out_dims.push_back(x.dims[p]);
     std::vector<int64_t> in_strides = strides_of(x.dims), out_strides = strides_of(out_dims);
     ConstantValue out = make(x.type, out_dims);
     int64_t count = element_count(out_dims);
@@ -539,6 +603,19 @@ std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::Nod
     return one(out);
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::NodeProto& node, const ConstantLookup& lookup,
+                                                                int64_t opset) {
+  std::optional<std::vector<ConstantValue>> outputs = evaluate(node, lookup, opset);
+  // A result bigger than the limit (a Reshape to a huge shape of nothing) is
+  // not shape arithmetic; it stays unevaluated.
+  if (outputs)
+    for (const ConstantValue& value : *outputs)
+      if (!well_formed(value)) return std::nullopt;
+  return outputs;
 }
 
 }  // namespace pase

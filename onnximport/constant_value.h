@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,17 @@ struct ConstantLookup {
   std::function<const Shape*(const std::string&)> shape;
 };
 
-/// The outputs of `node` when it is shape arithmetic whose inputs are known; nullopt otherwise.
+/// A node the ONNX spec does not allow (an axis out of range or repeated, a
+/// perm that is no permutation, an index out of range); what() names the
+/// problem, and the caller adds the file and the node.
+class InvalidConstantNode : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The outputs of `node` when it is shape arithmetic whose inputs are known;
+/// nullopt otherwise (including results too big to materialise). Throws
+/// InvalidConstantNode for a node that breaks the ONNX spec.
 [[nodiscard]] std::optional<std::vector<ConstantValue>> evaluate_constant_node(const onnx::NodeProto& node,
                                                                               const ConstantLookup& lookup, int64_t opset);
 

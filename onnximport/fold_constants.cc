@@ -39,9 +39,8 @@ void collect_propagated(const std::unordered_map<std::string, onnx::TensorShapeP
     if (!known) continue;
     const Shape* shape = facts.shape(name);
     if (!shape) continue;
-    int64_t count = 1;
-    for (int64_t d : *shape) count *= d;
-    if (count != static_cast<int64_t>(value.data.size()) || shape->size() > 1) continue;
+    if (shape->size() > 1 || (shape->size() == 1 && (*shape)[0] != static_cast<int64_t>(value.data.size()))) continue;
+    if (shape->empty() && value.data.size() != 1) continue;
     value.dims = *shape;
     facts.values[name] = std::move(value);
   }
@@ -96,7 +95,12 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
         folded.insert(i);
         continue;
       }
-      std::optional<std::vector<ConstantValue>> outputs = evaluate_constant_node(node, lookup, opset);
+      std::optional<std::vector<ConstantValue>> outputs;
+      try {
+        outputs = evaluate_constant_node(node, lookup, opset);
+      } catch (const InvalidConstantNode& error) {
+        throw InputError(source + ": node '" + node.name() + "': " + error.what());
+      }
       if (!outputs || static_cast<int>(outputs->size()) != node.output_size()) continue;
       for (int k = 0; k < node.output_size(); ++k) {
         facts.shapes[node.output(k)] = (*outputs)[k].dims;

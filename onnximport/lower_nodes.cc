@@ -625,14 +625,25 @@ class Lowerer {
                                              const Shape& kernel, const HeightWidth& extra, HeightWidth& stride,
                                              HeightWidth& padding) const {
     if (in.size() != 4 || out.size() != 4 || kernel.size() != 2) return "only 2-D windows are supported";
-    // A folded Pad: `in` is the padded tensor, the padding goes back into the window op.
-    int64_t h = in[2] - 2 * extra.h, w = in[3] - 2 * extra.w;
     std::vector<int64_t> dilations = ints_attribute(node, "dilations").value_or(std::vector<int64_t>{1, 1});
     for (int64_t d : dilations)
       if (d != 1) return "dilation " + std::to_string(d);
     std::vector<int64_t> strides = ints_attribute(node, "strides").value_or(std::vector<int64_t>{1, 1});
     std::vector<int64_t> pads = ints_attribute(node, "pads").value_or(std::vector<int64_t>{0, 0, 0, 0});
     if (strides.size() != 2 || pads.size() != 4) return "expected 2 strides and 4 pads";
+    // Far beyond any real window; within it the padding search below neither
+    // overflows nor runs long. A stride of 0 would divide by zero.
+    constexpr int64_t kLimit = int64_t{1} << 24;
+    auto within = [&](int64_t v, int64_t low) { return v >= low && v <= kLimit; };
+    bool sane = within(extra.h, 0) && within(extra.w, 0) && within(kernel[0], 1) && within(kernel[1], 1) &&
+                in[2] <= (int64_t{1} << 40) && in[3] <= (int64_t{1} << 40);
+    for (int64_t v : strides) sane = sane && within(v, 1);
+    for (int64_t v : pads) sane = sane && within(v, 0);
+    if (!sane)
+      return "window, stride or padding out of range (kernel " + join_shape(kernel) + ", strides " + join_shape(strides) +
+             ", pads " + join_shape(pads) + ")";
+    // A folded Pad: `in` is the padded tensor, the padding goes back into the window op.
+    const int64_t h = in[2] - 2 * extra.h, w = in[3] - 2 * extra.w;
     std::optional<int64_t> ph = fit_padding(h, kernel[0], strides[0], out[2], pads[0] + extra.h, pads[2] + extra.h);
     std::optional<int64_t> pw = fit_padding(w, kernel[1], strides[1], out[3], pads[1] + extra.w, pads[3] + extra.w);
     if (!ph || !pw) return "padding " + join_shape(pads) + " has no symmetric equivalent";

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -417,6 +418,28 @@ std::string describe_scope(const std::vector<int>& scope, const std::vector<std:
   return text;
 }
 
+// For each pair, the first earlier pair it repeats (same ends, same matrix,
+// same classes), or -1. A node that lists one tensor many times has one such
+// pair per listing; the DP folds repeats into one factor, so 100,000 listings
+// cost 100,000 row additions rather than 100,000 rows held at once.
+std::vector<int> repeated_pairs(const Objective& objective) {
+  std::vector<int> repeat_of(objective.pairs.size(), -1);
+  std::map<std::tuple<int, int, const void*>, std::vector<int>> firsts;
+  for (size_t e = 0; e < objective.pairs.size(); ++e) {
+    const PairCost& pair = objective.pairs[e];
+    std::vector<int>& same_ends = firsts[{pair.u, pair.v, pair.cost.get()}];
+    for (int first : same_ends) {
+      const PairCost& other = objective.pairs[static_cast<size_t>(first)];
+      if (other.u_class == pair.u_class && other.v_class == pair.v_class) {
+        repeat_of[e] = first;
+        break;
+      }
+    }
+    if (repeat_of[e] < 0) same_ends.push_back(static_cast<int>(e));
+  }
+  return repeat_of;
+}
+
 // The largest vertex's needs, which every thread's FillScratch is sized for:
 // configurations, members of D(v), and factors (edges to later vertices plus
 // tables waiting) that a sweep may add.
@@ -427,8 +450,11 @@ struct FillShape {
 FillShape fill_shape(const Objective& objective, const EliminationPlan& plan) {
   const size_t n = objective.vertex_count();
   std::vector<size_t> factors(n, 0);
-  for (const PairCost& pair : objective.pairs)
-    ++factors[plan.position[pair.u] < plan.position[pair.v] ? pair.u : pair.v];
+  const std::vector<int> repeat_of = repeated_pairs(objective);
+  for (size_t e = 0; e < objective.pairs.size(); ++e) {
+    const PairCost& pair = objective.pairs[e];
+    if (repeat_of[e] < 0) ++factors[plan.position[pair.u] < plan.position[pair.v] ? pair.u : pair.v];
+  }
   for (int v : plan.order)
     if (!plan.dependent[v].empty()) ++factors[plan.dependent[v].back()];
   FillShape shape;
@@ -459,7 +485,10 @@ std::vector<uint64_t> working_bytes_bound(const Objective& objective, const Elim
                                           const std::vector<uint64_t>& entries) {
   const size_t n = objective.vertex_count();
   std::vector<uint64_t> bytes(n, 0);
-  for (const PairCost& pair : objective.pairs) {
+  const std::vector<int> repeat_of = repeated_pairs(objective);  // folded into the pair they repeat
+  for (size_t e = 0; e < objective.pairs.size(); ++e) {
+    if (repeat_of[e] >= 0) continue;
+    const PairCost& pair = objective.pairs[e];
     const bool u_first = plan.position[pair.u] < plan.position[pair.v];
     const int first = u_first ? pair.u : pair.v, later = u_first ? pair.v : pair.u;
     const uint64_t later_classes = static_cast<uint64_t>(u_first ? pair.v_classes : pair.u_classes);
@@ -583,10 +612,16 @@ class DynamicProgram {
   DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes,
                  std::function<void(const DpProgress&)> progress, const std::vector<int>& same_as)
       : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(sizes.threads == 1),
-        shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), inbox_(n_), inbox_mutex_(new std::mutex[n_]),
-        pending_(n_, 0), component_cost_(n_, 0.0), progress_callback_(std::move(progress)), same_as_(same_as),
-        followers_(n_), argmin_owner_(n_), retained_(n_), readers_left_(n_, 0) {
+        shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), repeats_(objective.pairs.size()), inbox_(n_),
+        inbox_mutex_(new std::mutex[n_]), pending_(n_, 0), component_cost_(n_, 0.0),
+        progress_callback_(std::move(progress)), same_as_(same_as), followers_(n_), argmin_owner_(n_), retained_(n_),
+        readers_left_(n_, 0) {
+    const std::vector<int> repeat_of = repeated_pairs(objective_);
     for (size_t e = 0; e < objective_.pairs.size(); ++e) {
+      if (repeat_of[e] >= 0) {
+        repeats_[static_cast<size_t>(repeat_of[e])].push_back(static_cast<int>(e));
+        continue;
+      }
       incident_[objective_.pairs[e].u].push_back(static_cast<int>(e));
       incident_[objective_.pairs[e].v].push_back(static_cast<int>(e));
     }
@@ -775,6 +810,12 @@ class DynamicProgram {
           rows.rows[static_cast<size_t>(c) * configs + s] =
               v_produces ? matrix[static_cast<size_t>(pair.u_class[s]) * pair.v_classes + c]
                          : matrix[static_cast<size_t>(c) * pair.v_classes + pair.v_class[s]];
+      if (!repeats_[static_cast<size_t>(e)].empty()) {
+        // Each repeat adds the same cost again: one addition per repeat, in pair order.
+        const std::vector<double> once = rows.rows;
+        for (size_t k = 0; k < repeats_[static_cast<size_t>(e)].size(); ++k)
+          for (size_t i = 0; i < once.size(); ++i) rows.rows[i] += once[i];
+      }
       edges.push_back(std::move(rows));
     }
     return edges;
@@ -928,7 +969,8 @@ class DynamicProgram {
   const bool serial_;
   const FillShape shape_;
   std::vector<ArgminTable> argmins_;
-  std::vector<std::vector<int>> incident_;  // pair indices per vertex
+  std::vector<std::vector<int>> incident_;  // pair indices per vertex, repeats left out
+  std::vector<std::vector<int>> repeats_;   // per pair, the later pairs that repeat it
   std::vector<std::vector<std::unique_ptr<Message>>> inbox_;
   std::unique_ptr<std::mutex[]> inbox_mutex_;
   std::vector<int> pending_;

@@ -421,6 +421,23 @@ TEST_CASE("solve_dp: equals brute force when edge classes merge configurations")
   CHECK(merged >= 100);
 }
 
+// A node listing one tensor several times gives pairs that repeat an earlier
+// one exactly (same ends, matrix and classes); the DP folds them into one
+// factor. Repeats are appended after other pairs so they interleave in the
+// order the DP meets its edges, and some reuse a matrix with other classes
+// (not a repeat).
+TEST_CASE("solve_dp: equals brute force when pairs repeat") {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 100; ++trial) {
+    CAPTURE(trial);
+    Objective objective = random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, trial % 2 == 0);
+    const size_t original = objective.pairs.size();
+    for (size_t e = 0; e < original; ++e)
+      for (uint32_t copies = rng() % 4; copies > 0; --copies) objective.pairs.push_back(objective.pairs[e]);
+    check_against_brute_force(objective);
+  }
+}
+
 // Few vertices with many configurations, every pair joined: the first table
 // eliminated spans three others (24^3 entries), enough for the parallel fill
 // (with one class per configuration) and the parallel expansion of a table

@@ -1,7 +1,5 @@
 // concat and split along an axis that stays unsplit; they only move data,
 // which the edges price.
-#include <numeric>
-
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -20,7 +18,7 @@ std::vector<Vertex> infer_concat(const NodeContext& node, Vertex v) {
                 "shape mismatch: '" + node.node().inputs[j] + "' is " + shape_to_string(in[j]) + " but '" +
                     node.node().inputs[0] + "' is " + shape_to_string(in[0]) + " (they may differ only on axis " +
                     std::to_string(v.axis) + ")");
-    out[v.axis] += in[j][v.axis];
+    out[v.axis] = node.add("inputs[" + std::to_string(j) + "]", out[v.axis], in[j][v.axis]);
   }
   v.outputs = {node.checked("inputs", out)};
   return lowered_to(std::move(v));
@@ -39,9 +37,12 @@ std::vector<Vertex> infer_split(const NodeContext& node, Vertex v) {
                              ", which does not split into " + std::to_string(count) + " equal parts");
     if (count > 4096) node.fail("parts", "at most 4096 parts, got " + std::to_string(count));
     sizes.assign(static_cast<size_t>(count), extent / count);
-  } else if (std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != extent) {
-    node.fail("parts", "sizes add up to " + std::to_string(std::accumulate(sizes.begin(), sizes.end(), int64_t{0})) +
-                           " but axis " + std::to_string(v.axis) + " has size " + std::to_string(extent));
+  } else {
+    int64_t total = 0;
+    for (int64_t part : sizes) total = node.add("parts", total, part);
+    if (total != extent)
+      node.fail("parts", "sizes add up to " + std::to_string(total) + " but axis " + std::to_string(v.axis) + " has size " +
+                             std::to_string(extent));
   }
   for (int64_t part : sizes) {
     Shape out = x;

@@ -69,6 +69,7 @@ std::vector<Vertex> infer_embedding(const NodeContext& node, Vertex v) {
   v.dim = node.required(node.node().dim, "dim");
   v.equation = "abc,cd->abd";
   const Shape& ids = node.input(0);
+  node.check_weight("vocab", {v.vocab, v.dim});
   v.outputs = {node.checked("dim", {ids[0], ids[1], v.dim})};
   return lowered_to(std::move(v));
 }

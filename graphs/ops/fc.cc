@@ -14,6 +14,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   Shape out = x;
   out.back() = v.units;
   v.outputs = {node.checked("units", out)};
+  node.check_weight("units", {v.units, x.back()});
   return lowered_to(std::move(v));
 }
 

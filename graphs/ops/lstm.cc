@@ -19,6 +19,8 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   if (x[2] != v.units)
     node.fail("units", "shape mismatch: units " + std::to_string(v.units) + " but '" + node.node().inputs[0] + "' has " +
                            std::to_string(x[2]) + " features (shape " + shape_to_string(x) + ")");
+  // The gate weights, [layers, 2·units, 4·units] (model below).
+  node.check_weight("units", {v.layers, node.mul("units", 2, v.units), node.mul("units", 4, v.units)});
   return same_shape_output(std::move(v));
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "graphs/check.h"
+#include "graphs/checked_math.h"
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -16,16 +17,18 @@ Shape resolve_target(const NodeContext& node, const Shape& requested, int64_t to
   Shape target = requested;
   int unknown = -1;
   int64_t known = 1;
+  bool too_many = false;  // the known sizes alone hold more than `total`: no -1 can make up for it
   for (size_t d = 0; d < target.size(); ++d) {
     if (target[d] == -1) {
       if (unknown >= 0) node.fail("shape", "at most one size may be -1");
       unknown = static_cast<int>(d);
-    } else {
-      known *= target[d];
-      if (known > total) break;
+    } else if (!too_many) {
+      std::optional<int64_t> next = checked_mul(known, target[d]);
+      too_many = !next || *next > total;
+      if (!too_many) known = *next;
     }
   }
-  if (unknown >= 0 && known > 0 && total % known == 0) target[unknown] = total / known;
+  if (unknown >= 0 && !too_many && total % known == 0) target[unknown] = total / known;
   auto product = checked_product(target);
   if (!product || *product != total)
     node.fail("shape", "shape mismatch: " + shape_to_string(requested) + " does not hold the " + std::to_string(total) +

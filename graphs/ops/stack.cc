@@ -11,7 +11,7 @@ std::vector<Vertex> infer_stack(const NodeContext& node, Vertex v) {
   v.axis = node.normalise_axis("axis", node.node().axis.value_or(0), x.size(), /*allow_end=*/true);
   Shape out = x;
   out.insert(out.begin() + v.axis, static_cast<int64_t>(node.inputs().size()));
-  v.outputs = {out};
+  v.outputs = {node.checked("inputs", out)};
   return lowered_to(std::move(v));
 }
 
