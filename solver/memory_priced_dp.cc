@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "solver/fold.h"
+
 namespace pase {
 
 namespace {
@@ -23,7 +25,8 @@ MemoryPricedDp::MemoryPricedDp(const Graph& graph, const CostTables& tables, con
 
 MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::string> names, const MemoryTables& memory,
                                const SolveOptions& options)
-    : objective_(objective), memory_(memory), dp_(options.dp), names_(std::move(names)), priced_(objective) {
+    : objective_(objective), memory_(memory), dp_(options.dp), fold_(options.fold), names_(std::move(names)),
+      priced_(objective) {
   // As plan_only (solver/solve.h) does for a solve without a cap.
   plan_.plan = make_plan(undirected_neighbours(objective), options.order, objective.config_counts());
   plan_.tables = measure_tables(objective, plan_.plan, options.dp.threads);
@@ -41,7 +44,12 @@ MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::stri
 }
 
 PricedPoint MemoryPricedDp::run(double lambda) {
-  DpResult result = solve_dp(priced_, plan_.plan, names_, dp_);
+  // Repeated blocks stay alike under any multiplier (equal layers, equal
+  // bytes), so the priced objective folds as the plain one does.
+  DpOptions dp = dp_;
+  if (fold_)
+    if (std::optional<Folding> folding = find_folding(priced_, plan_.plan)) dp.same_as = std::move(folding->same_as);
+  DpResult result = solve_dp(priced_, plan_.plan, names_, dp);
   ++runs_;
   last_stats_ = result.stats;
   PricedPoint point;

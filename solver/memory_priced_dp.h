@@ -68,6 +68,7 @@ class MemoryPricedDp {
   const Objective& objective_;
   const MemoryTables& memory_;
   DpOptions dp_;
+  bool fold_ = true;  // reuse repeated blocks' tables (SolveOptions::fold)
   std::vector<std::string> names_;
   Solution plan_;
   Objective priced_;  // the objective with priced vertex costs (edges shared with objective_)
