@@ -14,8 +14,11 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
   if (with_cap) {
     command->add_option("--cap-gap", options.gap_target,
                         "Under a cap: stop the search once the proven gap is at most this fraction (default 0: prove optimal)");
+    command->add_option("--cap-work", options.search_work,
+                        "Under a cap: DP steps for the branch and bound that closes the gap (default 2e9, about 2 s; "
+                        "the same input always gives the same answer)");
     command->add_option("--cap-seconds", options.search_seconds,
-                        "Under a cap: time for the branch and bound that closes the gap (default 2)");
+                        "Under a cap: also stop the branch and bound after this many seconds (default: no time limit)");
   }
 }
 
@@ -52,6 +55,7 @@ CapOptions cap_options(const MemoryCliOptions& options) {
   CapOptions cap;
   cap.target_gap = options.gap_target;
   cap.max_seconds = options.search_seconds;
+  cap.max_search_work = options.search_work;
   return cap;
 }
 

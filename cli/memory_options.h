@@ -18,6 +18,7 @@ struct MemoryCliOptions {
   std::string cap;  ///< --memory-per-device as written; empty: no cap
   double gap_target = 0.0;   ///< --cap-gap
   double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
+  uint64_t search_work = CapOptions{}.max_search_work;  ///< --cap-work
 };
 
 /// Adds --dtype and --optimizer, and --memory-per-device, --cap-gap and --cap-seconds when `with_cap`.

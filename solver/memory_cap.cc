@@ -178,6 +178,9 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     return true;
   };
   auto good_enough = [&](double bound) { return relative_gap(result.cost, bound) <= options.target_gap; };
+  const int search_start = dp.runs();
+  const uint64_t run_work = std::max<uint64_t>(1, dp.plan().tables.total_work);
+  const int search_runs = static_cast<int>(std::min<uint64_t>(1000000, std::max<uint64_t>(8, options.max_search_work / run_work)));
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops
   while (!open.empty()) {
@@ -188,7 +191,9 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
       open = {};
       break;
     }
-    if (result.nodes >= options.max_nodes + 1 || Clock::now() >= deadline || good_enough(bound)) break;
+    if (result.nodes >= options.max_nodes + 1 || dp.runs() - search_start >= search_runs || Clock::now() >= deadline ||
+        good_enough(bound))
+      break;
     Open next = open.top();
     open.pop();
     NodeBound node =
