@@ -21,6 +21,20 @@ using namespace pase;
 
 namespace {
 
+// A search limited by nodes alone (no work or time budget), so the tests
+// are the same on any machine.
+CapOptions node_budget(int nodes) {
+  CapOptions options;
+  options.max_dp_runs_per_bound = 64;
+  options.max_nodes = nodes;
+  options.max_search_work = UINT64_MAX;
+  return options;
+}
+
+}  // namespace
+
+namespace {
+
 // Random bytes per configuration, split into weights and activations.
 MemoryTables random_memory(std::mt19937& rng, const Objective& objective) {
   MemoryTables memory;
@@ -96,7 +110,7 @@ TEST_CASE("solve_under_cap: equals brute force on random objectives at several c
       CAPTURE(cap);
       ++cases;
       // Exact: the search runs until it proves its answer.
-      CappedSolution result = solve_under_cap(dp, objective, memory, cap, {64, 1 << 20, 1e9, 0.0});
+      CappedSolution result = solve_under_cap(dp, objective, memory, cap, node_budget(1 << 20));
       CHECK(result.least_memory == everything.least_bytes);
       if (f < 0) {
         CHECK_FALSE(result.feasible);
@@ -112,7 +126,7 @@ TEST_CASE("solve_under_cap: equals brute force on random objectives at several c
       CHECK(result.lower_bound <= correct.best_cost);
       CHECK(result.gap == 0.0);
       // The root's Lagrangian bound alone: a bound, and an answer that fits.
-      CappedSolution root = solve_under_cap(dp, objective, memory, cap, {64, 0, 1e9, 0.0});
+      CappedSolution root = solve_under_cap(dp, objective, memory, cap, node_budget(0));
       CHECK(root.memory <= cap);
       CHECK(root.cost >= correct.best_cost);
       CHECK(root.lower_bound <= correct.best_cost * (1 + 1e-12));
@@ -151,7 +165,7 @@ TEST_CASE("solve_under_cap: caps honoured on the zoo") {
     for (double f : {0.0, 0.3, 0.9}) {
       const uint64_t cap = least + static_cast<uint64_t>(f * static_cast<double>(need - least));
       CAPTURE(cap);
-      CappedSolution result = solve_under_cap(dp, tables.objective, memory, cap, {64, 2, 1e9, 0.0});
+      CappedSolution result = solve_under_cap(dp, tables.objective, memory, cap, node_budget(2));
       REQUIRE(result.feasible);
       CHECK(result.memory <= cap);
       CHECK(result.memory == plan_memory(memory, result.choice).total());
@@ -164,6 +178,30 @@ TEST_CASE("solve_under_cap: caps honoured on the zoo") {
     CHECK(same.choice == uncapped.choice);
     CHECK(same.gap == 0.0);
   }
+}
+
+// The search's budget is work, not time: the same cap gives the same answer,
+// bound and gap every time.
+TEST_CASE("solve_under_cap: a work budget gives the same answer every run") {
+  Graph graph = load_graph(test::source_path("data/graphs/inception3.json"));
+  Machine machine;
+  machine.devices = 8;
+  CostTables tables = build_cost_tables(graph, machine);
+  MemoryTables memory = build_memory_tables(graph, tables, {});
+  MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
+  const uint64_t least = dp.least_bytes(), need = dp.solve(0.0).memory;
+  const uint64_t cap = least + (need - least) / 2;
+  CapOptions budget;
+  budget.max_search_work = 12 * dp.plan().tables.total_work;  // 12 DP runs of branch and bound
+  CappedSolution first = solve_under_cap(dp, tables.objective, memory, cap, budget);
+  for (int run = 0; run < 2; ++run) {
+    CappedSolution again = solve_under_cap(dp, tables.objective, memory, cap, budget);
+    CHECK(again.choice == first.choice);
+    CHECK(again.lower_bound == first.lower_bound);
+    CHECK(again.gap == first.gap);
+    CHECK(again.nodes == first.nodes);
+  }
+  CHECK(first.memory <= cap);
 }
 
 TEST_CASE("pase solve --memory-per-device: refusals") {
