@@ -59,6 +59,7 @@ struct BatchCliOptions {
   double timeout = 0.0;  // seconds per solve; 0: none
   int jobs = 1;
   std::string shard;     // "I/N"; empty: every graph
+  bool timings = false;  // seconds in the summary (they vary from run to run)
 };
 
 /// One graph at one device count.
@@ -128,8 +129,9 @@ json machine_json(const Machine& machine) {
   return {{"flops_tflops", machine.flops_tflops}, {"bandwidth_gbps", machine.bandwidth_gbps}};
 }
 
+// Without `timings` the summary is the same bytes on every run and thread count.
 json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const MemoryOptions& memory,
-                  std::optional<uint64_t> cap) {
+                  std::optional<uint64_t> cap, bool timings) {
   json doc;
   doc["format"] = "pase-batch-summary";
   doc["version"] = 1;
@@ -146,21 +148,22 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
     entry["cost"] = solved ? json(r.cost) : json(nullptr);
     entry["per_device_bytes"] = solved ? json(r.memory) : json(nullptr);
     entry["gap"] = solved && cap ? json(r.gap) : json(nullptr);
-    entry["seconds"] = r.seconds;
+    if (timings) entry["seconds"] = r.seconds;
     if (!r.message.empty()) entry["message"] = r.message;
     doc["results"].push_back(entry);
   }
   return doc;
 }
 
-std::string summary_csv(const std::vector<BatchResult>& results) {
-  // The memory columns come last: columns that existed keep their places.
+std::string summary_csv(const std::vector<BatchResult>& results, bool timings) {
+  // The memory columns come last: columns that existed keep their places
+  // (seconds stays a column, empty without --timings).
   std::ostringstream csv;
   csv << "graph,file,devices,status,cost,seconds,message,per_device_bytes,gap\n";
   for (const BatchResult& r : results) {
     const bool solved = r.status == "ok" || r.status == "mismatch";
     csv << csv_field(r.graph) << "," << csv_field(r.file) << "," << r.devices << "," << r.status << ","
-        << (solved ? format_number("%.17g", r.cost) : "") << "," << format_number("%.6f", r.seconds) << ","
+        << (solved ? format_number("%.17g", r.cost) : "") << "," << (timings ? format_number("%.6f", r.seconds) : "") << ","
         << csv_field(r.message) << "," << (solved ? std::to_string(r.memory) : "") << ","
         << (solved ? format_number("%.9g", r.gap) : "") << "\n";
   }
@@ -370,6 +373,7 @@ CommandRunner register_batch(CLI::App& app) {
   cmd->add_option("--max-work", o->max_work, "Refuse a solve needing more (entry x configuration) DP steps (default 2e12)");
   cmd->add_option("--timeout", o->timeout, "Stop a solve (one graph at one p) after this many seconds, checked between DP tables (default: none)");
   cmd->add_option("--jobs,-j", o->jobs, "Graphs solved at once (default 1); lines and summary stay in input order");
+  cmd->add_flag("--timings", o->timings, "Also record each solve's seconds in the summary (they vary from run to run)");
   cmd->add_option("--shard", o->shard, "Solve only share I of N of the graphs (every Nth file from the Ith), to split a zoo across CI jobs");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
@@ -458,8 +462,8 @@ CommandRunner register_batch(CLI::App& app) {
       coverage = compare_coverage(setup.expected, all_files, files, results, o->devices, o->expect);
     for (const std::string& line : coverage.lines) out << line << "\n";
     if (!o->summary.empty()) {
-      std::string text = summary_kind == ".json" ? summary_json(results, *setup.models[0], setup.memory_model, setup.cap).dump(2) + "\n"
-                                                 : summary_csv(results);
+      std::string text = summary_kind == ".json" ? summary_json(results, *setup.models[0], setup.memory_model, setup.cap, o->timings).dump(2) + "\n"
+                                                 : summary_csv(results, o->timings);
       if (summary_to_stdout) std::cout << text << std::flush;
       else write_text_file(o->summary, text);
     }

@@ -50,7 +50,7 @@ TEST_CASE("pase compare: alexnet") {
   std::string svg = pase::test::write_temp_file("compare.svg", "");
   pase::test::CommandResult result =
       pase::test::run_pase("compare \"" + pase::test::source_path("data/graphs/alexnet.json") +
-                           "\" --devices 4,8,16,32,64 --csv \"" + csv + "\" --json \"" + out + "\" --svg \"" + svg + "\"");
+                           "\" --devices 4,8,16,32,64 --timings --csv \"" + csv + "\" --json \"" + out + "\" --svg \"" + svg + "\"");
   REQUIRE(result.status == 0);
   CHECK(result.error == "");
 
