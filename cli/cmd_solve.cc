@@ -181,9 +181,13 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   const MemoryOptions memory_model = memory_options(o->memory);
   const std::optional<uint64_t> cap = memory_cap(o->memory);
   const CapOptions search = cap_options(o->memory);
-  if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
+  if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
   SolveOptions options;
-  options.order = parse_order_kind(o->order);
+  try {
+    options.order = parse_order_kind(o->order);
+  } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
+    throw UsageError(error.words().with("--order"));
+  }
   options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
   options.dp.threads = o->threads;
   options.dp.max_work = o->max_work;

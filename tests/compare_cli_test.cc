@@ -124,7 +124,7 @@ TEST_CASE("pase compare: transformer has a megatron bar") {
 TEST_CASE("pase compare: bad input") {
   std::string alexnet = "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\"";
   pase::test::CommandResult zero = pase::test::run_pase("compare " + alexnet + " --devices 4,0");
-  CHECK(zero.status == 1);
+  CHECK(zero.status == 2);
   CHECK(zero.error == "error: --devices: expected a positive number of devices, got 0\n");
   pase::test::CommandResult missing = pase::test::run_pase("compare nothere.json --devices 4");
   CHECK(missing.status == 1);
