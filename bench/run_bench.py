@@ -49,7 +49,7 @@ def run(cmd, timeout):
 
 
 def solve_command(pase, graph, p, threads, out):
-    cmd = [pase, "solve", graph, "--devices", str(p), "--out", out]
+    cmd = [pase, "solve", graph, "--devices", str(p), "--out", out, "--timings"]
     return cmd + ["--threads", str(threads)] if threads else cmd
 
 

@@ -1,7 +1,9 @@
 // `pase batch DIR_OR_FILES... --devices 8,32`: solves a whole zoo for CI. One
 // line per graph and device count, a JSON/CSV summary, and a check against a
-// recorded summary (--expect). Keeps going after a failure; exits 1 if any
-// graph failed to load or solve, or an optimum moved.
+// recorded summary (--expect) keyed by file and p. Keeps going after a
+// failure; exits 1 if any graph failed to load or solve, an optimum moved, or
+// the coverage of the record changed (a graph or device count missing, a
+// graph new).
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,9 +14,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <new>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -47,14 +53,21 @@ struct BatchCliOptions {
   MemoryCliOptions memory;
   std::string summary;
   std::string expect;
+  int threads = 0;
+  uint64_t max_table_bytes = DpOptions{}.max_table_bytes;
+  uint64_t max_work = DpOptions{}.max_work;
+  double timeout = 0.0;  // seconds per solve; 0: none
+  int jobs = 1;
+  std::string shard;     // "I/N"; empty: every graph
+  bool timings = false;  // seconds in the summary (they vary from run to run)
 };
 
 /// One graph at one device count.
 struct BatchResult {
   std::string graph;  ///< the graph's name (the file stem if it did not load)
-  std::string file;
+  std::string file;   ///< as given, lexically normalized: with p, the key of --expect
   int64_t devices = 0;
-  std::string status;  ///< ok, error, refused, mismatch
+  std::string status;  ///< ok, error, refused, timeout, mismatch
   double cost = 0.0;
   uint64_t memory = 0;  ///< bytes per device of the strategy
   double gap = 0.0;     ///< under a cap: its proven gap
@@ -64,7 +77,16 @@ struct BatchResult {
 
 constexpr double kExpectTolerance = 1e-9;  // relative, as docs/formats.md promises between implementations
 
+/// Thrown from the DP's progress callback once a solve is past --timeout.
+class BatchTimeout : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 std::string extension_of(const std::string& path) { return fs::path(path).extension().string(); }
+
+// One spelling per file, so that "./data/graphs/a.json" and "data/graphs/a.json" are one key.
+std::string normalized_file(const std::string& path) { return fs::path(path).lexically_normal().generic_string(); }
 
 // Directories contribute their *.json files (sorted, not recursive); anything else is taken as a file.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
@@ -72,24 +94,44 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   for (const std::string& input : inputs) {
     std::error_code error;
     if (!fs::is_directory(input, error)) {
-      files.push_back(input);
+      files.push_back(normalized_file(input));
       continue;
     }
     std::vector<std::string> found;
     for (const auto& entry : fs::directory_iterator(input, error))
-      if (entry.is_regular_file(error) && entry.path().extension() == ".json") found.push_back(entry.path().string());
+      if (entry.is_regular_file(error) && entry.path().extension() == ".json") found.push_back(normalized_file(entry.path().string()));
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
   return files;
 }
 
+/// `--shard I/N`: this job's share of the graphs, 1 <= I <= N.
+struct Shard {
+  int64_t index = 1, count = 1;
+};
+
+Shard parse_shard(const std::string& text) {
+  Shard shard;
+  const size_t slash = text.find('/');
+  auto whole = [](const std::string& digits, int64_t& value) {
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    value = std::stoll(digits);
+    return true;
+  };
+  if (slash == std::string::npos || !whole(text.substr(0, slash), shard.index) ||
+      !whole(text.substr(slash + 1), shard.count) || shard.index < 1 || shard.index > shard.count)
+    throw UsageError("--shard: expected I/N with 1 <= I <= N (2/4: the second of four jobs), got '" + text + "'");
+  return shard;
+}
+
 json machine_json(const Machine& machine) {
   return {{"flops_tflops", machine.flops_tflops}, {"bandwidth_gbps", machine.bandwidth_gbps}};
 }
 
+// Without `timings` the summary is the same bytes on every run and thread count.
 json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const MemoryOptions& memory,
-                  std::optional<uint64_t> cap) {
+                  std::optional<uint64_t> cap, bool timings) {
   json doc;
   doc["format"] = "pase-batch-summary";
   doc["version"] = 1;
@@ -106,31 +148,33 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
     entry["cost"] = solved ? json(r.cost) : json(nullptr);
     entry["per_device_bytes"] = solved ? json(r.memory) : json(nullptr);
     entry["gap"] = solved && cap ? json(r.gap) : json(nullptr);
-    entry["seconds"] = r.seconds;
+    if (timings) entry["seconds"] = r.seconds;
     if (!r.message.empty()) entry["message"] = r.message;
     doc["results"].push_back(entry);
   }
   return doc;
 }
 
-std::string summary_csv(const std::vector<BatchResult>& results) {
-  // The memory columns come last: columns that existed keep their places.
+std::string summary_csv(const std::vector<BatchResult>& results, bool timings) {
+  // The memory columns come last: columns that existed keep their places
+  // (seconds stays a column, empty without --timings).
   std::ostringstream csv;
   csv << "graph,file,devices,status,cost,seconds,message,per_device_bytes,gap\n";
   for (const BatchResult& r : results) {
     const bool solved = r.status == "ok" || r.status == "mismatch";
     csv << csv_field(r.graph) << "," << csv_field(r.file) << "," << r.devices << "," << r.status << ","
-        << (solved ? format_number("%.17g", r.cost) : "") << "," << format_number("%.6f", r.seconds) << ","
+        << (solved ? format_number("%.17g", r.cost) : "") << "," << (timings ? format_number("%.6f", r.seconds) : "") << ","
         << csv_field(r.message) << "," << (solved ? std::to_string(r.memory) : "") << ","
         << (solved ? format_number("%.9g", r.gap) : "") << "\n";
   }
   return csv.str();
 }
 
-using ExpectKey = std::pair<std::string, int64_t>;  // (graph, devices)
+using ExpectKey = std::pair<std::string, int64_t>;  // (file, devices)
 
-// Reads a summary written by --summary (JSON): the recorded optimum of every ok entry.
-std::map<ExpectKey, double> read_expectations(const std::string& path, const CostModel& model) {
+// Reads a summary written by --summary (JSON): every record, with its optimum
+// when it was solved (nullopt: a recorded failure, nothing to compare).
+std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& path, const CostModel& model) {
   const std::string text = read_text_file(path);
   nlohmann::json document;
   try {
@@ -158,17 +202,157 @@ std::map<ExpectKey, double> read_expectations(const std::string& path, const Cos
         recorded("bandwidth_gbps", here.bandwidth_gbps) != here.bandwidth_gbps)
       machine->fail("recorded with " + json_excerpt(machine->value()) + ", this run uses " + machine_json(here).dump());
   }
-  std::map<ExpectKey, double> expected;
+  std::map<ExpectKey, std::optional<double>> expected;
   std::vector<JsonReader> results = root.required("results").items("results");
   for (size_t i = 0; i < results.size(); ++i) {
     JsonReader entry = results[i].as_subject("results[" + std::to_string(i) + "]");
-    std::string graph = entry.required("graph").as_string();
-    int64_t devices = entry.required("devices").as_int();
+    const std::string file = normalized_file(entry.required("file").as_string());
+    const int64_t devices = entry.required("devices").as_int();
     auto cost = entry.optional("cost");
-    if (!cost || !cost->value().is_number()) continue;  // a recorded failure: nothing to compare
-    expected[{graph, devices}] = cost->value().get<double>();
+    std::optional<double> optimum;
+    if (cost && cost->value().is_number()) optimum = cost->value().get<double>();
+    if (!expected.emplace(ExpectKey{file, devices}, optimum).second)
+      entry.required("file").fail("'" + file + "' at p=" + std::to_string(devices) + " is recorded twice");
   }
   return expected;
+}
+
+/// What a batch run shares between its workers; read-only while they run.
+struct BatchSetup {
+  const BatchCliOptions* options = nullptr;
+  std::vector<std::unique_ptr<CostModel>> models;  ///< one per device count
+  MemoryOptions memory_model;
+  std::optional<uint64_t> cap;
+  CapOptions search;
+  SolveOptions solve;
+  std::map<ExpectKey, std::optional<double>> expected;
+};
+
+// One graph at one p (models[i]); `graph` loaded, or `load_error` says why not.
+BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Graph& graph, const std::string& load_error,
+                      size_t i) {
+  const int64_t p = setup.options->devices[i];
+  BatchResult r{load_error.empty() ? graph.name : fs::path(file).stem().string(), file, p, "ok", 0.0, 0, 0.0, 0.0, ""};
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  if (!load_error.empty()) {
+    r.status = "error";
+    r.message = load_error;
+    return r;
+  }
+  SolveOptions options = setup.solve;
+  const double timeout = setup.options->timeout;
+  if (timeout > 0) {
+    // Checked after each DP table: a solve stops within one table of its time.
+    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+    options.dp.progress = [deadline](const DpProgress&) {
+      if (Clock::now() > deadline) throw BatchTimeout("over --timeout");
+    };
+  }
+  try {
+    CostTables tables = build_cost_tables(graph, *setup.models[i]);
+    const MemoryTables memory = build_memory_tables(graph, tables, setup.memory_model);
+    if (!setup.cap) {
+      Solution solution = solve(graph, tables, options);
+      r.cost = solution.cost;
+      r.memory = plan_memory(memory, solution.choice).total();
+    } else {
+      MemoryPricedDp dp(graph, tables, memory, options);
+      CappedSolution capped = solve_under_cap(dp, tables.objective, memory, *setup.cap, setup.search);
+      if (!capped.feasible) {
+        r.status = "refused";
+        r.message = "no strategy fits in " + std::to_string(*setup.cap) + " bytes per device: the least any needs is " +
+                    std::to_string(capped.least_memory) + " bytes (" + format_gib(capped.least_memory) + " GiB)";
+      }
+      r.cost = capped.cost;
+      r.memory = capped.memory;
+      r.gap = capped.gap;
+    }
+  } catch (const BatchTimeout&) {
+    r.status = "timeout";
+    r.message = "stopped after --timeout " + format_number("%g", timeout) + " s";
+  } catch (const InputError& error) {
+    r.status = "error";
+    r.message = error.what();
+  } catch (const LimitError& error) {
+    const std::string& option = error.words().option;
+    r.status = "refused";
+    r.message = error.words().with(option == "max_work" ? "--max-work" : option == "max_table_bytes" ? "--max-table-bytes" : error.words().name);
+  } catch (const ResourceError& error) {
+    r.status = "refused";
+    r.message = error.what();
+  } catch (const std::bad_alloc&) {
+    r.status = "refused";
+    r.message = "out of memory";
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (r.status == "ok") {
+    auto it = setup.expected.find({file, p});
+    if (it != setup.expected.end() && it->second && std::fabs(r.cost - *it->second) > kExpectTolerance * std::fabs(*it->second)) {
+      r.status = "mismatch";
+      r.message = "expected " + format_number("%.17g", *it->second);
+    }
+  }
+  return r;
+}
+
+// Every device count of one graph file, the graph loaded once.
+std::vector<BatchResult> solve_file(const BatchSetup& setup, const std::string& file) {
+  std::string load_error;
+  Graph graph;
+  try {
+    graph = load_graph_input(file);
+  } catch (const InputError& error) {
+    load_error = error.what();
+  } catch (const ResourceError& error) {
+    load_error = error.what();
+  }
+  std::vector<BatchResult> results;
+  for (size_t i = 0; i < setup.options->devices.size(); ++i) results.push_back(solve_one(setup, file, graph, load_error, i));
+  return results;
+}
+
+/// How the recorded summary and this run cover each other: a record whose
+/// graph file was not given, a record whose p was not run, a result without
+/// a record. Records of graphs in another shard are not this run's concern.
+struct Coverage {
+  std::vector<std::string> lines;  ///< one per difference, in key order
+  size_t missing = 0, dropped = 0, added = 0;
+};
+
+Coverage compare_coverage(const std::map<ExpectKey, std::optional<double>>& expected, const std::vector<std::string>& all_files,
+                          const std::vector<std::string>& files, const std::vector<BatchResult>& results,
+                          const std::vector<int64_t>& devices, const std::string& expect_path) {
+  Coverage coverage;
+  const std::set<std::string> given(all_files.begin(), all_files.end()), mine(files.begin(), files.end());
+  std::set<ExpectKey> ran;
+  for (const BatchResult& r : results) ran.insert({r.file, r.devices});
+  for (const auto& [key, optimum] : expected) {
+    const auto& [file, p] = key;
+    if (!given.count(file)) {
+      ++coverage.missing;
+      coverage.lines.push_back("missing: " + file + " p=" + std::to_string(p) + " is recorded in " + expect_path +
+                               " but the file was not given");
+      continue;
+    }
+    if (!mine.count(file)) continue;
+    if (!ran.count(key)) {
+      ++coverage.dropped;
+      coverage.lines.push_back("dropped: " + file + " p=" + std::to_string(p) + " is recorded in " + expect_path +
+                               " but p=" + std::to_string(p) + " was not run (--devices " +
+                               [&] {
+                                 std::string list;
+                                 for (int64_t d : devices) list += (list.empty() ? "" : ",") + std::to_string(d);
+                                 return list;
+                               }() + ")");
+    }
+  }
+  for (const BatchResult& r : results)
+    if (!expected.count({r.file, r.devices})) {
+      ++coverage.added;
+      coverage.lines.push_back("new: " + r.file + " p=" + std::to_string(r.devices) + " has no record in " + expect_path);
+    }
+  return coverage;
 }
 
 }  // namespace
@@ -180,117 +364,125 @@ CommandRunner register_batch(CLI::App& app) {
   cmd->add_option("--devices,-p", o->devices, "Device counts, comma-separated (8,32)")->required()->delimiter(',');
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
-  cmd->add_option("--summary", o->summary, "Write a summary: FILE.json or FILE.csv");
-  cmd->add_option("--expect", o->expect, "Fail if an optimum differs (rel. 1e-9) from this summary JSON");
+  cmd->add_option("--summary", o->summary, "Write a summary: FILE.json, FILE.csv, or - (JSON on stdout; the table goes to stderr)");
+  cmd->add_option("--expect", o->expect,
+                  "Check against this summary JSON, keyed by file and p: fail if an optimum differs (rel. 1e-9), a "
+                  "recorded graph or device count is missing, or a graph has no record");
+  cmd->add_option("--threads", o->threads, "Worker threads of each solve (default: all cores, or one for a small DP)");
+  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse a solve whose DP tables may need more (default 8 GiB)");
+  cmd->add_option("--max-work", o->max_work, "Refuse a solve needing more (entry x configuration) DP steps (default 2e12)");
+  cmd->add_option("--timeout", o->timeout, "Stop a solve (one graph at one p) after this many seconds, checked between DP tables (default: none)");
+  cmd->add_option("--jobs,-j", o->jobs, "Graphs solved at once (default 1); lines and summary stay in input order");
+  cmd->add_flag("--timings", o->timings, "Also record each solve's seconds in the summary (they vary from run to run)");
+  cmd->add_option("--shard", o->shard, "Solve only share I of N of the graphs (every Nth file from the Ith), to split a zoo across CI jobs");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    std::vector<std::unique_ptr<CostModel>> models;
-    for (int64_t p : o->devices) models.push_back(make_cost_model(o->model, p));
-    const MemoryOptions memory_model = memory_options(o->memory);
-    const std::optional<uint64_t> cap = memory_cap(o->memory);
-    const CapOptions search = cap_options(o->memory);
-    std::string summary_kind = extension_of(o->summary);
+    BatchSetup setup;
+    setup.options = o.get();
+    for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p));
+    setup.memory_model = memory_options(o->memory);
+    setup.cap = memory_cap(o->memory);
+    setup.search = cap_options(o->memory);
+    if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
+    if (o->jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o->jobs));
+    if (!(o->timeout >= 0) || !std::isfinite(o->timeout))
+      throw UsageError("--timeout: expected a number of seconds of at least 0, got " + format_number("%g", o->timeout));
+    if (o->max_table_bytes == 0) throw UsageError("--max-table-bytes: expected a positive number of bytes, got 0");
+    if (o->max_work == 0) throw UsageError("--max-work: expected a positive number of steps, got 0");
+    setup.solve.dp.threads = o->threads;
+    setup.solve.dp.max_table_bytes = o->max_table_bytes;
+    setup.solve.dp.max_work = o->max_work;
+    const Shard shard = o->shard.empty() ? Shard{} : parse_shard(o->shard);
+    const bool summary_to_stdout = o->summary == "-";
+    std::string summary_kind = summary_to_stdout ? ".json" : extension_of(o->summary);
     if (!o->summary.empty() && summary_kind != ".json" && summary_kind != ".csv")
-      throw InputError("--summary: expected a file name ending in .json or .csv, got '" + o->summary + "'");
-    std::map<ExpectKey, double> expected;
-    if (!o->expect.empty()) expected = read_expectations(o->expect, *models[0]);
+      throw UsageError("--summary: expected a file name ending in .json or .csv, or -, got '" + o->summary + "'");
+    if (!o->expect.empty()) setup.expected = read_expectations(o->expect, *setup.models[0]);
 
-    const std::vector<std::string> files = expand_inputs(o->inputs);
-    if (files.empty()) throw InputError("batch: no *.json graph files found in the given inputs");
-    const bool progress = isatty(STDERR_FILENO) != 0;
-    const size_t steps = files.size() * o->devices.size();
-    size_t step = 0, failed = 0, mismatched = 0, checked = 0;
+    const std::vector<std::string> all_files = expand_inputs(o->inputs);
+    if (all_files.empty()) throw InputError("batch: no *.json graph files found in the given inputs");
+    std::vector<std::string> files;
+    for (size_t k = 0; k < all_files.size(); ++k)
+      if (static_cast<int64_t>(k % static_cast<size_t>(shard.count)) == shard.index - 1) files.push_back(all_files[k]);
+
+    // With --summary - stdout holds the JSON alone; the table goes to stderr.
+    std::ostream& out = summary_to_stdout ? std::cerr : std::cout;
+    const bool progress = !summary_to_stdout && isatty(STDERR_FILENO) != 0;
+    const bool whole = setup.models[0]->unit() == "flop";  // FLOP counts print whole; seconds need digits
     std::vector<BatchResult> results;
-    const bool whole = models[0]->unit() == "flop";  // FLOP counts print whole; seconds need digits
+    size_t failed = 0, mismatched = 0;
     auto report = [&](const BatchResult& r) {
-      if (progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line first
       char line[256];
-      std::string cost = r.status == "ok" || r.status == "mismatch" ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
       const bool solved = r.status == "ok" || r.status == "mismatch";
+      std::string cost = solved ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
       std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
-      if (solved && cap) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
+      if (solved && setup.cap) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
       std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
                     cost.c_str(), memory.c_str(), r.seconds);
-      std::cout << line << r.status << (r.message.empty() ? "" : ": " + r.message) << std::endl;
+      out << line << r.status << (r.message.empty() ? "" : ": " + r.message) << std::endl;
+      if (r.status == "mismatch") ++mismatched;
+      else if (r.status != "ok") ++failed;
       results.push_back(r);
     };
 
-    for (const std::string& file : files) {
-      std::string load_error;
-      Graph graph;
-      try {
-        graph = load_graph_input(file);
-      } catch (const InputError& error) {
-        load_error = error.what();
-      }
-      std::string name = load_error.empty() ? graph.name : fs::path(file).stem().string();
-      for (size_t i = 0; i < o->devices.size(); ++i) {
-        const int64_t p = o->devices[i];
-        ++step;
-        if (progress) std::cerr << "\r\033[K[" << step << "/" << steps << "] " << name << " p=" << p << " ..." << std::flush;
-        BatchResult r{name, file, p, "ok", 0.0, 0, 0.0, 0.0, ""};
-        auto start = std::chrono::steady_clock::now();
-        if (!load_error.empty()) {
-          r.status = "error";
-          r.message = load_error;
-        } else {
-          try {
-            CostTables tables = build_cost_tables(graph, *models[i]);
-            const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
-            if (!cap) {
-              Solution solution = solve(graph, tables, SolveOptions{});
-              r.cost = solution.cost;
-              r.memory = plan_memory(memory, solution.choice).total();
-            } else {
-              MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
-              CappedSolution capped = solve_under_cap(dp, tables.objective, memory, *cap, search);
-              if (!capped.feasible) {
-                r.status = "refused";
-                r.message = "no strategy fits in " + std::to_string(*cap) + " bytes per device: the least any needs is " +
-                            std::to_string(capped.least_memory) + " bytes (" + format_gib(capped.least_memory) + " GiB)";
-              }
-              r.cost = capped.cost;
-              r.memory = capped.memory;
-              r.gap = capped.gap;
-            }
-          } catch (const InputError& error) {
-            r.status = "error";
-            r.message = error.what();
-          } catch (const ResourceError& error) {
-            r.status = "refused";
-            r.message = error.what();
-          } catch (const std::bad_alloc&) {
-            r.status = "refused";
-            r.message = "out of memory";
-          }
+    // Workers take files in order; finished files are printed in input order
+    // as soon as every file before them is done.
+    std::vector<std::optional<std::vector<BatchResult>>> done(files.size());
+    std::mutex mutex;
+    size_t next_file = 0, next_print = 0, files_done = 0;
+    auto work = [&] {
+      for (;;) {
+        size_t k;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (next_file == files.size()) return;
+          k = next_file++;
+          if (progress)
+            std::cerr << "\r\033[K[" << files_done << "/" << files.size() << "] " << fs::path(files[k]).stem().string() << " ..."
+                      << std::flush;
         }
-        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (r.status == "ok") {
-          auto it = expected.find({r.graph, p});
-          if (it != expected.end()) {
-            ++checked;
-            if (std::fabs(r.cost - it->second) > kExpectTolerance * std::fabs(it->second)) {
-              r.status = "mismatch";
-              r.message = "expected " + format_number("%.17g", it->second);
-              ++mismatched;
-            }
-          }
-        } else {
-          ++failed;
-        }
-        report(r);
+        std::vector<BatchResult> file_results = solve_file(setup, files[k]);
+        std::lock_guard<std::mutex> lock(mutex);
+        done[k] = std::move(file_results);
+        ++files_done;
+        if (progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line first
+        for (; next_print < files.size() && done[next_print]; ++next_print)
+          for (const BatchResult& r : *done[next_print]) report(r);
       }
-    }
+    };
+    const size_t workers = std::min(files.size(), static_cast<size_t>(o->jobs));
+    std::vector<std::thread> threads;
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads) thread.join();
     if (progress) std::cerr << "\r\033[K" << std::flush;
+
+    Coverage coverage;
+    if (!o->expect.empty())
+      coverage = compare_coverage(setup.expected, all_files, files, results, o->devices, o->expect);
+    for (const std::string& line : coverage.lines) out << line << "\n";
     if (!o->summary.empty()) {
-      std::string text = summary_kind == ".json" ? summary_json(results, *models[0], memory_model, cap).dump(2) + "\n" : summary_csv(results);
-      write_text_file(o->summary, text);
+      std::string text = summary_kind == ".json" ? summary_json(results, *setup.models[0], setup.memory_model, setup.cap, o->timings).dump(2) + "\n"
+                                                 : summary_csv(results, o->timings);
+      if (summary_to_stdout) std::cout << text << std::flush;
+      else write_text_file(o->summary, text);
     }
-    std::cout << "batch: " << results.size() - failed - mismatched << " ok, " << failed << " failed, " << mismatched
-              << " mismatched";
-    if (!o->expect.empty()) std::cout << " (" << checked << " of " << expected.size() << " expected optima checked)";
-    std::cout << "\n";
-    return failed || mismatched ? kExitInputError : kExitOk;
+    out << "batch: " << results.size() - failed - mismatched << " ok, " << failed << " failed, " << mismatched << " mismatched";
+    if (!o->expect.empty()) {
+      size_t checked = 0;
+      for (const BatchResult& r : results) {
+        auto it = setup.expected.find({r.file, r.devices});
+        if ((r.status == "ok" || r.status == "mismatch") && it != setup.expected.end() && it->second) ++checked;
+      }
+      size_t recorded = 0;
+      for (const auto& [key, optimum] : setup.expected)
+        if (optimum && std::find(files.begin(), files.end(), key.first) != files.end()) ++recorded;
+      out << " (" << checked << " of " << recorded << " expected optima checked); " << coverage.missing << " missing, "
+          << coverage.dropped << " dropped, " << coverage.added << " new";
+    }
+    out << "\n";
+    const bool covered = coverage.missing + coverage.dropped + coverage.added == 0;
+    return failed || mismatched || !covered ? kExitInputError : kExitOk;
   };
 }
 

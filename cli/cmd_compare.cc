@@ -38,6 +38,7 @@ struct CompareCliOptions {
   MemoryCliOptions memory;
   McmcOptions mcmc;
   std::string csv, json, svg;
+  bool timings = false;  // search_seconds in --csv and --json
 };
 
 /// One strategy at one device count.
@@ -66,6 +67,7 @@ CommandRunner register_compare(CLI::App& app) {
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
   cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");
+  cmd->add_flag("--timings", o->timings, "Also write search_seconds to --csv and --json (they vary from run to run)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     std::vector<std::unique_ptr<CostModel>> models;
@@ -157,7 +159,7 @@ CommandRunner register_compare(CLI::App& app) {
       for (const CompareRow& row : rows)
         csv << csv_field(graph.name) << "," << row.devices << "," << row.strategy << ","
             << format_number("%.17g", row.cost) << "," << unit << "," << format_number("%.6f", row.speedup) << ","
-            << (row.seconds < 0 ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << ","
+            << (row.seconds < 0 || !o->timings ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << ","
             << row.memory << "\n";
       write_text_file(o->csv, csv.str());
     }
@@ -184,7 +186,8 @@ CommandRunner register_compare(CLI::App& app) {
         for (const CompareRow& row : rows) {
           if (row.devices != p) continue;
           nlohmann::ordered_json item = {{"name", row.strategy}, {"cost", row.cost}, {"speedup", row.speedup}};
-          item["search_seconds"] = row.seconds < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.seconds);
+          // Without --timings the file is the same bytes on every run.
+          item["search_seconds"] = row.seconds < 0 || !o->timings ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.seconds);
           item["note"] = row.note;
           item["per_device_bytes"] = row.memory;
           entry["strategies"].push_back(item);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/text_output.h"
 #include "cli/byte_size.h"
 #include "cli/graph_input.h"
@@ -100,7 +101,7 @@ CommandRunner register_evaluate(CLI::App& app) {
         std::cerr << "warning: " << o->strategy << " was written for " << *file->devices << " devices; pricing it for "
                   << devices << "\n";
     } else if (devices == 0) {
-      throw InputError("--devices: required with --baseline");
+      throw UsageError("--devices: required with --baseline");
     }
     std::unique_ptr<CostModel> model = make_cost_model(o->model, devices);
     MemoryReport memory;

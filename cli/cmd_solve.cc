@@ -50,6 +50,7 @@ struct SolveCliOptions {
   bool no_plan = false;
   bool exact = false;
   bool no_fold = false;
+  bool timings = false;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
 };
 
@@ -180,9 +181,13 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   const MemoryOptions memory_model = memory_options(o->memory);
   const std::optional<uint64_t> cap = memory_cap(o->memory);
   const CapOptions search = cap_options(o->memory);
-  if (o->threads < 0) throw InputError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
+  if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
   SolveOptions options;
-  options.order = parse_order_kind(o->order);
+  try {
+    options.order = parse_order_kind(o->order);
+  } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
+    throw UsageError(error.words().with("--order"));
+  }
   options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
   options.dp.threads = o->threads;
   options.dp.max_work = o->max_work;
@@ -298,6 +303,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
+  report.timings = o->timings;
   if (capped && !capped->feasible) {
     // The least-memory strategy shows what comes closest; the command still fails.
     if (!o->out.empty())
@@ -381,6 +387,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--no-plan", o->no_plan, "Without --mesh, write no plan (by default the optimum is placed on the default mesh when that mesh realizes it)")
       ->excludes(mesh_option);
   cmd->add_option("--devices-per-node", o->devices_per_node, "Devices per node, recorded in the mesh (default: the --machine profile's)");
+  cmd->add_flag("--timings", o->timings, "Also write solver.seconds and solver.peak_table_bytes to the strategy file (they vary from run to run)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

@@ -3,26 +3,86 @@
 // one-line messages and exit codes.
 #include <iostream>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/process_memory.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
+
+namespace pase {
+namespace {
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
+  const std::string hint = closest_name(word, names);
+  return hint.empty() ? "" : " (did you mean '" + hint + "'?)";
+}
+
+// The first argument that names no command, if it looks like a command
+// (not an option): "unknown command 'slove' (did you mean 'solve'?)".
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  const std::string word = argv[1];
+  for (const std::string& name : names)
+    if (name == word) return "";
+  return "unknown command '" + word + "'" + did_you_mean(word, names) + " (pase --help lists them)";
+}
+
+// An option the parsed command does not have: "solve: unknown option
+// '--thread' (did you mean '--threads'?)"; "" when the leftovers hold none.
+std::string unknown_option(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands()) {
+    std::vector<std::string> names;
+    for (const CLI::Option* option : sub->get_options())
+      for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& extra : sub->remaining()) {
+      if (extra.size() < 2 || extra[0] != '-') continue;
+      const std::string flag = extra.substr(0, extra.find('='));
+      return sub->get_name() + ": unknown option '" + flag + "'" + did_you_mean(flag, names) + " (pase " + sub->get_name() +
+             " --help lists them)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+}  // namespace pase
 
 int main(int argc, char** argv) {
   using namespace pase;
   prepare_process_heap();
   CLI::App app{"pase: optimal per-layer parallelization strategies for DNN training"};
+  app.footer(
+      "A graph is a pase-graph JSON file (docs/formats.md) or an ONNX model (MODEL.onnx, imported on the fly as\n"
+      "`pase import` would; see docs/onnx.md). Exit status: 0 success, 1 bad input, 2 bad command line, 3 refused\n"
+      "(too large, or nothing fits the memory cap), 4 internal error.\n");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "pase 0.1.0");
+  app.set_version_flag("--version", std::string("pase ") + PASE_VERSION);
   std::vector<CommandRunner> runners = {register_solve(app), register_models(app), register_evaluate(app),
                                        register_compare(app), register_batch(app), register_frontier(app), register_import(app),
                                        register_export(app), register_plan_check(app)};
+  if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+    std::cerr << "error: " << unknown << "\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& error) {
+    return app.exit(error);
+  } catch (const CLI::CallForAllHelp& error) {
+    return app.exit(error);
+  } catch (const CLI::CallForVersion& error) {
+    return app.exit(error);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? 0 : static_cast<int>(kExitUsage);  // --help is not an error
+    // One line, like every other error; a misspelt option gets a suggestion.
+    std::string message = dynamic_cast<const CLI::ExtrasError*>(&error) ? unknown_option(app) : "";
+    if (message.empty()) message = error.what();
+    std::cerr << "error: " << message << "\n";
+    return kExitUsage;
   }
   const int exit_status = run_reporting_errors([&] {
     for (const CommandRunner& run : runners) {

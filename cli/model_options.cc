@@ -1,8 +1,10 @@
 #include "cli/model_options.h"
 
+#include "cli/exit_status.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/machine_profile.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
 
 namespace pase {
 
@@ -21,15 +23,15 @@ void add_mcmc_options(CLI::App* command, McmcOptions& options) {
 }
 
 std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices) {
-  if (devices < 1) throw InputError("--devices: expected a positive number of devices, got " + std::to_string(devices));
-  if (devices > (int64_t{1} << 30)) throw InputError("--devices: at most 2^30 devices, got " + std::to_string(devices));
-  if (!(options.flops > 0)) throw InputError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
+  if (devices < 1) throw UsageError("--devices: expected a positive number of devices, got " + std::to_string(devices));
+  if (devices > (int64_t{1} << 30)) throw UsageError("--devices: at most 2^30 devices, got " + std::to_string(devices));
+  if (!(options.flops > 0)) throw UsageError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
   if (!(options.bandwidth > 0))
-    throw InputError("--bandwidth: expected a positive GB/s, got " + std::to_string(options.bandwidth));
+    throw UsageError("--bandwidth: expected a positive GB/s, got " + std::to_string(options.bandwidth));
   const CostModelOptions defaults;
   if (options.cost_model == "pase") {
     if (!options.machine_file.empty())
-      throw InputError("--machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)");
+      throw UsageError("--machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)");
     Machine machine;
     machine.devices = devices;
     machine.flops_tflops = options.flops;
@@ -38,12 +40,14 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
   }
   if (options.cost_model == "calibrated") {
     if (options.machine_file.empty())
-      throw InputError("--cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)");
+      throw UsageError("--cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)");
     if (options.flops != defaults.flops || options.bandwidth != defaults.bandwidth)
-      throw InputError("--flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options");
+      throw UsageError("--flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options");
     return std::make_unique<CalibratedCostModel>(read_machine_profile(options.machine_file), devices);
   }
-  throw InputError("--cost-model: unknown cost model '" + options.cost_model + "' (choose pase or calibrated)");
+  const std::string hint = closest_name(options.cost_model, {"pase", "calibrated"});
+  throw UsageError("--cost-model: unknown cost model '" + options.cost_model + "' (" +
+                   (hint.empty() ? "" : "did you mean '" + hint + "'? ") + "choose pase or calibrated)");
 }
 
 }  // namespace pase

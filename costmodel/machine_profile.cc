@@ -125,8 +125,8 @@ MachineProfile parse_machine_profile(const std::string& text, const std::string&
   json document = parse_json_document(text, source);
   JsonReader root(document, source);
   root.expect_object("a JSON object at the top level");
+  root.check_header("pase-machine", 1);  // first: another kind of file is named as such
   root.check_known_fields(kTopFields);
-  root.check_header("pase-machine", 1);
 
   MachineProfile p;
   p.name = root.required("name").as_string();

@@ -1,6 +1,7 @@
 #include "graphs/graph_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -169,6 +170,8 @@ std::string closest_name(const std::string& word, const std::vector<std::string>
 }
 
 std::string read_text_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open file");
   std::ostringstream buffer;
@@ -186,8 +189,8 @@ GraphFileV1 parse_graph_file(const std::string& text, const std::string& source)
   json document = parse_json_document(text, source);
   JsonReader root(document, source);
   root.expect_object("a JSON object at the top level");
+  root.check_header("pase-graph", 1);  // first: another kind of file is named as such
   root.check_known_fields(kTopFields, "a pase-graph file");
-  root.check_header("pase-graph", 1);
 
   GraphFileV1 graph;
   if (auto f = root.optional("name")) graph.name = f->as_string();

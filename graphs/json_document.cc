@@ -82,6 +82,8 @@ void prescan(const std::string& text, const std::string& source) {
 }  // namespace
 
 nlohmann::json parse_json_document(const std::string& text, const std::string& source) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(source + (text.empty() ? ": empty file" : ": empty file (only whitespace)"));
   prescan(text, source);
   try {
     return nlohmann::json::parse(text);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string_view>
 
 #include "graphs/error.h"
@@ -186,8 +187,18 @@ void JsonReader::check_known_fields(const std::vector<std::string>& allowed, con
 void JsonReader::check_header(const std::string& format, int64_t version) const {
   const std::string quoted = "\"" + format + "\"";
   JsonReader f = required("format", "expected " + quoted);
-  if (!f.value().is_string() || f.value().get_ref<const std::string&>() != format)
+  if (!f.value().is_string() || f.value().get_ref<const std::string&>() != format) {
+    // Another of pase's files given in the wrong place (a graph as --machine) is named as such.
+    static const std::map<std::string, std::string> kKinds = {
+        {"pase-graph", "a graph file"},       {"pase-machine", "a machine profile"},
+        {"pase-strategy", "a strategy file"}, {"pase-batch-summary", "a batch summary"},
+        {"pase-compare", "a compare result"}, {"pase-frontier", "a frontier result"}};
+    auto wanted = kKinds.find(format);
+    auto found = f.value().is_string() ? kKinds.find(f.value().get_ref<const std::string&>()) : kKinds.end();
+    if (wanted != kKinds.end() && found != kKinds.end())
+      f.fail("expected " + quoted + ", got \"" + found->first + "\": this is " + found->second + ", not " + wanted->second);
     f.fail("expected " + quoted + ", got " + json_excerpt(f.value()));
+  }
   JsonReader v = required("version", "expected " + std::to_string(version));
   if (v.as_int() != version)
     v.fail("unsupported version " + json_excerpt(v.value()) + " (this pase reads version " + std::to_string(version) + ")");

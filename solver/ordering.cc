@@ -7,6 +7,7 @@
 
 #include "graphs/check.h"
 #include "graphs/error.h"
+#include "graphs/graph_file.h"
 
 namespace pase {
 namespace {
@@ -66,7 +67,12 @@ std::string order_kind_name(OrderKind kind) {
 OrderKind parse_order_kind(const std::string& name) {
   for (OrderKind kind : all_order_kinds())
     if (order_kind_name(kind) == name) return kind;
-  throw OptionError({"order", "order kind", "", ": unknown order '" + name + "' (choose generateseq, bfs, mindegree or minfill)"});
+  std::vector<std::string> names;
+  for (OrderKind kind : all_order_kinds()) names.push_back(order_kind_name(kind));
+  const std::string hint = closest_name(name, names);
+  throw OptionError({"order", "order kind", "",
+                     ": unknown order '" + name + "' (" + (hint.empty() ? "" : "did you mean '" + hint + "'? ") +
+                         "choose generateseq, bfs, mindegree or minfill)"});
 }
 
 std::vector<std::vector<int>> undirected_neighbours(const Objective& objective) {

@@ -238,14 +238,18 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
     append_json_number(out, solver->table_entries);
     member(false, "largest_table_entries");
     append_json_number(out, solver->largest_table_entries);
-    member(false, "peak_table_bytes");
-    append_json_number(out, solver->peak_table_bytes);
+    if (solver->timings) {
+      member(false, "peak_table_bytes");
+      append_json_number(out, solver->peak_table_bytes);
+    }
     if (solver->relaxed_edges > 0) {
       member(false, "relaxed_edges");
       append_json_number(out, static_cast<uint64_t>(solver->relaxed_edges));
     }
-    member(false, "seconds");
-    append_json_number(out, solver->seconds);
+    if (solver->timings) {
+      member(false, "seconds");
+      append_json_number(out, solver->seconds);
+    }
     out += '}';
   }
   out += "\n}\n";

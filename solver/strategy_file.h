@@ -32,6 +32,10 @@ struct SolverReport {
   uint64_t largest_table_entries = 0;
   uint64_t peak_table_bytes = 0;
   double seconds = 0.0;
+  /// Write peak_table_bytes and seconds: they vary from run to run and with
+  /// the thread count, so by default they are left out and the file is the
+  /// same bytes every time (users diff and cache it).
+  bool timings = false;
   /// A bounded solve (solver/bounded_solve.h) sets lower_bound_cost and
   /// relaxed_edges; it is exact when its bound meets its cost, else its cost
   /// is within the written gap of the optimum.

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -47,7 +48,8 @@ TEST_CASE("pase batch: summary and expectations") {
     pase::test::CommandResult again =
         pase::test::run_pase("batch " + files + " --devices 8,16 --expect \"" + summary + "\"");
     CHECK(again.status == 0);
-    CHECK(again.output.find("batch: 4 ok, 0 failed, 0 mismatched (4 of 4 expected optima checked)\n") != std::string::npos);
+    CHECK(again.output.find("batch: 4 ok, 0 failed, 0 mismatched (4 of 4 expected optima checked); 0 missing, 0 dropped, 0 new\n") !=
+          std::string::npos);
   }
   SUBCASE("a moved optimum fails") {
     CHECK(doc["results"][1]["graph"] == "alexnet");
@@ -60,7 +62,7 @@ TEST_CASE("pase batch: summary and expectations") {
     CHECK(again.status == 1);
     CHECK(again.output.find(result_line("alexnet", 8)) == 0);
     CHECK(again.output.find("  mismatch: expected ") != std::string::npos);
-    CHECK(again.output.find("batch: 3 ok, 0 failed, 1 mismatched (4 of 4 expected optima checked)\n") !=
+    CHECK(again.output.find("batch: 3 ok, 0 failed, 1 mismatched (4 of 4 expected optima checked); 0 missing, 0 dropped, 0 new\n") !=
           std::string::npos);
   }
   SUBCASE("expectations recorded on another machine are refused") {
@@ -101,10 +103,155 @@ TEST_CASE("pase batch: a whole directory") {
 TEST_CASE("pase batch: bad options") {
   std::string alexnet = quoted("data/graphs/alexnet.json");
   pase::test::CommandResult summary = pase::test::run_pase("batch " + alexnet + " --devices 8 --summary out.txt");
-  CHECK(summary.status == 1);
-  CHECK(summary.error == "error: --summary: expected a file name ending in .json or .csv, got 'out.txt'\n");
+  CHECK(summary.status == 2);
+  CHECK(summary.error == "error: --summary: expected a file name ending in .json or .csv, or -, got 'out.txt'\n");
   std::string notsummary = pase::test::write_temp_file("not_summary.json", "{\"format\": \"pase-strategy\"}");
   pase::test::CommandResult expect = pase::test::run_pase("batch " + alexnet + " --devices 8 --expect \"" + notsummary + "\"");
   CHECK(expect.status == 1);
   CHECK(expect.error == "error: " + notsummary + ": field 'format': expected \"pase-batch-summary\"\n");
+}
+
+namespace {
+
+// A zoo in a fresh directory: a.json and b.json are both AlexNet (one graph
+// name, two files), c.json is the RNNLM.
+std::string small_zoo(const std::string& name) {
+  namespace fs = std::filesystem;
+  const std::string dir = pase::test::write_temp_file(name, "");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string alexnet = pase::read_text_file(pase::test::source_path("data/graphs/alexnet.json"));
+  pase::write_text_file(dir + "/a.json", alexnet);
+  pase::write_text_file(dir + "/b.json", alexnet);
+  pase::write_text_file(dir + "/c.json", pase::read_text_file(pase::test::source_path("data/graphs/rnnlm.json")));
+  return dir;
+}
+
+// The last line of `text` (without its newline).
+std::string last_line(const std::string& text) {
+  const size_t end = text.find_last_not_of('\n');
+  const size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+}  // namespace
+
+TEST_CASE("pase batch --expect: keyed by file and p, coverage losses fail") {
+  const std::string zoo = small_zoo("expect_zoo");
+  const std::string record = pase::test::write_temp_file("expect_zoo.json", "");
+  REQUIRE(pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --summary \"" + record + "\"").status == 0);
+
+  SUBCASE("the same folder checked against its own record passes, two graphs sharing a name included") {
+    pase::test::CommandResult again = pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --expect \"" + record + "\"");
+    CHECK(again.status == 0);
+    CHECK(again.output.find(result_line("alexnet", 8)) == 0);
+    CHECK(last_line(again.output) ==
+          "batch: 6 ok, 0 failed, 0 mismatched (6 of 6 expected optima checked); 0 missing, 0 dropped, 0 new");
+  }
+  SUBCASE("a recorded graph that was not given fails") {
+    pase::test::CommandResult again =
+        pase::test::run_pase("batch \"" + zoo + "/a.json\" \"" + zoo + "/c.json\" -p 8,16 --expect \"" + record + "\"");
+    CHECK(again.status == 1);
+    CHECK(again.output.find("\nmissing: " + zoo + "/b.json p=8 is recorded in " + record + " but the file was not given\n"
+                            "missing: " + zoo + "/b.json p=16 is recorded in " + record + " but the file was not given\n") !=
+          std::string::npos);
+    CHECK(last_line(again.output) ==
+          "batch: 4 ok, 0 failed, 0 mismatched (4 of 4 expected optima checked); 2 missing, 0 dropped, 0 new");
+  }
+  SUBCASE("a dropped device count fails") {
+    pase::test::CommandResult again = pase::test::run_pase("batch \"" + zoo + "\" -p 8 --expect \"" + record + "\"");
+    CHECK(again.status == 1);
+    CHECK(again.output.find("\ndropped: " + zoo + "/a.json p=16 is recorded in " + record +
+                            " but p=16 was not run (--devices 8)\n") != std::string::npos);
+    CHECK(last_line(again.output) ==
+          "batch: 3 ok, 0 failed, 0 mismatched (3 of 6 expected optima checked); 0 missing, 3 dropped, 0 new");
+  }
+  SUBCASE("a new graph without a record fails") {
+    pase::write_text_file(zoo + "/d.json", pase::read_text_file(pase::test::source_path("data/graphs/alexnet.json")));
+    pase::test::CommandResult again = pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --expect \"" + record + "\"");
+    std::filesystem::remove(zoo + "/d.json");
+    CHECK(again.status == 1);
+    CHECK(again.output.find("\nnew: " + zoo + "/d.json p=8 has no record in " + record + "\nnew: " + zoo + "/d.json p=16 has no record in " +
+                            record + "\n") != std::string::npos);
+    CHECK(last_line(again.output) ==
+          "batch: 8 ok, 0 failed, 0 mismatched (6 of 6 expected optima checked); 0 missing, 0 dropped, 2 new");
+  }
+  SUBCASE("shards split the files and each passes against the whole record") {
+    pase::test::CommandResult first = pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --shard 1/2 --expect \"" + record + "\"");
+    CHECK(first.status == 0);
+    CHECK(last_line(first.output) ==
+          "batch: 4 ok, 0 failed, 0 mismatched (4 of 4 expected optima checked); 0 missing, 0 dropped, 0 new");
+    CHECK(first.output.find(result_line("rnnlm", 16)) != std::string::npos);  // a.json and c.json
+    pase::test::CommandResult second = pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --shard 2/2 --expect \"" + record + "\"");
+    CHECK(second.status == 0);
+    CHECK(last_line(second.output) ==
+          "batch: 2 ok, 0 failed, 0 mismatched (2 of 2 expected optima checked); 0 missing, 0 dropped, 0 new");
+    CHECK(second.output.find("rnnlm") == std::string::npos);  // b.json only
+  }
+  SUBCASE("a file recorded twice is refused") {
+    json doc = json::parse(pase::read_text_file(record));
+    doc["results"].push_back(doc["results"][0]);
+    const std::string twice = pase::test::write_temp_file("expect_twice.json", doc.dump());
+    pase::test::CommandResult again = pase::test::run_pase("batch \"" + zoo + "\" -p 8 --expect \"" + twice + "\"");
+    CHECK(again.status == 1);
+    CHECK(again.error == "error: " + twice + ": results[6]: field 'file': '" + zoo + "/a.json' at p=8 is recorded twice\n");
+  }
+}
+
+TEST_CASE("pase batch: jobs, limits, timeout, summary on stdout") {
+  const std::string zoo = small_zoo("jobs_zoo");
+  SUBCASE("--jobs 2 prints and records in input order") {
+    const std::string one = pase::test::write_temp_file("jobs1.json", ""), two = pase::test::write_temp_file("jobs2.json", "");
+    pase::test::CommandResult serial = pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --summary \"" + one + "\"");
+    pase::test::CommandResult parallel = pase::test::run_pase("batch \"" + zoo + "\" -p 8,16 --jobs 2 --summary \"" + two + "\"");
+    CHECK(serial.status == 0);
+    CHECK(parallel.status == 0);
+    json a = json::parse(pase::read_text_file(one)), b = json::parse(pase::read_text_file(two));
+    REQUIRE(a["results"].size() == 6);
+    REQUIRE(b["results"].size() == 6);
+    for (size_t i = 0; i < 6; ++i) {
+      CHECK(a["results"][i]["file"] == b["results"][i]["file"]);
+      CHECK(a["results"][i]["devices"] == b["results"][i]["devices"]);
+      CHECK(a["results"][i]["cost"] == b["results"][i]["cost"]);
+    }
+    CHECK(b["results"][5]["file"] == zoo + "/c.json");
+  }
+  SUBCASE("--max-work refuses with the flag's name, --threads solves the same") {
+    pase::test::CommandResult refused = pase::test::run_pase("batch \"" + zoo + "/a.json\" -p 4 --max-work 1");
+    CHECK(refused.status == 1);
+    CHECK(refused.output.find("  refused: the DP would take 965 steps (table entries x configurations), above the limit of 1 "
+                              "(--max-work;") != std::string::npos);
+    pase::test::CommandResult threads = pase::test::run_pase("batch \"" + zoo + "/a.json\" -p 8 --threads 2");
+    CHECK(threads.status == 0);
+    CHECK(threads.output.find(result_line("alexnet", 8)) == 0);
+  }
+  SUBCASE("--timeout stops a solve") {
+    pase::test::CommandResult result = pase::test::run_pase("batch \"" + zoo + "/c.json\" -p 8 --timeout 0.000001");
+    CHECK(result.status == 1);
+    CHECK(result.output.find("  timeout: stopped after --timeout 1e-06 s\n") != std::string::npos);
+    CHECK(last_line(result.output) == "batch: 0 ok, 1 failed, 0 mismatched");
+  }
+  SUBCASE("--summary - writes the JSON alone to stdout") {
+    pase::test::CommandResult result = pase::test::run_pase("batch \"" + zoo + "/a.json\" -p 8 --summary -");
+    CHECK(result.status == 0);
+    json doc = json::parse(result.output);
+    CHECK(doc["results"][0]["cost"] == pase::test::zoo_optimum("alexnet", 8));
+    CHECK(result.error.find(result_line("alexnet", 8)) == 0);
+    CHECK(last_line(result.error) == "batch: 1 ok, 0 failed, 0 mismatched");
+  }
+  SUBCASE("bad values are usage errors") {
+    const std::string a = "batch \"" + zoo + "/a.json\" -p 8 ";
+    for (const auto& [flag, message] : std::vector<std::pair<std::string, std::string>>{
+             {"--shard 3/2", "--shard: expected I/N with 1 <= I <= N (2/4: the second of four jobs), got '3/2'"},
+             {"--shard 1", "--shard: expected I/N with 1 <= I <= N (2/4: the second of four jobs), got '1'"},
+             {"--jobs 0", "--jobs: expected a positive count, got 0"},
+             {"--threads -1", "--threads: expected a non-negative count, got -1"},
+             {"--timeout -1", "--timeout: expected a number of seconds of at least 0, got -1"},
+             {"--max-work 0", "--max-work: expected a positive number of steps, got 0"}}) {
+      CAPTURE(flag);
+      pase::test::CommandResult result = pase::test::run_pase(a + flag);
+      CHECK(result.status == 2);
+      CHECK(result.error == "error: " + message + "\n");
+    }
+  }
 }

@@ -194,13 +194,13 @@ TEST_CASE("pase solve --cost-model calibrated") {
   }
   SUBCASE("no --machine") {
     test::CommandResult result = test::run_pase("solve " + alexnet + " --devices 16 --cost-model calibrated");
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error ==
           "error: --cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)\n");
   }
   SUBCASE("an unknown model") {
     test::CommandResult result = test::run_pase("solve " + alexnet + " --devices 16 --cost-model roofline");
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error == "error: --cost-model: unknown cost model 'roofline' (choose pase or calibrated)\n");
   }
 }

@@ -50,7 +50,7 @@ TEST_CASE("pase compare: alexnet") {
   std::string svg = pase::test::write_temp_file("compare.svg", "");
   pase::test::CommandResult result =
       pase::test::run_pase("compare \"" + pase::test::source_path("data/graphs/alexnet.json") +
-                           "\" --devices 4,8,16,32,64 --csv \"" + csv + "\" --json \"" + out + "\" --svg \"" + svg + "\"");
+                           "\" --devices 4,8,16,32,64 --timings --csv \"" + csv + "\" --json \"" + out + "\" --svg \"" + svg + "\"");
   REQUIRE(result.status == 0);
   CHECK(result.error == "");
 
@@ -124,7 +124,7 @@ TEST_CASE("pase compare: transformer has a megatron bar") {
 TEST_CASE("pase compare: bad input") {
   std::string alexnet = "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\"";
   pase::test::CommandResult zero = pase::test::run_pase("compare " + alexnet + " --devices 4,0");
-  CHECK(zero.status == 1);
+  CHECK(zero.status == 2);
   CHECK(zero.error == "error: --devices: expected a positive number of devices, got 0\n");
   pase::test::CommandResult missing = pase::test::run_pase("compare nothere.json --devices 4");
   CHECK(missing.status == 1);

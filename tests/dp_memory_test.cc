@@ -164,7 +164,7 @@ TEST_CASE("solve_dp: the peak never exceeds the plan's bound, whatever the threa
 TEST_CASE("pase solve --stats reports the peak table bytes the strategy file records, and peak resident memory") {
   const std::string out = test::write_temp_file("peak.json", "");
   auto result = test::run_pase("solve " + test::source_path("data/graphs/transformer.json") +
-                               " --devices 8 --threads 1 --stats -o " + out);
+                               " --devices 8 --threads 1 --stats --timings -o " + out);
   REQUIRE(result.status == 0);
   const std::string label = "peak table bytes ";
   const size_t at = result.output.find(label);

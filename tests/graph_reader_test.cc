@@ -129,18 +129,18 @@ TEST_CASE("pase solve: missing file and bad options") {
   }
   SUBCASE("zero devices") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 0");
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error == "error: --devices: expected a positive number of devices, got 0\n");
   }
   SUBCASE("negative bandwidth") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 4 --bandwidth -1");
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error.rfind("error: --bandwidth: expected a positive GB/s", 0) == 0);
   }
   SUBCASE("unknown order") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 4 --order dfs");
-    CHECK(result.status == 1);
-    CHECK(result.error == "error: --order: unknown order 'dfs' (choose generateseq, bfs, mindegree or minfill)\n");
+    CHECK(result.status == 2);
+    CHECK(result.error == "error: --order: unknown order 'dfs' (did you mean 'bfs'? choose generateseq, bfs, mindegree or minfill)\n");
   }
   SUBCASE("tables over the limit are refused with their size") {
     auto result = run_pase("solve " + pase::test::source_path("data/graphs/transformer.json") +
@@ -191,14 +191,14 @@ TEST_CASE("pase solve: cost-model options that would be ignored are refused") {
   std::string graph = pase::test::source_path("data/graphs/alexnet.json");
   SUBCASE("--machine without the calibrated model") {
     auto result = run_pase("solve " + graph + " --devices 8 --machine " + pase::test::source_path("data/machines/gtx1080ti-node.json"));
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error ==
           "error: --machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)\n");
   }
   SUBCASE("--flops with the calibrated model") {
     auto result = run_pase("solve " + graph + " --devices 8 --cost-model calibrated --flops 20 --machine " +
                            pase::test::source_path("data/machines/gtx1080ti-node.json"));
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error ==
           "error: --flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options\n");
   }

@@ -126,7 +126,7 @@ TEST_CASE("parse_machine_profile") {
 
     doc = base_profile();
     doc["format"] = "pase-graph";
-    CHECK(error_of(doc) == "m.json: field 'format': expected \"pase-machine\", got \"pase-graph\"");
+    CHECK(error_of(doc) == "m.json: field 'format': expected \"pase-machine\", got \"pase-graph\": this is a graph file, not a machine profile");
 
     doc = base_profile();
     doc["version"] = 2;

@@ -84,7 +84,7 @@ TEST_CASE("library errors about an option: the library's words, the option's fie
       FAIL("parse_order_kind accepted 'dfs'");
     } catch (const OptionError& error) {
       CHECK(error.words().option == "order");
-      CHECK(std::string(error.what()) == "order kind: unknown order 'dfs' (choose generateseq, bfs, mindegree or minfill)");
+      CHECK(std::string(error.what()) == "order kind: unknown order 'dfs' (did you mean 'bfs'? choose generateseq, bfs, mindegree or minfill)");
     }
   }
   SUBCASE("the DP's limits") {

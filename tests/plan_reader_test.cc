@@ -94,7 +94,7 @@ TEST_CASE("read_plan: a strategy without a plan") {
   document.erase("mesh");
   CHECK(!read_plan(document.dump(), "p.json"));
   document["format"] = "pase-graph";
-  CHECK(error(document) == "p.json: field 'format': expected \"pase-strategy\", got \"pase-graph\"");
+  CHECK(error(document) == "p.json: field 'format': expected \"pase-strategy\", got \"pase-graph\": this is a graph file, not a strategy file");
 }
 
 TEST_CASE("read_plan: one-line errors") {

@@ -114,7 +114,7 @@ TEST_CASE("strategy_choice") {
   }
   SUBCASE("not a strategy file") {
     f.document["format"] = "pase-graph";
-    CHECK(f.error() == "s.json: field 'format': expected \"pase-strategy\", got \"pase-graph\"");
+    CHECK(f.error() == "s.json: field 'format': expected \"pase-strategy\", got \"pase-graph\": this is a graph file, not a strategy file");
     f.document.erase("format");
     CHECK(f.error() == "s.json: field 'format': missing (expected \"pase-strategy\")");
   }

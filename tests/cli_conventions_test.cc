@@ -1,0 +1,78 @@
+// Command-line conventions: a bad flag value exits 2 with one `error:` line,
+// misspelt commands, options, orders and cost models get a suggestion, a
+// file of the wrong kind is named as such, --version and --help.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support.h"
+
+namespace {
+
+std::string alexnet() { return "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\""; }
+
+}  // namespace
+
+TEST_CASE("bad flag values exit 2 with one line") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"solve " + alexnet() + " --devices 0", "--devices: expected a positive number of devices, got 0"},
+      {"solve " + alexnet() + " -p 8 --order mindgree",
+       "--order: unknown order 'mindgree' (did you mean 'mindegree'? choose generateseq, bfs, mindegree or minfill)"},
+      {"solve " + alexnet() + " -p 8 --order zzz", "--order: unknown order 'zzz' (choose generateseq, bfs, mindegree or minfill)"},
+      {"solve " + alexnet() + " -p 8 --cost-model calibrate",
+       "--cost-model: unknown cost model 'calibrate' (did you mean 'calibrated'? choose pase or calibrated)"},
+      {"solve " + alexnet() + " -p 8 --flops 0", "--flops: expected a positive TFLOP/s, got 0.000000"},
+      {"solve " + alexnet() + " -p 8 --threads -2", "--threads: expected a non-negative count, got -2"},
+      {"compare " + alexnet() + " --devices 4,0", "--devices: expected a positive number of devices, got 0"},
+      {"evaluate " + alexnet() + " --baseline owt", "--devices: required with --baseline"},
+      {"slove " + alexnet(), "unknown command 'slove' (did you mean 'solve'?) (pase --help lists them)"},
+      {"solve " + alexnet() + " -p 8 --thread 2",
+       "solve: unknown option '--thread' (did you mean '--threads'?) (pase solve --help lists them)"},
+      {"batch " + alexnet() + " -p 8 --sumary=x.json",
+       "batch: unknown option '--sumary' (did you mean '--summary'?) (pase batch --help lists them)"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    pase::test::CommandResult result = pase::test::run_pase(args);
+    CHECK(result.status == 2);
+    CHECK(result.error == "error: " + message + "\n");
+    CHECK(result.output == "");
+  }
+}
+
+TEST_CASE("a directory, an empty file or the wrong kind of file is named as such") {
+  const std::string graphs = pase::test::source_path("data/graphs");
+  const std::string empty = pase::test::write_temp_file("empty_graph.json", "");
+  const std::string blank = pase::test::write_temp_file("blank_graph.json", " \n");
+  const std::string machine = pase::test::source_path("data/machines/gtx1080ti-node.json");
+  const std::string graph = pase::test::source_path("data/graphs/alexnet.json");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"solve \"" + graphs + "\" -p 8", graphs + ": is a directory, not a file"},
+      {"solve \"" + empty + "\" -p 8", empty + ": empty file"},
+      {"solve \"" + blank + "\" -p 8", blank + ": empty file (only whitespace)"},
+      {"solve \"" + machine + "\" -p 8",
+       machine + ": field 'format': expected \"pase-graph\", got \"pase-machine\": this is a machine profile, not a graph file"},
+      {"solve \"" + graph + "\" -p 8 --cost-model calibrated --machine \"" + graph + "\"",
+       graph + ": field 'format': expected \"pase-machine\", got \"pase-graph\": this is a graph file, not a machine profile"},
+      {"evaluate \"" + graph + "\" --strategy \"" + graph + "\"",
+       graph + ": field 'format': expected \"pase-strategy\", got \"pase-graph\": this is a graph file, not a strategy file"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    pase::test::CommandResult result = pase::test::run_pase(args);
+    CHECK(result.status == 1);
+    CHECK(result.error == "error: " + message + "\n");
+  }
+}
+
+TEST_CASE("pase --version and --help") {
+  pase::test::CommandResult version = pase::test::run_pase("--version");
+  CHECK(version.status == 0);
+  CHECK(version.output == std::string("pase ") + PASE_VERSION + "\n");
+  pase::test::CommandResult help = pase::test::run_pase("--help");
+  CHECK(help.status == 0);
+  CHECK(help.output.find("or an ONNX model (MODEL.onnx") != std::string::npos);
+  CHECK(help.output.find("Exit status: 0 success, 1 bad input, 2 bad command line, 3 refused") != std::string::npos);
+}
