@@ -30,6 +30,23 @@ AxisSpec canonical_spec(const AxisSpec& spec, const Mesh& mesh) {
 AssignmentBound::AssignmentBound(const Mesh& mesh, const CostModel& model, size_t max_assignments)
     : mesh_(mesh), model_(model), max_assignments_(max_assignments), coordinates_(mesh_coordinates(mesh)) {}
 
+const std::vector<AxisSpec>* AssignmentBound::layouts(const SplitMap& map, const std::vector<int32_t>& config,
+                                                      bool canonical) {
+  auto [it, inserted] = layouts_.try_emplace(std::make_tuple(map, config, canonical));
+  if (inserted) {
+    const Assignments* all = assignments(config);
+    if (all) {
+      std::set<AxisSpec> distinct;
+      for (const AxisAssignment& assignment : *all) {
+        AxisSpec spec = tensor_spec(map, assignment);
+        distinct.insert(canonical ? canonical_spec(spec, mesh_) : std::move(spec));
+      }
+      it->second.emplace(distinct.begin(), distinct.end());
+    }
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 const AssignmentBound::Assignments* AssignmentBound::assignments(const std::vector<int32_t>& config) {
   auto [it, inserted] = assignments_.try_emplace(config);
   if (inserted) {
@@ -43,18 +60,17 @@ std::optional<double> AssignmentBound::least_edge_cost(const Shape& tensor, cons
                                                        const std::vector<int32_t>& held_config,
                                                        const SplitMap& needed_map,
                                                        const std::vector<int32_t>& needed_config) {
-  auto key = std::make_tuple(tensor, held_map, held_config, needed_map, needed_config);
-  auto cached = least_.find(key);
-  if (cached != least_.end()) return cached->second;
-  std::optional<double>& least = least_[std::move(key)];
-  const Assignments* held = assignments(held_config);
-  const Assignments* needed = assignments(needed_config);
-  if (!held || !needed) return least;
   // Every producer layout is a relabelling of a canonical one, which is a
   // producer layout too (the assignments are closed under relabelling).
-  std::set<AxisSpec> held_specs, needed_specs;
-  for (const AxisAssignment& assignment : *held) held_specs.insert(canonical_spec(tensor_spec(held_map, assignment), mesh_));
-  for (const AxisAssignment& assignment : *needed) needed_specs.insert(tensor_spec(needed_map, assignment));
+  const std::vector<AxisSpec>* held = layouts(held_map, held_config, true);
+  const std::vector<AxisSpec>* needed = layouts(needed_map, needed_config, false);
+  if (!held || !needed) return std::nullopt;
+  // Edges that carry the same tensor between the same sets of layouts share one answer.
+  auto key = std::make_tuple(tensor, held, needed);
+  auto cached = least_.find(key);
+  if (cached != least_.end()) return cached->second;
+  const std::vector<AxisSpec>& held_specs = *held;
+  const std::vector<AxisSpec>& needed_specs = *needed;
   // One consumer layout's blocks at a time against every canonical producer
   // layout's: memory of a few layouts, not of thousands.
   std::vector<std::vector<Block>> held_blocks;
@@ -72,8 +88,8 @@ std::optional<double> AssignmentBound::least_edge_cost(const Shape& tensor, cons
       best = std::min(best, model_.fetch_cost(realized_words(held_blocks[i], blocks, tensor.size()),
                                               std::max(held_devices[i], devices)));
   }
-  least = best;
-  return least;
+  least_.emplace(std::move(key), best);
+  return best;
 }
 
 }  // namespace pase

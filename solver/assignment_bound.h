@@ -48,14 +48,17 @@ class AssignmentBound {
  private:
   using Assignments = std::vector<std::vector<std::vector<int>>>;
   const Assignments* assignments(const std::vector<int32_t>& config);
+  // The distinct layouts a tensor following `map` gets over every assignment
+  // of `config` (canonical: one per relabelling class); null past the limit.
+  const std::vector<AxisSpec>* layouts(const SplitMap& map, const std::vector<int32_t>& config, bool canonical);
 
   Mesh mesh_;  // a copy: callers may pass a temporary
   const CostModel& model_;
   size_t max_assignments_;
   std::vector<std::vector<int64_t>> coordinates_;
   std::map<std::vector<int32_t>, std::optional<Assignments>> assignments_;
-  std::map<std::tuple<Shape, SplitMap, std::vector<int32_t>, SplitMap, std::vector<int32_t>>, std::optional<double>>
-      least_;
+  std::map<std::tuple<SplitMap, std::vector<int32_t>, bool>, std::optional<std::vector<AxisSpec>>> layouts_;
+  std::map<std::tuple<Shape, const std::vector<AxisSpec>*, const std::vector<AxisSpec>*>, double> least_;
 };
 
 }  // namespace pase
