@@ -95,6 +95,20 @@ void print_memory(std::ostream& out, const MemoryReport& memory, const std::stri
   out << "\n";
 }
 
+// A duration a person reads: three significant digits in s, ms, us or ns.
+std::string format_duration(double seconds) {
+  char text[32];
+  if (seconds >= 1) std::snprintf(text, sizeof text, "%.3g s", seconds);
+  else if (seconds >= 1e-3) std::snprintf(text, sizeof text, "%.3g ms", seconds * 1e3);
+  else if (seconds >= 1e-6) std::snprintf(text, sizeof text, "%.3g us", seconds * 1e6);
+  else std::snprintf(text, sizeof text, "%.3g ns", seconds * 1e9);
+  return text;
+}
+
+std::string pad_left(const std::string& text, size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution) {
   std::vector<LayerReport> reports = layer_reports(graph, tables, solution.choice);
   double layer_total = 0;
@@ -108,19 +122,26 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   char line[1024];
   out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
       << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit << ")\n";
-  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s\n", int(name_width), "layer", "op", int(dims_width),
-                "dims", int(config_width), "config", "devices", "cost", "share");
+  // The pase model's FLOP (communication counted as the FLOP a word costs)
+  // read as time on the modelled machine: cost / rate.
+  const bool in_flop = tables.unit == "flop" && tables.machine.flops_tflops > 0;
+  auto as_time = [&](double cost) { return in_flop ? format_duration(cost / (tables.machine.flops_tflops * 1e12)) : ""; };
+  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s%s\n", int(name_width), "layer", "op", int(dims_width),
+                "dims", int(config_width), "config", "devices", "cost", "share", in_flop ? "       time" : "");
   out << line;
   for (const LayerReport& r : reports) {
     double share = solution.cost > 0 ? 100.0 * r.cost / solution.cost : 0.0;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7lld  %12s  %5.1f%%\n", int(name_width), r.name.c_str(),
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7lld  %12s  %5.1f%%%s%s\n", int(name_width), r.name.c_str(),
                   r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width), format_config(r.config).c_str(),
-                  static_cast<long long>(r.devices_used), format_cost(r.cost).c_str(), share);
+                  static_cast<long long>(r.devices_used), format_cost(r.cost).c_str(), share, in_flop ? "  " : "",
+                  in_flop ? pad_left(as_time(r.cost), 9).c_str() : "");
     out << line;
   }
   double edges = solution.cost - layer_total;
-  out << "total cost " << format_total(solution.cost, tables.unit) << " " << tables.unit << " (layers " << format_cost(layer_total) << ", redistribution "
-      << format_cost(edges) << "), solved in " << format_cost(solution.stats.seconds) << " s\n";
+  out << "total cost " << format_total(solution.cost, tables.unit) << " " << tables.unit;
+  if (in_flop) out << ", " << as_time(solution.cost) << " a step at " << tables.machine.flops_tflops << " TFLOP/s";
+  out << " (layers " << format_cost(layer_total) << ", redistribution " << format_cost(edges) << "), solved in "
+      << format_cost(solution.stats.seconds) << " s\n";
 }
 
 // What folding reused, in one line.
