@@ -51,6 +51,46 @@ std::optional<uint64_t> parse_byte_size(const std::string& text) {
   return std::nullopt;
 }
 
+std::optional<uint64_t> parse_count(const std::string& text) {
+  // mantissa digits (with the decimal point dropped) x 10^(exponent - decimals)
+  size_t i = 0;
+  std::string digits;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) digits += text[i];
+  if (digits.empty()) return std::nullopt;
+  int decimals = 0;
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++decimals) digits += text[i];
+    if (decimals == 0) return std::nullopt;
+  }
+  int exponent = 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t start = ++i;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      if (exponent > 100) return std::nullopt;
+      exponent = exponent * 10 + (text[i] - '0');
+    }
+    if (i == start) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  int shift = exponent - decimals;  // digits x 10^shift
+  while (shift < 0) {               // only trailing zeros may go
+    if (digits.back() != '0') return std::nullopt;
+    digits.pop_back();
+    ++shift;
+  }
+  uint64_t value = 0;
+  for (char c : digits) {
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (kMax - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  for (; shift > 0; --shift) {
+    if (value > kMax / 10) return std::nullopt;
+    value *= 10;
+  }
+  return value;
+}
+
 std::string format_gib(uint64_t bytes) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.2f", static_cast<double>(bytes) / static_cast<double>(uint64_t{1} << 30));

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/byte_size.h"
+#include "cli/count_option.h"
 #include "cli/commands.h"
 #include "cli/text_output.h"
 #include "cli/exit_status.h"
@@ -369,8 +370,8 @@ CommandRunner register_batch(CLI::App& app) {
                   "Check against this summary JSON, keyed by file and p: fail if an optimum differs (rel. 1e-9), a "
                   "recorded graph or device count is missing, or a graph has no record");
   cmd->add_option("--threads", o->threads, "Worker threads of each solve (default: all cores, or one for a small DP)");
-  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse a solve whose DP tables may need more (default 8 GiB)");
-  cmd->add_option("--max-work", o->max_work, "Refuse a solve needing more (entry x configuration) DP steps (default 2e12)");
+  add_count_option(cmd, "--max-table-bytes", o->max_table_bytes, "Refuse a solve whose DP tables may need more: bytes, or a size such as 8GiB (default 8 GiB)", true);
+  add_count_option(cmd, "--max-work", o->max_work, "Refuse a solve needing more (entry x configuration) DP steps (default 2e12)");
   cmd->add_option("--timeout", o->timeout, "Stop a solve (one graph at one p) after this many seconds, checked between DP tables (default: none)");
   cmd->add_option("--jobs,-j", o->jobs, "Graphs solved at once (default 1); lines and summary stay in input order");
   cmd->add_flag("--timings", o->timings, "Also record each solve's seconds in the summary (they vary from run to run)");

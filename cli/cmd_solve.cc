@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/count_option.h"
 #include "cli/exit_status.h"
 #include "cli/byte_size.h"
 #include "cli/graph_input.h"
@@ -399,8 +400,8 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
-  cmd->add_option("--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more (default: half of RAM)");
-  cmd->add_option("--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
+  add_count_option(cmd, "--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more: bytes, or a size such as 8GiB (default: half of RAM)", true);
+  add_count_option(cmd, "--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
   cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4; the DP then uses only configurations the mesh realizes");
   cmd->add_flag("--no-fold", o->no_fold, "Compute every table, even those of repeated blocks that equal another block's (same optimum)");
   cmd->add_flag("--exact", o->exact, "Refuse when the exact DP is past its limits (by default a bounded solve answers, with its gap)");

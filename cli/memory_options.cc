@@ -1,6 +1,7 @@
 #include "cli/memory_options.h"
 
 #include "cli/byte_size.h"
+#include "cli/count_option.h"
 #include "cli/exit_status.h"
 
 namespace pase {
@@ -14,7 +15,7 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
   if (with_cap) {
     command->add_option("--cap-gap", options.gap_target,
                         "Under a cap: stop the search once the proven gap is at most this fraction (default 0: prove optimal)");
-    command->add_option("--cap-work", options.search_work,
+    add_count_option(command, "--cap-work", options.search_work,
                         "Under a cap: DP steps for the branch and bound that closes the gap (default 2e9, about 2 s; "
                         "the same input always gives the same answer)");
     command->add_option("--cap-seconds", options.search_seconds,

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/byte_size.h"
 #include "test_support.h"
 
 namespace {
@@ -91,4 +92,39 @@ TEST_CASE("pase solve: with the pase model, costs also read as time on the model
       pase::test::run_pase("solve " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 8 --no-plan --flops 20");
   CHECK(faster.output.find(" flop, ") != std::string::npos);
   CHECK(faster.output.find(" a step at 20 TFLOP/s (layers ") != std::string::npos);
+}
+
+TEST_CASE("parse_count: digits or a decimal exponent, a whole number within 64 bits") {
+  using pase::parse_count;
+  CHECK(parse_count("2000000") == uint64_t{2000000});
+  CHECK(parse_count("2e12") == uint64_t{2000000000000});
+  CHECK(parse_count("1.5e9") == uint64_t{1500000000});
+  CHECK(parse_count("2.50E3") == uint64_t{2500});
+  CHECK(parse_count("0") == uint64_t{0});
+  CHECK(parse_count("18446744073709551615") == UINT64_MAX);
+  CHECK_FALSE(parse_count("18446744073709551616"));
+  CHECK_FALSE(parse_count("2e19"));   // past 2^64 - 1
+  CHECK_FALSE(parse_count("1.5"));    // not whole
+  CHECK_FALSE(parse_count("2.55e1"));
+  CHECK_FALSE(parse_count("-1"));
+  CHECK_FALSE(parse_count("2e"));
+  CHECK_FALSE(parse_count("e3"));
+  CHECK_FALSE(parse_count("1e999"));
+  CHECK_FALSE(parse_count("12 "));
+}
+
+TEST_CASE("pase solve: step and byte limits as the help writes them (2e12, 8GiB)") {
+  const std::string alexnet = pase::test::source_path("data/graphs/alexnet.json");
+  pase::test::CommandResult work = pase::test::run_pase("solve " + alexnet + " --devices 8 --no-plan --max-work 2.5e3 --exact");
+  CHECK(work.status == 3);
+  CHECK(work.error.find("above the limit of 2500 (--max-work;") != std::string::npos);
+  pase::test::CommandResult bytes = pase::test::run_pase("solve " + alexnet + " --devices 8 --no-plan --max-table-bytes 8GiB");
+  CHECK(bytes.status == 0);
+  pase::test::CommandResult bad = pase::test::run_pase("solve " + alexnet + " --devices 8 --max-work 1.5");
+  CHECK(bad.status == 2);
+  CHECK(bad.error == "error: --max-work: expected a whole number such as 2000000 or 2e12, got '1.5'\n");
+  pase::test::CommandResult bad_size = pase::test::run_pase("solve " + alexnet + " --devices 8 --max-table-bytes 8XB");
+  CHECK(bad_size.status == 2);
+  CHECK(bad_size.error ==
+        "error: --max-table-bytes: expected a whole number such as 2000000 or 2e12 or a size such as 8GiB, got '8XB'\n");
 }
