@@ -36,11 +36,6 @@ struct EvaluateCliOptions {
   bool json = false;
 };
 
-// FLOP counts print whole (as `solve` does); other units (seconds) need significant digits.
-std::string format_total(double cost, const std::string& unit) {
-  return format_number(cost < 1e17 && unit == "flop" ? "%.0f" : "%.9g", cost);
-}
-
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
                  double total, const std::string& label) {
   std::vector<LayerReport> reports = layer_reports(graph, tables, choice);

@@ -39,10 +39,6 @@ struct FrontierCliOptions {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string format_cost(double cost, const std::string& unit) {
-  return format_number(unit == "flop" && cost < 1e17 ? "%.0f" : "%.9g", cost);
-}
-
 std::string format_gap(double gap) { return gap == 0 ? "0" : format_number("%.3g", 100 * gap) + "%"; }
 
 int run_frontier(const FrontierCliOptions& o) {
@@ -82,7 +78,7 @@ int run_frontier(const FrontierCliOptions& o) {
     const size_t i = rows == 1 ? 0 : r * (frontier.size() - 1) / (rows - 1);
     const FrontierPoint& p = frontier[i];
     std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %22s  %8.3fx  %9s  %s\n", i, format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
-                  static_cast<unsigned long long>(p.bytes.total()), format_cost(p.cost, unit).c_str(), p.cost / cheapest,
+                  static_cast<unsigned long long>(p.bytes.total()), format_total(p.cost, unit).c_str(), p.cost / cheapest,
                   format_gap(p.gap).c_str(), p.on_hull ? "dp" : "moves");
     std::cout << line;
   }

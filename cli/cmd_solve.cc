@@ -24,6 +24,7 @@
 #include "graphs/graph_file.h"
 #include "graphs/graph.h"
 #include "cli/progress_line.h"
+#include "cli/text_output.h"
 #include "solver/bounded_solve.h"
 #include "solver/build_plan.h"
 #include "solver/memory_cap.h"
@@ -75,14 +76,6 @@ std::string format_config(const std::vector<int32_t>& config) {
 std::string format_cost(double cost) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.6g", cost);
-  return buffer;
-}
-
-// FLOP totals are whole numbers worth printing in full; seconds are not.
-std::string format_total(double cost, const std::string& unit) {
-  char buffer[64];
-  if (unit == "flop" && cost < 1e17) std::snprintf(buffer, sizeof buffer, "%.0f", cost);
-  else std::snprintf(buffer, sizeof buffer, "%.9g", cost);
   return buffer;
 }
 

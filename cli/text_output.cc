@@ -17,4 +17,8 @@ std::string format_number(const char* format, double value) {
   return buffer;
 }
 
+std::string format_total(double cost, const std::string& unit) {
+  return format_number(unit == "flop" && cost < 1e17 ? "%.0f" : "%.9g", cost);
+}
+
 }  // namespace pase

@@ -113,4 +113,10 @@ void append_array(std::string& out, const std::vector<Int>& values) {
 void append_json_array(std::string& out, const std::vector<int64_t>& values) { append_array(out, values); }
 void append_json_array(std::string& out, const std::vector<int32_t>& values) { append_array(out, values); }
 
+void append_json_top_level_key(std::string& out, std::string_view key) {
+  out += out.empty() ? "{\n  " : ",\n  ";
+  append_json_string(out, key);
+  out += ": ";
+}
+
 }  // namespace pase

@@ -15,6 +15,9 @@ void append_json_string(std::string& out, std::string_view text);
 void append_json_number(std::string& out, double value);
 void append_json_number(std::string& out, int64_t value);
 void append_json_number(std::string& out, uint64_t value);
+/// The key of a document's next top-level field, one field per line: opens
+/// the document on the first ("{\n  \"key\": "), else starts a new line.
+void append_json_top_level_key(std::string& out, std::string_view key);
 /// [a,b,c] without spaces.
 void append_json_array(std::string& out, const std::vector<int64_t>& values);
 void append_json_array(std::string& out, const std::vector<int32_t>& values);

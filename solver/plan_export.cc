@@ -79,11 +79,7 @@ std::optional<ExportFramework> export_framework(const std::string& name) {
 std::string export_plan(const PlanFile& file, ExportFramework framework) {
   const Mesh& mesh = file.plan.mesh;
   std::string out;
-  auto field = [&out](const char* key) {
-    out += out.empty() ? "{\n  " : ",\n  ";
-    append_json_string(out, key);
-    out += ": ";
-  };
+  auto field = [&out](const char* key) { append_json_top_level_key(out, key); };
   field("format");
   append_json_string(out, "pase-export");
   field("version");

@@ -65,11 +65,7 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
   // line, which reads well and diffs well.
   std::string out;
   out.reserve(512 + 400 * graph.vertices.size());
-  auto field = [&out](const char* key) {
-    out += out.empty() ? "{\n  " : ",\n  ";
-    append_json_string(out, key);
-    out += ": ";
-  };
+  auto field = [&out](const char* key) { append_json_top_level_key(out, key); };
   auto member = [&out](bool first, const char* key) {
     if (!first) out += ',';
     append_json_string(out, key);
