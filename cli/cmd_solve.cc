@@ -271,26 +271,13 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   if (!cap) {
     ProgressLine progress;
     if (progress.active()) options.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
-    try {
-      solution = solve(graph, tables, options);
-    } catch (const LimitError& error) {
-      if (o->exact) throw;
-      const Solution sized = plan_only(tables, options.order, options.dp.threads, options.fold);
-      const int largest = sized.tables.largest_vertex;
-      refusal = std::string("the exact DP is past ") + (error.words().option == "max_work" ? "--max-work" : "--max-table-bytes") +
-                " (vertex '" + graph.vertices[static_cast<size_t>(largest)].name + "' has a dependent set of " +
-                std::to_string(sized.plan.dependent[static_cast<size_t>(largest)].size()) + ")";
-      BoundedOptions bounded_options;
-      bounded_options.solve = options;
-      std::vector<std::string> names;
-      for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
-      try {
-        bounded = solve_bounded(tables.objective, names, bounded_options);
-      } catch (const ResourceError&) {
-        throw error;  // not even relaxing every edge fits: the exact DP's refusal says why
-      }
-      solution = bounded->solution;
-    }
+    Answer answer = solve_or_bound(graph, tables, options, o->exact);
+    solution = std::move(answer.solution);
+    bounded = std::move(answer.bounded);
+    if (answer.refusal)
+      refusal = std::string("the exact DP is past ") + (answer.refusal->option == "max_work" ? "--max-work" : "--max-table-bytes") +
+                " (vertex '" + graph.vertices[static_cast<size_t>(answer.refusal->vertex)].name + "' has a dependent set of " +
+                std::to_string(answer.refusal->dependent_set) + ")";
     progress.finish();
   } else {
     MemoryPricedDp dp(graph, tables, memory, options);

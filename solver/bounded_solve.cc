@@ -193,4 +193,31 @@ BoundedSolution solve_bounded(const Objective& objective, const std::vector<std:
   return result;
 }
 
+Answer solve_or_bound(const Graph& graph, const CostTables& tables, const SolveOptions& options, bool exact) {
+  Answer answer;
+  try {
+    answer.solution = solve(graph, tables, options);
+    return answer;
+  } catch (const LimitError& error) {
+    if (exact) throw;
+    const Solution sized = plan_only(tables, options.order, options.dp.threads, options.fold);
+    ExactRefusal refusal;
+    refusal.option = error.words().option;
+    refusal.vertex = sized.tables.largest_vertex;
+    refusal.dependent_set = sized.plan.dependent[static_cast<size_t>(refusal.vertex)].size();
+    BoundedOptions bounded;
+    bounded.solve = options;
+    std::vector<std::string> names;
+    for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
+    try {
+      answer.bounded = solve_bounded(tables.objective, names, bounded);
+    } catch (const ResourceError&) {
+      throw error;  // not even relaxing every edge fits: the exact DP's refusal says why
+    }
+    answer.solution = answer.bounded->solution;
+    answer.refusal = std::move(refusal);
+  }
+  return answer;
+}
+
 }  // namespace pase

@@ -6,6 +6,7 @@
 // tables fit. The relaxed optimum, priced on the true objective and improved
 // by local moves, is the answer; the relaxed DP's optimum is its proven bound.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,27 @@ struct BoundedSolution {
 /// objective and improves it by single-vertex moves.
 [[nodiscard]] BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
                                             const BoundedOptions& options);
+
+/// Why the exact DP could not run: the DpOptions limit its tables passed
+/// ("max_table_bytes" or "max_work"), and the vertex with the largest table
+/// with the size of its dependent set.
+struct ExactRefusal {
+  std::string option;
+  int vertex = -1;
+  size_t dependent_set = 0;
+};
+
+/// A solve's answer: the exact optimum, or (past the exact DP's limits) a
+/// bounded solve's, with why the exact DP could not run.
+struct Answer {
+  Solution solution;
+  std::optional<BoundedSolution> bounded;
+  std::optional<ExactRefusal> refusal;  ///< set exactly when `bounded` is
+};
+
+/// solve(); when its tables pass the limits, a bounded solve unless `exact`.
+/// Rethrows the exact DP's LimitError with `exact`, or when not even relaxing
+/// every edge fits.
+[[nodiscard]] Answer solve_or_bound(const Graph& graph, const CostTables& tables, const SolveOptions& options, bool exact);
 
 }  // namespace pase
