@@ -76,6 +76,39 @@ double CalibratedCostModel::layer(const VertexModel& model, const int32_t* confi
   return work_seconds(describe_work(model, config));
 }
 
+// The items of work_seconds one by one, in its order (the `pase` model's
+// work_terms names them alike).
+CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
+  const LayerWork work = describe_work(model, config);
+  CostTerms terms;
+  double compute = pointwise_seconds(work.pointwise);
+  if (work.has_gemm) {
+    double gemm = 0;
+    for (const GemmCall& call : training_gemms(work.gemm)) gemm += gemm_seconds(call);
+    gemm += pointwise_seconds(3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
+    compute += work.gemm.batch * gemm;
+  }
+  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
+  auto add_all_reduce = [&](const std::string& what, double words, double group, double times) {
+    if (group > 1) terms.push_back({CostTermKind::AllReduce, what + " all-reduce", times * all_reduce_seconds(words, group), words, group, times});
+  };
+  if (work.has_gemm) {
+    const GemmShape& g = work.gemm;
+    add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1);
+    add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1);
+    add_all_reduce("weight-gradient", g.batch * g.n * g.k, g.cm, 1);
+  }
+  if (work.has_halo) {
+    const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
+    if (words > 0) terms.push_back({CostTermKind::Halo, "pooling halo", transfer_seconds(words, work.halo.group), words, work.halo.group, 1});
+  }
+  for (const AllReduceWork& ar : work.all_reduces) add_all_reduce(ar.what, ar.words, ar.group, ar.times);
+  for (const TransferWork& t : work.transfers)
+    if (t.words > 0)
+      terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * transfer_seconds(t.words, t.group), t.words, t.group, t.times});
+  return terms;
+}
+
 double CalibratedCostModel::fetch_cost(double words, double group) const {
   return 2.0 * transfer_seconds(words, group);
 }

@@ -34,6 +34,7 @@ class CalibratedCostModel final : public CostModel {
   [[nodiscard]] std::string unit() const override { return "seconds"; }
   [[nodiscard]] int64_t devices() const override { return devices_; }
   [[nodiscard]] double layer(const VertexModel& model, const int32_t* config) const override;
+  [[nodiscard]] CostTerms layer_terms(const VertexModel& model, const int32_t* config) const override;
   [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
   /// Forward and backward each move the words once, inside the group's link.
   [[nodiscard]] double fetch_cost(double words, double group) const override;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/cost_terms.h"
 #include "costmodel/machine.h"
 #include "graphs/vertex_model.h"
 
@@ -21,6 +22,9 @@ class CostModel {
   [[nodiscard]] virtual int64_t devices() const = 0;
   /// Layer cost L(v, config).
   [[nodiscard]] virtual double layer(const VertexModel& model, const int32_t* config) const = 0;
+  /// L(v, config) as its parts (compute, each all-reduce, halo, transfers), adding up to layer();
+  /// by default one compute term of the whole cost.
+  [[nodiscard]] virtual CostTerms layer_terms(const VertexModel& model, const int32_t* config) const;
   /// Edge cost of a tensor produced with split `a` and consumed with split `b`.
   [[nodiscard]] virtual double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const = 0;
   /// The price of a redistribution in which each device fetches `words`
@@ -42,6 +46,7 @@ class PaseCostModel final : public CostModel {
   [[nodiscard]] std::string unit() const override { return "flop"; }
   [[nodiscard]] int64_t devices() const override { return machine_.devices; }
   [[nodiscard]] double layer(const VertexModel& model, const int32_t* config) const override;
+  [[nodiscard]] CostTerms layer_terms(const VertexModel& model, const int32_t* config) const override;
   [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
   [[nodiscard]] double fetch_cost(double words, double group) const override;
   [[nodiscard]] Machine machine() const override { return machine_; }

@@ -26,6 +26,33 @@ double work_cost(const LayerWork& work, double r) {
   return cost;
 }
 
+// The same items, in the same order, as work_cost above: a change to one
+// is a change to the other (layer_terms_test checks they add up alike).
+CostTerms work_terms(const LayerWork& work, double r) {
+  CostTerms terms;
+  double compute = work.pointwise;
+  if (work.has_gemm) compute += work.gemm.batch * (3 * work.gemm.m * work.gemm.n * work.gemm.k + 3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
+  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
+  auto add_all_reduce = [&](const std::string& what, double words, double group, double times) {
+    if (group > 1) terms.push_back({CostTermKind::AllReduce, what + " all-reduce", times * all_reduce(words, group, r), words, group, times});
+  };
+  if (work.has_gemm) {
+    const GemmShape& g = work.gemm;
+    // A GEMM's collectives carry its Bpp instances together: words scale by batch.
+    add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1);
+    add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1);
+    add_all_reduce("weight-gradient", g.batch * g.n * g.k, g.cm, 1);
+  }
+  if (work.has_halo) {
+    const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
+    if (words > 0) terms.push_back({CostTermKind::Halo, "pooling halo", r * words, words, work.halo.group, 1});
+  }
+  for (const AllReduceWork& ar : work.all_reduces) add_all_reduce(ar.what, ar.words, ar.group, ar.times);
+  for (const TransferWork& t : work.transfers)
+    if (t.words > 0) terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * r * t.words, t.words, t.group, t.times});
+  return terms;
+}
+
 double layer_cost(const VertexModel& model, const int32_t* config, double r) {
   return work_cost(describe_work(model, config), r);
 }
@@ -38,6 +65,14 @@ namespace pase {
 
 double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
   return layer_cost(model, config, machine_.word_cost());
+}
+
+CostTerms PaseCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
+  return work_terms(describe_work(model, config), machine_.word_cost());
+}
+
+CostTerms CostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
+  return {{CostTermKind::Compute, "compute", layer(model, config), 0, 1, 1}};
 }
 
 double PaseCostModel::redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const {

@@ -4,6 +4,8 @@
 // FLOP-equivalent cost of moving one word.
 #include <cstdint>
 
+#include "costmodel/cost_terms.h"
+
 #include "graphs/layer_work.h"
 #include "graphs/redistribution_words.h"
 
@@ -18,6 +20,11 @@ namespace pase {
 /// A layer's work in FLOP: its pointwise operations, its GEMM's three
 /// products and three all-reduces, its halo, all-reduces and transfers.
 [[nodiscard]] double work_cost(const LayerWork& work, double r);
+
+/// The items of work_cost one by one, each priced alone (their sum may
+/// differ from work_cost in the last bits). Items that cost nothing (a
+/// collective over one device) are left out; compute is always there.
+[[nodiscard]] CostTerms work_terms(const LayerWork& work, double r);
 
 /// Layer cost L(v, config) = work_cost(describe_work(model, config), r).
 [[nodiscard]] double layer_cost(const VertexModel& model, const int32_t* config, double r);

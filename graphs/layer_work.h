@@ -23,13 +23,18 @@ struct GemmShape {
 };
 
 /// `times` ring all-reduces of `words` per device over `group` devices.
+/// `what` names what is reduced, as a noun phrase a breakdown prints
+/// ("norm statistics"); no cost model reads it.
 struct AllReduceWork {
   double words = 0, group = 1, times = 1;
+  const char* what = "";
 };
 
-/// `times` point-to-point transfers of `words` per device inside a group of `group` devices.
+/// `times` point-to-point transfers of `words` per device inside a group of
+/// `group` devices; `what` names what moves ("lstm state").
 struct TransferWork {
   double words = 0, group = 1, times = 1;
+  const char* what = "";
 };
 
 /// A pooling window's halo: each of a device's `batch`×`channels` planes

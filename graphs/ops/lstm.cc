@@ -53,7 +53,7 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
   int64_t needed[2] = {c[kBatch], c[kUnitsIn]};
   double group = static_cast<double>(c[kBatch]) * std::max(c[kUnitsOut], c[kUnitsIn]);
   double times = static_cast<double>(m.domain[kLayers]) * static_cast<double>(m.domain[kSteps]);
-  work.transfers.add({redistribution_words(state, held, needed), group, times});
+  work.transfers.add({redistribution_words(state, held, needed), group, times, "lstm state"});
 }
 
 }  // namespace

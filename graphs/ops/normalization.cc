@@ -35,8 +35,8 @@ void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& w
   for (int d = 0; d < static_cast<int>(m.domain.size()); ++d)
     if (d != axis) others *= c[d];
   work.pointwise = per_element * elements;
-  work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), times});
-  work.all_reduces.add({x_axis, others, times});
+  work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), times, "norm statistics"});
+  work.all_reduces.add({x_axis, others, times, "norm parameter-gradient"});
 }
 
 void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { describe_normalization(m, c, work, 16, 4); }

@@ -47,7 +47,7 @@ VertexModel model(const Vertex& v) {
 void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
   double reduced = 1;
   for (int d : m.work.axes) reduced *= c[d];
-  work.all_reduces.add({domain_elements(m, c), reduced, 1});
+  work.all_reduces.add({domain_elements(m, c), reduced, 1, "partial-sum"});
 }
 
 }  // namespace

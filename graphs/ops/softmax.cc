@@ -27,8 +27,8 @@ void describe_softmax(const VertexModel& m, const int32_t* c, LayerWork& work) {
   const double d_axis = static_cast<double>(m.domain[axis]);
   const double group = static_cast<double>(c[axis]);
   work.pointwise = 4 * elements + elements * d_axis;
-  work.all_reduces.add({f, group, 2});
-  work.all_reduces.add({f * d_axis, group, 1});
+  work.all_reduces.add({f, group, 2, "softmax max and sum"});
+  work.all_reduces.add({f * d_axis, group, 1, "softmax row"});
 }
 
 // When the classes are split, each row's loss and gradient scalars cross the split twice.
@@ -37,7 +37,7 @@ void describe_xent(const VertexModel& m, const int32_t* c, LayerWork& work) {
   const double elements = domain_elements(m, c);
   const double beta = elements / per_device(m, c, last);
   work.pointwise = 4 * elements + 2 * beta;
-  if (c[last] > 1) work.transfers.add({beta, static_cast<double>(c[last]), 2});
+  if (c[last] > 1) work.transfers.add({beta, static_cast<double>(c[last]), 2, "loss scalars"});
 }
 
 }  // namespace

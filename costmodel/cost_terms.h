@@ -1,0 +1,24 @@
+#pragma once
+// A layer's cost split into the parts a cost model adds up: its compute and
+// each collective or transfer, named by what it moves. Only explanations read
+// it (solver/explain.h); the solver prices with CostModel::layer, whose value
+// the terms add up to (up to rounding: the sum runs in another order).
+#include <string>
+#include <vector>
+
+namespace pase {
+
+enum class CostTermKind { Compute, AllReduce, Halo, Transfer };
+
+struct CostTerm {
+  CostTermKind kind = CostTermKind::Compute;
+  std::string what;  ///< "compute", "weight-gradient all-reduce", "pooling halo", ...
+  double cost = 0;   ///< in the model's unit
+  double words = 0;  ///< communication: elements each device sends per occurrence
+  double group = 1;  ///< communication: devices taking part
+  double times = 1;  ///< occurrences per step
+};
+
+using CostTerms = std::vector<CostTerm>;
+
+}  // namespace pase
