@@ -54,16 +54,19 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s\n", int(name_width), "layer", "op",
                 int(dims_width), "dims", int(config_width), "config", "devices", "cost", "share");
   out << line;
+  size_t fewer = 0;
   for (const LayerReport& r : reports) {
     double share = total > 0 ? 100.0 * r.cost / total : 0.0;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7lld  %12s  %5.1f%%\n", int(name_width),
+    fewer += r.devices_used < tables.machine.devices;
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%\n", int(name_width),
                   r.name.c_str(), r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width),
                   format_config(r.config.data(), static_cast<int>(r.config.size())).c_str(),
-                  static_cast<long long>(r.devices_used), format_number("%.6g", r.cost).c_str(), share);
+                  devices_cell(r.devices_used, tables.machine.devices).c_str(), format_number("%.6g", r.cost).c_str(), share);
     out << line;
   }
   out << "total cost " << format_total(total, tables.unit) << " " << tables.unit << " (layers " << format_number("%.6g", layer_total)
       << ", redistribution " << format_number("%.6g", total - layer_total) << ")\n";
+  out << fewer_devices_note(fewer, reports.size(), tables.machine.devices);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "cli/text_output.h"
 #include "solver/bounded_solve.h"
 #include "solver/build_plan.h"
+#include "solver/duration_text.h"
 #include "solver/memory_cap.h"
 #include "solver/mesh.h"
 #include "solver/solve.h"
@@ -89,16 +90,6 @@ void print_memory(std::ostream& out, const MemoryReport& memory, const std::stri
   out << "\n";
 }
 
-// A duration a person reads: three significant digits in s, ms, us or ns.
-std::string format_duration(double seconds) {
-  char text[32];
-  if (seconds >= 1) std::snprintf(text, sizeof text, "%.3g s", seconds);
-  else if (seconds >= 1e-3) std::snprintf(text, sizeof text, "%.3g ms", seconds * 1e3);
-  else if (seconds >= 1e-6) std::snprintf(text, sizeof text, "%.3g us", seconds * 1e6);
-  else std::snprintf(text, sizeof text, "%.3g ns", seconds * 1e9);
-  return text;
-}
-
 std::string pad_left(const std::string& text, size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
@@ -123,12 +114,14 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s%s\n", int(name_width), "layer", "op", int(dims_width),
                 "dims", int(config_width), "config", "devices", "cost", "share", in_flop ? "       time" : "");
   out << line;
+  size_t fewer = 0;
   for (const LayerReport& r : reports) {
     double share = solution.cost > 0 ? 100.0 * r.cost / solution.cost : 0.0;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7lld  %12s  %5.1f%%%s%s\n", int(name_width), r.name.c_str(),
+    fewer += r.devices_used < tables.machine.devices;
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%%s%s\n", int(name_width), r.name.c_str(),
                   r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width), format_config(r.config).c_str(),
-                  static_cast<long long>(r.devices_used), format_cost(r.cost).c_str(), share, in_flop ? "  " : "",
-                  in_flop ? pad_left(as_time(r.cost), 9).c_str() : "");
+                  devices_cell(r.devices_used, tables.machine.devices).c_str(), format_cost(r.cost).c_str(), share,
+                  in_flop ? "  " : "", in_flop ? pad_left(as_time(r.cost), 9).c_str() : "");
     out << line;
   }
   double edges = solution.cost - layer_total;
@@ -136,6 +129,7 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   if (in_flop) out << ", " << as_time(solution.cost) << " a step at " << tables.machine.flops_tflops << " TFLOP/s";
   out << " (layers " << format_cost(layer_total) << ", redistribution " << format_cost(edges) << "), solved in "
       << format_cost(solution.stats.seconds) << " s\n";
+  out << fewer_devices_note(fewer, reports.size(), tables.machine.devices);
 }
 
 // What folding reused, in one line.

@@ -27,5 +27,7 @@ CommandRunner register_import(CLI::App& app);
 CommandRunner register_export(CLI::App& app);
 /// `pase plan-check PLAN [--seed S]`
 CommandRunner register_plan_check(CLI::App& app);
+/// `pase explain GRAPH --devices N (--layer NAME | --all) [--strategy FILE] [--top K] [--json]`
+CommandRunner register_explain(CLI::App& app);
 
 }  // namespace pase

@@ -21,4 +21,15 @@ std::string format_total(double cost, const std::string& unit) {
   return format_number(unit == "flop" && cost < 1e17 ? "%.0f" : "%.9g", cost);
 }
 
+std::string devices_cell(int64_t used, int64_t devices) {
+  return std::to_string(used) + (used < devices ? "*" : "");
+}
+
+std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices) {
+  if (marked == 0) return "";
+  return "* " + std::to_string(marked) + " of " + std::to_string(layers) + " layers use fewer than the " +
+         std::to_string(devices) + " devices (the others idle for them); `pase explain GRAPH --devices " +
+         std::to_string(devices) + " --layer NAME` says why\n";
+}
+
 }  // namespace pase

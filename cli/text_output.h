@@ -1,5 +1,7 @@
 #pragma once
 // Text output shared by the subcommands that write tables (solve, evaluate, compare, batch, frontier).
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace pase {
@@ -13,5 +15,12 @@ namespace pase {
 /// A total cost as tables print it: FLOP are whole numbers worth printing in
 /// full ("97098296512"); other units (seconds) get nine significant digits.
 [[nodiscard]] std::string format_total(double cost, const std::string& unit);
+
+/// A layer's device count in a strategy table, marked "*" when it is fewer
+/// than the `devices` available (the others idle for that layer).
+[[nodiscard]] std::string devices_cell(int64_t used, int64_t devices);
+
+/// The footnote to the "*" marks, or "" when `marked` is 0.
+[[nodiscard]] std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices);
 
 }  // namespace pase

@@ -1,5 +1,6 @@
 #include "solver/baselines.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "graphs/error.h"
@@ -41,6 +42,26 @@ std::vector<int64_t> divisors(int64_t p) {
   return out;
 }
 
+// Data parallelism uses all p devices only where the batch splits p ways
+// (it divides and leaves `cutoff` per device): say so when it does not.
+std::string data_parallel_note(const CostTables& tables, const std::vector<int32_t>& choice) {
+  const int64_t p = tables.machine.devices;
+  int64_t most = 1;
+  size_t fewer = 0;
+  for (size_t v = 0; v < choice.size(); ++v) {
+    const ConfigSet& configs = tables.configs[v];
+    const int64_t used = devices_used(configs[static_cast<size_t>(choice[v])], configs.rank);
+    most = std::max(most, used);
+    fewer += used < p;
+  }
+  if (fewer == 0) return "";
+  if (most < p)
+    return "the batch splits at most " + std::to_string(most) + " ways: uses " + std::to_string(most) + " of the " +
+           std::to_string(p) + " devices";
+  return std::to_string(fewer) + " of " + std::to_string(choice.size()) + " layers use fewer than the " + std::to_string(p) +
+         " devices (their batch does not split " + std::to_string(p) + " ways)";
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -52,13 +73,16 @@ int batch_dimension(const Vertex& vertex, const VertexModel& model) {
   return role ? role(vertex, model) : 0;  // conv/pool "b", fc's first dim, embedding 'a', shape-domain ops
 }
 
-std::vector<int32_t> data_parallel_choice(const Graph& graph, const CostTables& tables) {
+int32_t data_parallel_config(const Graph& graph, const CostTables& tables, int vertex) {
   const int64_t p = tables.machine.devices;
+  const Vertex& v = graph.vertices[static_cast<size_t>(vertex)];
+  const VertexModel& model = tables.models[static_cast<size_t>(vertex)];
+  return realize(v, model, tables.configs[static_cast<size_t>(vertex)], p, {{batch_dimension(v, model), p}});
+}
+
+std::vector<int32_t> data_parallel_choice(const Graph& graph, const CostTables& tables) {
   std::vector<int32_t> choice(graph.vertices.size());
-  for (size_t v = 0; v < graph.vertices.size(); ++v) {
-    const VertexModel& model = tables.models[v];
-    choice[v] = realize(graph.vertices[v], model, tables.configs[v], p, {{batch_dimension(graph.vertices[v], model), p}});
-  }
+  for (size_t v = 0; v < graph.vertices.size(); ++v) choice[v] = data_parallel_config(graph, tables, static_cast<int>(v));
   return choice;
 }
 
@@ -132,6 +156,7 @@ BaselineResult run_baseline(const std::string& name, const Graph& graph, const C
   const Objective& objective = tables.objective;
   if (name == "data-parallel") {
     result.choice = data_parallel_choice(graph, tables);
+    result.note = data_parallel_note(tables, result.choice);
   } else if (name == "owt") {
     bool has_fc = false;
     for (const Vertex& vertex : graph.vertices) has_fc = has_fc || op_definition(vertex.kind).roles.owt_dim != nullptr;

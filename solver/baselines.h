@@ -34,6 +34,9 @@ struct BaselineResult {
 /// Batch dimension split p ways (or the largest allowed divisor of p).
 [[nodiscard]] std::vector<int32_t> data_parallel_choice(const Graph& graph, const CostTables& tables);
 
+/// data_parallel_choice's configuration index for one vertex.
+[[nodiscard]] int32_t data_parallel_config(const Graph& graph, const CostTables& tables, int vertex);
+
 /// Krizhevsky's "one weird trick": data parallel, but fc layers split their units N p ways.
 [[nodiscard]] std::vector<int32_t> owt_choice(const Graph& graph, const CostTables& tables);
 

@@ -1,0 +1,270 @@
+// `pase explain GRAPH --devices N (--layer NAME | --all) [--strategy FILE]`:
+// why a layer of the optimum (or of a given strategy) has its configuration,
+// against its best alternatives with every other layer held fixed
+// (solver/explain.h does the work; this file parses and prints).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/graph_input.h"
+#include "cli/model_options.h"
+#include "cli/text_output.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/error.h"
+#include "graphs/graph_file.h"
+#include "solver/bounded_solve.h"
+#include "solver/config_lookup.h"
+#include "solver/duration_text.h"
+#include "solver/explain.h"
+#include "solver/solve.h"
+#include "solver/strategy_reader.h"
+
+namespace pase {
+namespace {
+
+struct ExplainCliOptions {
+  std::string graph;
+  int64_t devices = 0;  // 0: the strategy file's
+  std::string layer;
+  bool all = false;
+  std::string strategy;
+  int64_t top = 5;
+  bool json = false;
+  CostModelOptions model;
+};
+
+const char* kind_name(ExplainTermKind kind) {
+  switch (kind) {
+    case ExplainTermKind::Compute: return "compute";
+    case ExplainTermKind::AllReduce: return "all-reduce";
+    case ExplainTermKind::Halo: return "halo";
+    case ExplainTermKind::Transfer: return "transfer";
+    case ExplainTermKind::InEdge: return "in-edge";
+    case ExplainTermKind::OutEdge: return "out-edge";
+  }
+  return "compute";
+}
+
+std::string config_text(const ExplainedConfig& c) { return format_config(c.config.data(), static_cast<int>(c.config.size())); }
+
+// ---- Text -------------------------------------------------------------------
+
+std::string pad_left(const std::string& text, size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string pad_right(const std::string& text, size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+// A signed change of the step: "+1.2 ms", "-3 us", "0".
+std::string signed_duration(const CostTables& tables, double delta) {
+  if (delta == 0) return "0";
+  return (delta > 0 ? "+" : "-") + format_duration(cost_seconds(tables, std::fabs(delta)));
+}
+
+// One row per term (the union over the shown configurations, in order of
+// first appearance), one column per configuration; "-" where a term costs nothing.
+void print_explanation(std::ostream& out, const Graph& graph, const CostTables& tables, const Explanation& x) {
+  const Vertex& vertex = graph.vertices[static_cast<size_t>(x.vertex)];
+  const VertexModel& model = tables.models[static_cast<size_t>(x.vertex)];
+  std::string domain = "(";
+  for (size_t d = 0; d < model.domain.size(); ++d) domain += (d ? "," : "") + std::to_string(model.domain[d]);
+  domain += ")";
+  out << vertex.name << ": " << vertex.op << ", dims '" << model.letters << "' " << domain << ", " << x.configurations
+      << (x.configurations == 1 ? " configuration" : " configurations") << "\n";
+
+  std::vector<const ExplainedConfig*> columns = {&x.chosen};
+  std::vector<std::string> headers = {"chosen"};
+  for (size_t i = 0; i < x.alternatives.size(); ++i) {
+    columns.push_back(&x.alternatives[i]);
+    headers.push_back(x.alternatives[i].index == x.data_parallel_index ? "data-parallel" : "alt " + std::to_string(i + 1));
+  }
+  if (x.data_parallel) {
+    columns.push_back(&*x.data_parallel);
+    headers.push_back("data-parallel");
+  }
+  struct Row {
+    std::string what;
+    int edge = -1;
+  };
+  std::vector<Row> rows;
+  for (const ExplainedConfig* c : columns)
+    for (const ExplainTerm& t : c->terms) {
+      bool seen = false;
+      for (const Row& r : rows) seen = seen || (t.edge >= 0 ? r.edge == t.edge : r.edge < 0 && r.what == t.what);
+      if (!seen) rows.push_back({t.what, t.edge});
+    }
+  size_t label_width = std::string("change of the step").size();
+  for (const Row& r : rows) label_width = std::max(label_width, r.what.size());
+  size_t width = std::string("data-parallel").size();
+  for (const ExplainedConfig* c : columns) width = std::max(width, config_text(*c).size());
+  width += 2;
+  auto line = [&](const std::string& label, const std::vector<std::string>& cells) {
+    std::string text = "  " + pad_right(label, label_width);
+    for (const std::string& cell : cells) text += pad_left(cell, width);
+    out << text << "\n";
+  };
+  line("", headers);
+  std::vector<std::string> cells;
+  for (const ExplainedConfig* c : columns) cells.push_back(config_text(*c));
+  line("config", cells);
+  cells.clear();
+  for (const ExplainedConfig* c : columns) cells.push_back(std::to_string(c->devices_used) + (c->devices_used < tables.machine.devices ? "*" : ""));
+  line("devices", cells);
+  for (const Row& r : rows) {
+    cells.clear();
+    for (const ExplainedConfig* c : columns) {
+      double cost = 0;
+      bool present = false;
+      for (const ExplainTerm& t : c->terms)
+        if (r.edge >= 0 ? t.edge == r.edge : t.edge < 0 && t.what == r.what) cost += t.cost, present = true;
+      cells.push_back(present && cost != 0 ? format_duration(cost_seconds(tables, cost)) : "-");
+    }
+    line(r.what, cells);
+  }
+  cells.clear();
+  for (const ExplainedConfig* c : columns) cells.push_back(format_duration(cost_seconds(tables, c->local_cost)));
+  line("layer and its edges", cells);
+  cells.clear();
+  for (const ExplainedConfig* c : columns) cells.push_back(c == &x.chosen ? "" : signed_duration(tables, c->delta));
+  line("change of the step", cells);
+  out << "why: " << x.reason << "\n";
+}
+
+// ---- JSON -------------------------------------------------------------------
+
+nlohmann::ordered_json config_json(const Graph& graph, const ExplainedConfig& c) {
+  nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+  for (const ExplainTerm& t : c.terms) {
+    nlohmann::ordered_json term = {{"kind", kind_name(t.kind)}, {"what", t.what}, {"cost", t.cost}};
+    if (t.neighbour >= 0) term["neighbour"] = graph.vertices[static_cast<size_t>(t.neighbour)].name;
+    terms.push_back(term);
+  }
+  return {{"config", c.config},         {"devices_used", c.devices_used}, {"layer_cost", c.layer_cost},
+          {"edge_cost", c.edge_cost},   {"local_cost", c.local_cost},     {"delta", c.delta},
+          {"terms", terms}};
+}
+
+nlohmann::ordered_json explanation_json(const Graph& graph, const CostTables& tables, const Explanation& x) {
+  const Vertex& vertex = graph.vertices[static_cast<size_t>(x.vertex)];
+  nlohmann::ordered_json alternatives = nlohmann::ordered_json::array();
+  for (const ExplainedConfig& c : x.alternatives) alternatives.push_back(config_json(graph, c));
+  return {{"name", vertex.name},
+          {"op", vertex.op},
+          {"dims", tables.models[static_cast<size_t>(x.vertex)].letters},
+          {"configurations", x.configurations},
+          {"cheaper_alternatives", x.cheaper},
+          {"chosen", config_json(graph, x.chosen)},
+          {"alternatives", alternatives},
+          {"data_parallel", x.data_parallel ? config_json(graph, *x.data_parallel) : nlohmann::ordered_json(nullptr)},
+          {"reason", x.reason}};
+}
+
+// ---- The command ------------------------------------------------------------
+
+int run_explain(const ExplainCliOptions& o) {
+  if (o.layer.empty() == !o.all) throw UsageError("explain: give exactly one of --layer NAME or --all");
+  if (o.top < 0) throw UsageError("--top: expected a non-negative count, got " + std::to_string(o.top));
+  std::optional<StrategyFileV1> file;
+  int64_t devices = o.devices;
+  if (!o.strategy.empty()) {
+    file = read_strategy_file(o.strategy);
+    if (devices == 0 && file->devices) devices = *file->devices;
+    if (devices == 0) throw InputError(o.strategy + ": field 'devices': missing; pass --devices");
+  } else if (devices == 0) {
+    throw UsageError("--devices: required without --strategy");
+  }
+  std::unique_ptr<CostModel> model = make_cost_model(o.model, devices);
+  Graph graph = load_graph_input(o.graph);
+  int layer = -1;
+  if (!o.all) {
+    layer = graph.find_vertex(o.layer);
+    if (layer < 0) {
+      std::vector<std::string> names;
+      for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
+      const std::string hint = closest_name(o.layer, names);
+      throw InputError("--layer: no layer '" + o.layer + "' in graph '" + graph.name + "'" +
+                       (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+  }
+  CostTables tables = build_cost_tables(graph, *model);
+
+  std::vector<int32_t> choice;
+  std::string strategy_words;
+  if (file) {
+    choice = strategy_choice(*file, graph, tables);
+    strategy_words = o.strategy;
+  } else {
+    Answer answer = solve_or_bound(graph, tables, SolveOptions{}, /*exact=*/false);
+    choice = std::move(answer.solution.choice);
+    strategy_words = "the optimum";
+    if (answer.bounded && !answer.bounded->proven_optimal())
+      strategy_words = "a bounded solve's answer (at most " + format_number("%.3g", 100 * answer.bounded->gap()) +
+                       "% above the optimum)";
+  }
+  const double total = tables.objective.evaluate(choice);
+  const size_t top = static_cast<size_t>(o.top);
+  std::vector<Explanation> explanations;
+  if (o.all) explanations = explain_all(graph, tables, *model, choice, top);
+  else explanations.push_back(explain_vertex(graph, tables, *model, choice, layer, top));
+
+  if (o.json) {
+    nlohmann::ordered_json doc;
+    doc["format"] = "pase-explain";
+    doc["version"] = 1;
+    doc["graph"] = graph.name;
+    doc["devices"] = tables.machine.devices;
+    doc["cost_model"] = tables.cost_model;
+    doc["cost_unit"] = tables.unit;
+    doc["machine"] = {{"flops_tflops", tables.machine.flops_tflops}, {"bandwidth_gbps", tables.machine.bandwidth_gbps}};
+    doc["strategy"] = file ? o.strategy : std::string("optimum");
+    doc["total_cost"] = total;
+    doc["layers"] = nlohmann::ordered_json::array();
+    for (const Explanation& x : explanations) doc["layers"].push_back(explanation_json(graph, tables, x));
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
+            << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << ", strategy " << strategy_words
+            << ": " << format_total(total, tables.unit) << " " << tables.unit << ", " << format_duration(cost_seconds(tables, total))
+            << " a step\n"
+            << "Each column prices this layer with every other layer as the strategy has it: its compute, its\n"
+            << "collectives and the redistribution on its edges, as time on the modelled machine.\n";
+  for (const Explanation& x : explanations) {
+    std::cout << "\n";
+    print_explanation(std::cout, graph, tables, x);
+  }
+  bool fewer = false;
+  for (const Explanation& x : explanations) fewer = fewer || x.chosen.devices_used < tables.machine.devices;
+  if (fewer) std::cout << "\n* fewer than the " << tables.machine.devices << " devices: the others idle for this layer\n";
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner register_explain(CLI::App& app) {
+  auto o = std::make_shared<ExplainCliOptions>();
+  CLI::App* cmd = app.add_subcommand("explain", "Explain why a layer has its configuration: its cost against the best alternatives");
+  cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON, or MODEL.onnx)")->required();
+  cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
+  cmd->add_option("--layer,-l", o->layer, "The layer (vertex) to explain");
+  cmd->add_flag("--all", o->all, "Explain every layer");
+  cmd->add_option("--strategy,-s", o->strategy, "Explain this strategy (pase-strategy JSON) instead of the optimum");
+  cmd->add_option("--top", o->top, "Alternatives to show (default 5)");
+  cmd->add_flag("--json", o->json, "Print the explanation as JSON (pase-explain)");
+  add_cost_model_options(cmd, o->model);
+  cmd->get_option("--layer")->excludes(cmd->get_option("--all"));
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run_explain(*o);
+  };
+}
+
+}  // namespace pase
