@@ -242,8 +242,12 @@ int run_explain(const ExplainCliOptions& o) {
     print_explanation(std::cout, graph, tables, x);
   }
   bool fewer = false;
-  for (const Explanation& x : explanations) fewer = fewer || x.chosen.devices_used < tables.machine.devices;
-  if (fewer) std::cout << "\n* fewer than the " << tables.machine.devices << " devices: the others idle for this layer\n";
+  for (const Explanation& x : explanations) {
+    fewer = fewer || x.chosen.devices_used < tables.machine.devices;
+    for (const ExplainedConfig& c : x.alternatives) fewer = fewer || c.devices_used < tables.machine.devices;
+    if (x.data_parallel) fewer = fewer || x.data_parallel->devices_used < tables.machine.devices;
+  }
+  if (fewer) std::cout << "\n* on fewer than the " << tables.machine.devices << " devices: the others idle for that layer\n";
   return 0;
 }
 

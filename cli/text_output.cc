@@ -27,8 +27,8 @@ std::string devices_cell(int64_t used, int64_t devices) {
 
 std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices) {
   if (marked == 0) return "";
-  return "* " + std::to_string(marked) + " of " + std::to_string(layers) + " layers use fewer than the " +
-         std::to_string(devices) + " devices (the others idle for them); `pase explain GRAPH --devices " +
+  return "* on fewer than the " + std::to_string(devices) + " devices (the others idle for that layer): " +
+         std::to_string(marked) + " of " + std::to_string(layers) + " layers; `pase explain GRAPH --devices " +
          std::to_string(devices) + " --layer NAME` says why\n";
 }
 

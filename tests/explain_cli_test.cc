@@ -88,7 +88,7 @@ TEST_CASE("pase explain --strategy: a hand-written strategy, and the footnote fo
                            "input 'fc1' at 16 GB/s and 0.154 ns of compute but add 64 ns of weight-gradient all-reduce, "
                            "64.2 ns less a step: this strategy is not the best choice for this layer given its neighbours.\n") !=
         std::string::npos);
-  CHECK(result.output.find("\n* fewer than the 2 devices: the others idle for this layer\n") != std::string::npos);
+  CHECK(result.output.find("\n* on fewer than the 2 devices: the others idle for that layer\n") != std::string::npos);
   CHECK(result.output.find("  devices ") != std::string::npos);
   CHECK(result.output.find("1*") != std::string::npos);
 }
@@ -142,8 +142,8 @@ TEST_CASE("pase solve and evaluate: layers on fewer devices than available are m
   CHECK(line_of(solved.output, "loss ").find(" 2*  ") != std::string::npos);
   CHECK(line_of(solved.output, "fc6 ").find(" 8  ") != std::string::npos);
   CHECK(line_of(solved.output, "fc6 ").find("*") == std::string::npos);
-  CHECK(solved.output.find("\n* 1 of 14 layers use fewer than the 8 devices (the others idle for them); `pase explain GRAPH "
-                           "--devices 8 --layer NAME` says why\n") != std::string::npos);
+  CHECK(solved.output.find("\n* on fewer than the 8 devices (the others idle for that layer): 1 of 14 layers; `pase explain "
+                           "GRAPH --devices 8 --layer NAME` says why\n") != std::string::npos);
   pase::test::CommandResult evaluated = pase::test::run_pase("evaluate " + alexnet() + " --baseline data-parallel --devices 8");
   REQUIRE(evaluated.status == 0);
   CHECK(evaluated.output.find("* ") == std::string::npos);  // data parallelism uses all 8 everywhere
