@@ -210,8 +210,8 @@ std::string reason(const Graph& graph, const CostTables& tables, int vertex, con
   const ExplainedConfig& chosen = x.chosen;
   if (x.alternatives.empty())
     return capitalised(named(graph, tables, vertex, chosen)) + " is its only configuration on " +
-           std::to_string(tables.machine.devices) +
-           " devices: no dimension can be split (unsplittable, not a divisor, or below the cutoff).";
+           std::to_string(tables.machine.devices) + (tables.machine.devices == 1 ? " device" : " devices") +
+           ": no dimension can be split (unsplittable, not a divisor, or below the cutoff).";
   if (x.cheaper > 0) {
     const ExplainedConfig& best = x.alternatives.front();
     return capitalised(named(graph, tables, vertex, best)) + " instead " + trade(tables, chosen, best) + ", " +

@@ -192,10 +192,39 @@ TEST_CASE("explain_vertex: a two-layer graph worked by hand") {
           "not the best choice for this layer given its neighbours.");
     check_against_objective(tables, choice, {x});
   }
+  SUBCASE("one device: one configuration, nothing to compare") {
+    Machine one;
+    PaseCostModel single(one);
+    CostTables only = build_cost_tables(graph, single);
+    Explanation x = explain_vertex(graph, only, single, {0, 0}, 1, 5);
+    CHECK(x.configurations == 1);
+    CHECK(x.alternatives.empty());
+    CHECK(!x.data_parallel);
+    CHECK(x.chosen.local_cost == 3 * 8 * 4 * 32);
+    CHECK(x.reason == "Keeping it on one device (1,1,1) is its only configuration on 1 device: no dimension can be split "
+                      "(unsplittable, not a divisor, or below the cutoff).");
+  }
   SUBCASE("top limits the alternatives; 0 shows none") {
     CHECK(explain_vertex(graph, tables, model, choice, 1, 1).alternatives.size() == 1);
     CHECK(explain_vertex(graph, tables, model, choice, 1, 0).alternatives.empty());
   }
+}
+
+TEST_CASE("explain_vertex: a layer that costs nothing ties with data parallelism") {
+  // A transpose of an external tensor: no work, no edges, every configuration costs 0.
+  Graph graph = test::graph_from_json(
+      R"({"format": "pase-graph", "version": 1, "cutoff": 1, "tensors": {"x": [8, 4]},
+          "nodes": [{"name": "t", "op": "transpose", "inputs": ["x"], "perm": [1, 0]}]})");
+  Machine machine;
+  machine.devices = 2;
+  PaseCostModel model(machine);
+  CostTables tables = build_cost_tables(graph, model);
+  Explanation x = explain_vertex(graph, tables, model, {0}, 0, 5);
+  CHECK(x.cheaper == 0);
+  REQUIRE(x.alternatives.size() == 2);
+  CHECK(x.alternatives[0].delta == 0);
+  CHECK(x.reason == "Keeping it on one device (1,1) ties with data parallelism, splitting the batch 'a' 2 ways (2,1) here "
+                    "(the solver keeps the first in configuration order).");
 }
 
 TEST_CASE("explain_all: the optimum is the best configuration of every layer given its neighbours") {
