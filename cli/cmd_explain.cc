@@ -4,7 +4,6 @@
 // (solver/explain.h does the work; this file parses and prints).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <optional>
 
