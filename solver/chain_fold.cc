@@ -541,6 +541,11 @@ std::optional<ChainSolution> solve_chained(const Objective& objective, const std
     if (run) rest = solve_dp(small, plan, r.reduced.names, dp);
     out.folds.push_back(report);
   }
+  // Reports name the largest table's vertex: one of the objective's, even
+  // when the largest is a separator's (kept, so never built).
+  if (out.tables.largest_vertex < 0)
+    out.tables.largest_vertex = static_cast<int>(std::max_element(out.tables.entries.begin(), out.tables.entries.end()) -
+                                                 out.tables.entries.begin());
   if (!run) return out;
 
   // Back-substitution: the separators along the run from the two ends'
