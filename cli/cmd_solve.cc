@@ -134,6 +134,21 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
 
 // What folding reused, in one line.
 std::string folding_words(const Graph& graph, const Solution& solution) {
+  if (!solution.chains.empty()) {
+    std::string text = "folded: ";
+    for (size_t i = 0; i < solution.chains.size(); ++i) {
+      const ChainReport& chain = solution.chains[i];
+      std::string separator;
+      for (int v : chain.separator_vertices) separator += (separator.empty() ? "'" : ", '") + graph.vertices[v].name + "'";
+      text += (i ? "; " : "") + std::to_string(chain.fold.blocks) + " repeated blocks of " + std::to_string(chain.fold.period) +
+              " vertices (the first from '" + graph.vertices[chain.fold.first].name + "') between separators of " +
+              std::to_string(chain.separator_vertices.size()) + (chain.separator_vertices.size() == 1 ? " vertex (" : " vertices (") +
+              separator + ", " + std::to_string(chain.fold.separator_configs) +
+              " configurations) as one block's transfer table (" + std::to_string(chain.block_entries) +
+              " table entries), chained by min-plus products";
+    }
+    return text;
+  }
   if (!solution.folding) return "folded: nothing (no repeated blocks the order treats alike)";
   const Folding& f = *solution.folding;
   return "folded: " + std::to_string(f.folded_blocks) + " of " + std::to_string(f.blocks) + " repeated blocks of " +

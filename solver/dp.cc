@@ -610,12 +610,14 @@ class TableExpansion {
 class DynamicProgram {
  public:
   DynamicProgram(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes,
-                 std::function<void(const DpProgress&)> progress, const std::vector<int>& same_as)
+                 std::function<void(const DpProgress&)> progress, const std::vector<int>& same_as, size_t kept = 0)
       : objective_(objective), plan_(plan), sizes_(sizes), n_(objective.vertex_count()), serial_(sizes.threads == 1),
         shape_(fill_shape(objective, plan)), argmins_(n_), incident_(n_), repeats_(objective.pairs.size()), inbox_(n_),
         inbox_mutex_(new std::mutex[n_]), pending_(n_, 0), component_cost_(n_, 0.0),
         progress_callback_(std::move(progress)), same_as_(same_as), followers_(n_), argmin_owner_(n_), retained_(n_),
-        readers_left_(n_, 0) {
+        readers_left_(n_, 0), kept_(n_, 0) {
+    PASE_ASSERT(kept <= n_ && (kept == 0 || same_as_.empty()), kept, n_, same_as_.size());
+    for (size_t i = n_ - kept; i < n_; ++i) kept_[static_cast<size_t>(plan_.order[i])] = 1;
     const std::vector<int> repeat_of = repeated_pairs(objective_);
     for (size_t e = 0; e < objective_.pairs.size(); ++e) {
       if (repeat_of[e] >= 0) {
@@ -661,14 +663,68 @@ class DynamicProgram {
     check_all_consumed();
     DpResult result;
     for (int v : plan_.order) result.cost += component_cost_[v];  // in plan order: deterministic
-    result.choice = read_back_strategy();
-    result.stats.peak_table_bytes = peak_bytes_.load();
-    for (int v : plan_.order) {
-      result.stats.max_dependent_set = std::max(result.stats.max_dependent_set, plan_.dependent[v].size());
-      result.stats.table_entries += sizes_.entries[v];
-    }
+    result.choice = std::vector<int32_t>(n_, 0);
+    read_back_strategy(result.choice);
+    result.stats = stats();
     return result;
   }
+
+  // Fills every table but the kept vertices'; returns the table the kept
+  // vertices are left with, over their configurations (the first kept in
+  // plan order slowest): their own costs, the edges among them and every
+  // table waiting for them, summed in plan order, plus the optimum of any
+  // component without a kept vertex.
+  std::vector<double> run_keeping(const std::vector<int>& kept) {
+    fill_all_tables();
+    check_all_consumed();
+    double constant = 0;
+    for (int v : plan_.order) constant += component_cost_[v];
+    std::vector<uint64_t> stride = strides_of(kept, objective_);
+    uint64_t entries = 1;
+    for (int w : kept) entries *= objective_.config_count(w);
+    std::vector<double> table(entries, constant);
+    std::vector<int32_t> choice(n_, 0);
+    std::vector<const Message*> waiting;
+    for (int w : kept)
+      for (const auto& message : inbox_[w]) waiting.push_back(message.get());
+    std::sort(waiting.begin(), waiting.end(),
+              [](const Message* a, const Message* b) { return a->producer_position < b->producer_position; });
+    std::vector<int> kept_pairs;
+    for (size_t e = 0; e < objective_.pairs.size(); ++e)
+      if (kept_[static_cast<size_t>(objective_.pairs[e].u)] && kept_[static_cast<size_t>(objective_.pairs[e].v)])
+        kept_pairs.push_back(static_cast<int>(e));
+    for (uint64_t index = 0; index < entries; ++index) {
+      for (size_t i = 0; i < kept.size(); ++i)
+        choice[static_cast<size_t>(kept[i])] = static_cast<int32_t>(index / stride[i] % objective_.config_count(kept[i]));
+      double sum = table[index];
+      for (int w : kept) sum += objective_.vertex_cost[w][choice[w]];
+      for (int e : kept_pairs) {
+        const PairCost& pair = objective_.pairs[static_cast<size_t>(e)];
+        sum += pair.at(choice[pair.u], choice[pair.v]);
+      }
+      for (const Message* message : waiting) {
+        uint64_t at = 0;
+        for (size_t i = 0; i < message->scope.size(); ++i)
+          at += static_cast<uint64_t>(choice[message->scope[i]]) * message->stride[i];
+        sum += message->cost[at];
+      }
+      table[index] = sum;
+    }
+    return table;
+  }
+
+  [[nodiscard]] DpStats stats() const {
+    DpStats stats;
+    stats.peak_table_bytes = peak_bytes_.load();
+    for (int v : plan_.order) {
+      stats.max_dependent_set = std::max(stats.max_dependent_set, plan_.dependent[v].size());
+      stats.table_entries += sizes_.entries[v];
+    }
+    return stats;
+  }
+
+  // The argmin tables, for back-substitution after the DP is gone.
+  std::vector<ArgminTable> take_argmins() { return std::move(argmins_); }
 
  private:
   // A vertex can be processed once every table waiting for it has arrived;
@@ -682,7 +738,7 @@ class DynamicProgram {
     // determinism test failing about one run in ten).
     std::vector<int> leaves;
     for (int v : plan_.order)
-      if (pending_[v] == 0) leaves.push_back(v);
+      if (pending_[v] == 0 && !kept_[static_cast<size_t>(v)]) leaves.push_back(v);
     if (serial_) {
       // Depth first, as a one-thread task pool would go: a consumer runs as
       // soon as its last table arrives, so few tables wait at once.
@@ -712,7 +768,8 @@ class DynamicProgram {
 
   // Every table was consumed: no vertex still waits, no table is left unread.
   void check_all_consumed() const {
-    for (int v : plan_.order) PASE_ASSERT(pending_[v] == 0 && inbox_[v].empty(), v, pending_[v], inbox_[v].size());
+    for (int v : plan_.order)
+      if (!kept_[static_cast<size_t>(v)]) PASE_ASSERT(pending_[v] == 0 && inbox_[v].empty(), v, pending_[v], inbox_[v].size());
   }
 
   // Builds v's table and sends it on. Returns the consumer it completed, if
@@ -924,7 +981,7 @@ class DynamicProgram {
       PASE_ASSERT(pending_[consumer] > 0, v, consumer, pending_[consumer]);  // a consumer is started once
       ready = --pending_[consumer] == 0;
     }
-    if (!ready) return -1;
+    if (!ready || kept_[static_cast<size_t>(consumer)]) return -1;  // a kept vertex is never eliminated
     if (serial_) return consumer;
     group_->run([this, consumer] { process(consumer); });
     return -1;
@@ -932,10 +989,10 @@ class DynamicProgram {
 
   // Back-substitution, latest vertex first: each argmin table is indexed by
   // the choices already made for D(v).
-  std::vector<int32_t> read_back_strategy() const {
-    std::vector<int32_t> choice(n_, 0);
+  void read_back_strategy(std::vector<int32_t>& choice) const {
     for (size_t i = plan_.order.size(); i-- > 0;) {
       int v = plan_.order[i];
+      if (kept_[static_cast<size_t>(v)]) continue;  // given
       const std::vector<int>& scope = plan_.dependent[v];
       std::vector<uint64_t> stride = strides_of(scope, objective_);
       uint64_t index = 0;
@@ -944,7 +1001,6 @@ class DynamicProgram {
       choice[v] = static_cast<int32_t>(argmins_[static_cast<size_t>(argmin_owner_[v])].get(index));
       PASE_ASSERT(static_cast<size_t>(choice[v]) < objective_.config_count(v), v, choice[v], objective_.config_count(v));
     }
-    return choice;
   }
 
   // A thread's fill buffers, allocated where it first fills (allocating them
@@ -984,6 +1040,7 @@ class DynamicProgram {
   std::vector<int> argmin_owner_;                            // whose argmin table v reads back
   std::vector<std::unique_ptr<RawBuffer<double>>> retained_;  // templates' tables, while followers copy them
   std::vector<int> readers_left_;                            // followers still to copy each retained table
+  std::vector<char> kept_;                                   // vertices left uneliminated (eliminate_dp)
   std::vector<int> serial_ready_;                            // serial path: vertices ready to run
   std::optional<tbb::task_arena> arena_;
   std::optional<tbb::task_group> group_;
@@ -994,6 +1051,10 @@ class DynamicProgram {
 };
 
 }  // namespace
+
+struct PartialArgmins {
+  std::vector<ArgminTable> tables;
+};
 
 int dp_threads(int requested, uint64_t work) {
   if (requested > 0) return requested;
@@ -1050,6 +1111,45 @@ DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const
   DpResult result = DynamicProgram(objective, plan, sizes, options.progress, options.same_as).run();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+PartialDp eliminate_dp(const Objective& objective, const EliminationPlan& plan, const std::vector<std::string>& names,
+                       const DpOptions& options, size_t kept) {
+  auto start = std::chrono::steady_clock::now();
+  const size_t n = objective.vertex_count();
+  PASE_ASSERT(plan.order.size() == n && names.size() == n && kept <= n && options.same_as.empty(), n, plan.order.size(),
+              names.size(), kept);
+  PartialDp result;
+  result.kept.assign(plan.order.end() - static_cast<std::ptrdiff_t>(kept), plan.order.end());
+  // The kept vertices' tables are never built: the plan's sizes count them,
+  // an upper bound of what the kept table itself takes.
+  result.sizes = measure_tables(objective, plan, options.threads);
+  check_limits(plan, result.sizes, names, options);
+  const std::vector<int> no_followers;  // the DP keeps a reference
+  DynamicProgram dp(objective, plan, result.sizes, options.progress, no_followers, kept);
+  result.table = dp.run_keeping(result.kept);
+  result.stats = dp.stats();
+  auto argmins = std::make_shared<PartialArgmins>();
+  argmins->tables = dp.take_argmins();
+  for (const ArgminTable& table : argmins->tables) result.argmin_bytes += table.bytes();
+  result.argmins = std::move(argmins);
+  result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+void read_back(const PartialDp& partial, const Objective& objective, const EliminationPlan& plan,
+               std::vector<int32_t>& choice) {
+  const std::vector<ArgminTable>& tables = partial.argmins->tables;
+  std::vector<uint64_t> stride;
+  for (size_t i = plan.order.size() - partial.kept.size(); i-- > 0;) {
+    const int v = plan.order[i];
+    const std::vector<int>& scope = plan.dependent[v];
+    stride = strides_of(scope, objective);
+    uint64_t index = 0;
+    for (size_t j = 0; j < scope.size(); ++j) index += static_cast<uint64_t>(choice[scope[j]]) * stride[j];
+    PASE_ASSERT(index < partial.sizes.entries[v], v, index, partial.sizes.entries[v]);
+    choice[v] = static_cast<int32_t>(tables[static_cast<size_t>(v)].get(index));
+  }
 }
 
 }  // namespace pase

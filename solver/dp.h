@@ -10,6 +10,7 @@
 // order only decides the table sizes.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,20 @@ struct DpResult {
   DpStats stats;
 };
 
+struct PartialArgmins;  // defined in dp.cc
+
+/// What eliminating every vertex but the last few of a plan's order leaves
+/// (eliminate_dp): a table over the kept vertices' configurations, and the
+/// argmins that give the others for any choice of the kept ones.
+struct PartialDp {
+  std::vector<int> kept;      ///< the kept vertices, in plan order
+  std::vector<double> table;  ///< the optimum over the others, per configuration of the kept (kept[0] slowest)
+  DpStats stats;
+  TablePlan sizes;
+  uint64_t argmin_bytes = 0;  ///< what `argmins` holds
+  std::shared_ptr<const PartialArgmins> argmins;
+};
+
 /// The DP's thread count: `requested` if positive, else (0: automatic) one
 /// below kSerialWork steps of `work` and every core above.
 [[nodiscard]] int dp_threads(int requested, uint64_t work);
@@ -89,5 +104,17 @@ struct DpResult {
 /// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables or the work exceed the limits.
 [[nodiscard]] DpResult solve_dp(const Objective& objective, const EliminationPlan& plan,
                                 const std::vector<std::string>& names, const DpOptions& options);
+
+/// The DP over every vertex of `plan` but its last `kept` (never more than a
+/// few: their table is dense); those vertices are eliminated last in the
+/// plan, so every table that depends on them waits for them. Same limits and
+/// errors as solve_dp; no folding.
+[[nodiscard]] PartialDp eliminate_dp(const Objective& objective, const EliminationPlan& plan,
+                                     const std::vector<std::string>& names, const DpOptions& options, size_t kept);
+
+/// Back-substitution of eliminate_dp: sets `choice` of every eliminated
+/// vertex, given `choice` of the kept ones.
+void read_back(const PartialDp& partial, const Objective& objective, const EliminationPlan& plan,
+               std::vector<int32_t>& choice);
 
 }  // namespace pase

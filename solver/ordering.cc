@@ -153,8 +153,11 @@ namespace {
 // Only the eliminated vertex's neighbours, and for scores that look at
 // adjacency among neighbours their neighbours too, need new scores.
 template <typename Score>
-EliminationPlan greedy(const std::vector<std::vector<int>>& neighbours, Score score, bool two_hops) {
+EliminationPlan greedy(const std::vector<std::vector<int>>& neighbours, Score score, bool two_hops,
+                       const std::vector<int>& last = {}) {
   const int n = static_cast<int>(neighbours.size());
+  std::vector<char> held(static_cast<size_t>(n), 0);  // placed after every other vertex, in `last`'s order
+  for (int v : last) held[static_cast<size_t>(v)] = 1;
   std::vector<std::set<int>> graph = as_sets(neighbours);
   EliminationPlan plan;
   plan.position.assign(n, -1);
@@ -162,10 +165,12 @@ EliminationPlan greedy(const std::vector<std::vector<int>>& neighbours, Score sc
   using Key = decltype(score(graph, 0));
   std::vector<Key> keys(n);
   for (int v = 0; v < n; ++v) keys[v] = score(graph, v);
+  const int free_steps = n - static_cast<int>(last.size());
   for (int step = 0; step < n; ++step) {
     int best = -1;
-    for (int v = 0; v < n; ++v)
-      if (plan.position[v] < 0 && (best < 0 || keys[v] < keys[best])) best = v;
+    if (step >= free_steps) best = last[static_cast<size_t>(step - free_steps)];
+    for (int v = 0; v < n && step < free_steps; ++v)
+      if (plan.position[v] < 0 && !held[static_cast<size_t>(v)] && (best < 0 || keys[v] < keys[best])) best = v;
     place(plan, best, step);
     plan.dependent[best] = eliminate(graph, best);
     std::set<int> touched(plan.dependent[best].begin(), plan.dependent[best].end());
@@ -190,6 +195,14 @@ EliminationPlan min_degree(const std::vector<std::vector<int>>& neighbours, cons
     return std::make_pair(graph[v].size(), log_table_size(graph[v], config_counts));
   };
   return greedy(neighbours, score, /*two_hops=*/false);
+}
+
+EliminationPlan min_degree_keeping_last(const std::vector<std::vector<int>>& neighbours,
+                                        const std::vector<size_t>& config_counts, const std::vector<int>& last) {
+  auto score = [&](const std::vector<std::set<int>>& graph, int v) {
+    return std::make_pair(graph[v].size(), log_table_size(graph[v], config_counts));
+  };
+  return greedy(neighbours, score, /*two_hops=*/false, last);
 }
 
 EliminationPlan min_fill(const std::vector<std::vector<int>>& neighbours, const std::vector<size_t>& config_counts) {

@@ -44,6 +44,12 @@ struct EliminationPlan {
 [[nodiscard]] EliminationPlan min_degree(const std::vector<std::vector<int>>& neighbours,
                                          const std::vector<size_t>& config_counts);
 
+/// Min-degree over every vertex but `last`, which end the order as listed
+/// (so every table that depends on them waits for them: eliminate_dp).
+[[nodiscard]] EliminationPlan min_degree_keeping_last(const std::vector<std::vector<int>>& neighbours,
+                                                      const std::vector<size_t>& config_counts,
+                                                      const std::vector<int>& last);
+
 /// Min-fill: the vertex whose elimination adds the fewest new edges; ties to
 /// the smallest table, then the lowest index.
 [[nodiscard]] EliminationPlan min_fill(const std::vector<std::vector<int>>& neighbours,

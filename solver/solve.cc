@@ -7,12 +7,34 @@
 
 namespace pase {
 
+namespace {
+
+std::vector<std::string> vertex_names(const Objective& objective, const std::vector<std::string>* names) {
+  if (names) return *names;
+  std::vector<std::string> out;
+  for (size_t v = 0; v < objective.vertex_count(); ++v) out.push_back("vertex " + std::to_string(v));
+  return out;
+}
+
+}  // namespace
+
 Solution plan_only(const CostTables& tables, OrderKind order, int threads, bool fold) {
   Solution solution;
   solution.plan = make_plan(undirected_neighbours(tables.objective), order, tables.objective.config_counts());
-  if (fold) solution.folding = find_folding(tables.objective, solution.plan);
-  solution.tables = measure_tables(tables.objective, solution.plan, threads,
-                                   solution.folding ? solution.folding->same_as : std::vector<int>{});
+  std::optional<ChainSolution> chained;
+  if (fold) {
+    DpOptions dp;
+    dp.threads = threads;
+    chained = solve_chained(tables.objective, vertex_names(tables.objective, nullptr), dp, order, /*run=*/false);
+  }
+  if (chained) {
+    solution.tables = std::move(chained->tables);
+    solution.chains = std::move(chained->folds);
+  } else {
+    if (fold) solution.folding = find_folding(tables.objective, solution.plan);
+    solution.tables = measure_tables(tables.objective, solution.plan, threads,
+                                     solution.folding ? solution.folding->same_as : std::vector<int>{});
+  }
   for (const auto& set : solution.plan.dependent)
     solution.stats.max_dependent_set = std::max(solution.stats.max_dependent_set, set.size());
   solution.stats.table_entries = solution.tables.total_entries;
@@ -21,12 +43,30 @@ Solution plan_only(const CostTables& tables, OrderKind order, int threads, bool 
 
 Solution solve(const Graph& graph, const CostTables& tables, const SolveOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  Solution solution = plan_only(tables, options.order, options.dp.threads, options.fold);
   std::vector<std::string> names;
   for (const Vertex& v : graph.vertices) names.push_back(v.name);
-  DpOptions dp = options.dp;
-  if (solution.folding) dp.same_as = solution.folding->same_as;
-  DpResult result = solve_dp(tables.objective, solution.plan, names, dp);
+  Solution solution;
+  DpResult result;
+  std::optional<ChainSolution> chained;
+  if (options.fold) chained = solve_chained(tables.objective, names, options.dp, options.order);
+  if (chained) {
+    // The unfolded order, for reports; what was solved is in `chains`.
+    solution.plan = make_plan(undirected_neighbours(tables.objective), options.order, tables.objective.config_counts());
+    solution.tables = std::move(chained->tables);
+    solution.chains = std::move(chained->folds);
+    result = std::move(chained->result);
+  } else {
+    solution = plan_only(tables, options.order, options.dp.threads, /*fold=*/false);
+    DpOptions dp = options.dp;
+    if (options.fold) {
+      solution.folding = find_folding(tables.objective, solution.plan);
+      if (solution.folding) {
+        dp.same_as = solution.folding->same_as;
+        solution.tables = measure_tables(tables.objective, solution.plan, options.dp.threads, dp.same_as);
+      }
+    }
+    result = solve_dp(tables.objective, solution.plan, names, dp);
+  }
   // The strategy read back from the argmin tables must price at the optimum
   // the DP found (up to the order of summation). Anything else is a solver
   // bug, reported as an internal error instead of printed as an answer.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "costmodel/cost_tables.h"
+#include "solver/chain_fold.h"
 #include "solver/dp.h"
 #include "solver/fold.h"
 #include "solver/ordering.h"
@@ -15,7 +16,8 @@ struct SolveOptions {
   /// than plain GenerateSeq on the zoo (bench/run_bench.py --orders), often smaller.
   OrderKind order = OrderKind::MinDegree;
   DpOptions dp;
-  /// Reuse the tables of repeated blocks (solver/fold.h); same optimum.
+  /// Fold runs of repeated blocks into one block's transfer table
+  /// (solver/chain_fold.h), else reuse their tables (solver/fold.h); same optimum.
   bool fold = true;
 };
 
@@ -25,7 +27,10 @@ struct Solution {
   EliminationPlan plan;
   TablePlan tables;
   DpStats stats;
-  std::optional<Folding> folding;  ///< what was folded, if anything
+  std::optional<Folding> folding;  ///< what the DP's own folding reused, if anything
+  /// Runs folded into transfer tables, outermost first (then `plan` is the
+  /// unfolded order, for reports, and `tables` what the folded solve needs).
+  std::vector<ChainReport> chains;
 };
 
 /// Orders the vertices, finds what folds (with `fold`) and sizes the tables

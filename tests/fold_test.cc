@@ -1,14 +1,20 @@
-// Folding repeated blocks (solver/fold.h) changes nothing but the work: the
-// same optimum, bit for bit, and the same strategy as the unfolded DP, on the
-// zoo, on language models and on random deep objectives built from one block.
+// Folding repeated blocks changes nothing but the work. The DP's own folding
+// (solver/fold.h) gives the unfolded optimum and strategy bit for bit; the
+// transfer-table folding (solver/chain_fold.h) gives the unfolded optimum up
+// to the order of summation (relative 1e-9) with a strategy that prices at
+// it, the same on any thread count. Checked on the zoo, on language models
+// and on random deep objectives built from one block.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <memory>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_tables.h"
+#include "graphs/llm_zoo.h"
+#include "solver/chain_fold.h"
 #include "solver/dp.h"
 #include "solver/fold.h"
 #include "solver/solve.h"
@@ -101,7 +107,113 @@ void check_folding_changes_nothing(const Objective& objective, const Elimination
   }
 }
 
+bool near(double result, double correct) { return std::fabs(result - correct) <= 1e-9 * std::fabs(correct); }
+
+std::vector<std::string> vertex_names(const Objective& objective) {
+  std::vector<std::string> names;
+  for (size_t v = 0; v < objective.vertex_count(); ++v) names.push_back("v" + std::to_string(v));
+  return names;
+}
+
 }  // namespace
+
+TEST_CASE("chain folding: random deep objectives with one- and two-vertex separators, against the unfolded DP") {
+  std::mt19937 rng(99);
+  int folded = 0, two_vertex = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    CAPTURE(trial);
+    const int separators = 1 + trial % 2;
+    Objective objective = repeated_blocks(rng, 3 + static_cast<int>(rng() % 4), 3 + static_cast<int>(rng() % 9), separators);
+    const std::vector<std::string> names = vertex_names(objective);
+    const EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::MinDegree, objective.config_counts());
+    DpOptions plain;
+    plain.threads = 1;
+    const DpResult correct = solve_dp(objective, plan, names, plain);
+    std::optional<ChainFold> chain = find_chain(objective);
+    if (!chain) continue;
+    ++folded;
+    if (chain->separator.size() == 2) ++two_vertex;
+    CHECK(chain->blocks >= 2);
+    std::optional<ChainSolution> first;
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      DpOptions options;
+      options.threads = threads;
+      std::optional<ChainSolution> result = solve_chained(objective, names, options, OrderKind::MinDegree);
+      REQUIRE(result.has_value());
+      CHECK(near(result->result.cost, correct.cost));
+      CHECK(near(objective.evaluate(result->result.choice), result->result.cost));
+      if (!first) first = std::move(result);
+      else {
+        CHECK(result->result.cost == first->result.cost);  // deterministic whatever the thread count
+        CHECK(result->result.choice == first->result.choice);
+      }
+    }
+  }
+  MESSAGE("chain-folded " << folded << " of 80, " << two_vertex << " with two-vertex separators");
+  CHECK(folded >= 60);
+  CHECK(two_vertex >= 20);
+}
+
+TEST_CASE("chain folding: a one-vertex separator's run, worked by hand") {
+  // prefix - [a - s] - [a - s] - [a - s] - suffix: each block a vertex `a` and
+  // its separator `s`; T is the same for every block, so three blocks fold.
+  Objective objective;
+  objective.vertex_cost = {{0, 4}, {1, 0}, {0, 2}, {1, 0}, {0, 2}, {1, 0}, {0, 2}, {3, 0}};
+  auto identity = [] { return std::vector<int32_t>{0, 1}; };
+  auto cross = std::make_shared<std::vector<double>>(std::vector<double>{0, 5, 5, 0});  // 5 unless equal
+  for (int v = 0; v + 1 < 8; ++v) {
+    PairCost pair;
+    pair.u = v;
+    pair.v = v + 1;
+    pair.u_class = pair.v_class = identity();
+    pair.u_classes = pair.v_classes = 2;
+    pair.cost = cross;
+    objective.pairs.push_back(pair);
+  }
+  std::optional<ChainFold> chain = find_chain(objective);
+  REQUIRE(chain.has_value());
+  CHECK(chain->period == 2);
+  CHECK(chain->blocks == 3);
+  CHECK(chain->separator == std::vector<int>{1});
+  DpOptions options;
+  options.threads = 1;
+  std::optional<ChainSolution> result = solve_chained(objective, vertex_names(objective), options, OrderKind::MinDegree);
+  REQUIRE(result.has_value());
+  // Everything at configuration 0 costs 1 + 1 + 1 + 3 = 6; switching to 1 once
+  // (5) and staying there saves at most 3 at the end: 6 is optimal.
+  CHECK(result->result.cost == 6);
+  CHECK(result->result.choice == std::vector<int32_t>(8, 0));
+  CHECK(objective.evaluate(result->result.choice) == 6);
+}
+
+TEST_CASE("chain folding: the tables of a deeper model grow by a few bytes per block") {
+  // A GPT of 6 and of 24 layers: the same block, the same separator, so the
+  // same block tables; the chain holds one argmin per block and separator
+  // configuration more (4 bytes each).
+  auto plan = [](int64_t layers) {
+    LlmShape shape;
+    shape.layers = layers;
+    shape.d_model = 64;
+    shape.heads = 4;
+    shape.kv_heads = 4;
+    shape.ff = 256;
+    shape.seq = 16;
+    shape.vocab = 100;
+    shape.batch = 8;
+    Graph graph = build_graph(build_llm_graph(LlmFamily::Gpt, shape, "gpt"), "gpt");
+    Machine machine;
+    machine.devices = 16;
+    return plan_only(build_cost_tables(graph, machine), OrderKind::MinDegree, 1, true);
+  };
+  const Solution shallow = plan(6), deep = plan(24);
+  REQUIRE(shallow.chains.size() == 1);
+  REQUIRE(deep.chains.size() == 1);
+  CHECK(deep.chains[0].fold.blocks == 24);
+  CHECK(deep.chains[0].block_entries == shallow.chains[0].block_entries);
+  const uint64_t c = deep.chains[0].fold.separator_configs;
+  CHECK(deep.tables.table_bytes - shallow.tables.table_bytes == 18 * c * sizeof(int32_t));
+}
 
 TEST_CASE("folding: random deep objectives made of one block, with one- and two-vertex separators") {
   std::mt19937 rng(1234);
@@ -140,14 +252,19 @@ TEST_CASE("folding: the zoo's repeated blocks, same optimum and strategy") {
       SolveOptions unfolded;
       unfolded.fold = false;
       Solution a = solve(graph, tables, unfolded);
+      std::vector<int32_t> first_choice;
       for (int threads : {1, 2}) {
+        CAPTURE(threads);
         SolveOptions options;
         options.dp.threads = threads;
         Solution b = solve(graph, tables, options);
-        CHECK(b.folding.has_value() == c.folds);
-        CHECK(a.cost == b.cost);
-        CHECK(a.choice == b.choice);
-        if (b.folding) CHECK(b.tables.total_work < a.tables.total_work);
+        CHECK((b.folding.has_value() || !b.chains.empty()) == c.folds);
+        CHECK(near(b.cost, a.cost));
+        CHECK(near(tables.objective.evaluate(b.choice), b.cost));
+        if (b.chains.empty()) CHECK(a.choice == b.choice);  // the DP's own folding: bit for bit
+        if (first_choice.empty()) first_choice = b.choice;
+        else CHECK(b.choice == first_choice);
+        if (c.folds) CHECK(b.tables.total_work < a.tables.total_work);
       }
     }
   }
@@ -159,7 +276,7 @@ TEST_CASE("pase solve: language models fold, with the unfolded optimum; --stats 
     CAPTURE(model);
     std::string file = test::write_temp_file("fold-model.json", "");
     REQUIRE(test::run_pase(std::string("models export ") + model + " --batch 8 -o " + file).status == 0);
-    for (int p : {4, 16}) {
+    for (int p : {4, 16, 64}) {
       CAPTURE(p);
       const std::string solve = "solve " + file + " --devices " + std::to_string(p) + " --no-plan";
       test::CommandResult folded = test::run_pase(solve + " --json");
@@ -167,12 +284,15 @@ TEST_CASE("pase solve: language models fold, with the unfolded optimum; --stats 
       REQUIRE(folded.status == 0);
       REQUIRE(unfolded.status == 0);
       const nlohmann::json a = nlohmann::json::parse(folded.output), b = nlohmann::json::parse(unfolded.output);
-      CHECK(a["total_cost"] == b["total_cost"]);
+      CHECK(near(a["total_cost"].get<double>(), b["total_cost"].get<double>()));
       REQUIRE(a["layers"].size() == b["layers"].size());
-      for (size_t i = 0; i < a["layers"].size(); ++i) CHECK(a["layers"][i]["config"] == b["layers"][i]["config"]);
       test::CommandResult stats = test::run_pase(solve + " --stats");
-      CHECK(stats.output.find("folded: ") != std::string::npos);
-      CHECK(stats.output.find(" of 8 repeated blocks of ") != std::string::npos);
+      // LLaMA's first layer reads the embedding unlike the others: the run
+      // starts mid-layer 0 and holds 7 blocks.
+      CHECK(stats.output.find(std::string("\nfolded: ") + (model[0] == 'g' ? "8" : "7") + " repeated blocks of ") != std::string::npos);
+      CHECK(stats.output.find("as one block's transfer table") != std::string::npos);
+      test::CommandResult dp_fold = test::run_pase(solve + " --stats --no-fold");
+      CHECK(dp_fold.output.find("\nfolded: nothing") != std::string::npos);
     }
   }
 }
