@@ -69,6 +69,16 @@ double CalibratedCostModel::memory_seconds(double accesses) const {
   return accesses * bytes_ / (profile_.memory_bandwidth * kMemoryEfficiency);
 }
 
+double CalibratedCostModel::fp32_op_seconds(double accesses, double elements) const {
+  if (bytes_ >= 4) return memory_seconds(accesses);
+  // PyTorch's autocast keeps normalization, softmax and the loss in FP32
+  // (its "autocast to float32" list): a 2-byte input is cast to 4 bytes
+  // (read 2, write 4), the op runs on 4-byte elements, and its output is cast
+  // back for the next GEMM; backward casts the gradients the same two ways.
+  return 4 * kKernelSeconds +
+         (accesses * 4 + 4 * (2 + 4) * elements) / (profile_.memory_bandwidth * kMemoryEfficiency);
+}
+
 const LinkSpec& CalibratedCostModel::link(double group) const {
   // Devices are numbered node-major and a q-way group holds q consecutive
   // devices, so it stays inside one node exactly when q <= devices_per_node.
@@ -145,7 +155,10 @@ double CalibratedCostModel::embedding_seconds(const GemmShape& g) const {
 
 double CalibratedCostModel::normalization_seconds(const VertexModel& m, const int32_t* c) const {
   const double e = domain_elements(m, c);
-  const double work = 2 * kKernelSeconds + memory_seconds(kNormalizationAccesses * e);
+  // Batchnorm runs in the training dtype (cuDNN keeps its statistics in FP32);
+  // norm and rmsnorm are on autocast's FP32 list.
+  const double work = 2 * kKernelSeconds + (m.kind == OpKind::Batchnorm ? memory_seconds(kNormalizationAccesses * e)
+                                                                        : fp32_op_seconds(kNormalizationAccesses * e, e));
   const double backward = kKernelSeconds + memory_seconds(5 * e);
   const int rank = static_cast<int>(m.domain.size());
   if (m.kind == OpKind::Batchnorm) {
@@ -200,7 +213,7 @@ double CalibratedCostModel::layer(const VertexModel& model, const int32_t* confi
       // Statistics per row (max and sum forward, one sum backward), reduced over the axis's split.
       const double e = domain_elements(model, config);
       const int axis = model.work.axis;
-      return 2 * kKernelSeconds + memory_seconds(kSoftmaxAccesses * e) +
+      return 2 * kKernelSeconds + fp32_op_seconds(kSoftmaxAccesses * e, e) +
              3 * all_reduce_seconds(e / per_device(model, config, axis), config[axis]);
     }
     case OpKind::Elementwise: {
@@ -209,6 +222,12 @@ double CalibratedCostModel::layer(const VertexModel& model, const int32_t* confi
       const double inputs = static_cast<double>(model.inputs.size());
       const double e = domain_elements(model, config);
       return work_seconds(LayerWork{}, (2 * (inputs + 1) + 2 * model.work.pointwise) * e);
+    }
+    case OpKind::SoftmaxXent: {
+      // The loss, on autocast's FP32 list: its counted operations as below.
+      const LayerWork work = describe_work(model, config);
+      return work_seconds(work, 0) + 2 * kKernelSeconds +
+             fp32_op_seconds(2 * work.pointwise, domain_elements(model, config));
     }
     default: {
       // Everything else as the `pase` model describes it; each counted

@@ -72,6 +72,10 @@ class CalibratedCostModel final : public CostModel {
   [[nodiscard]] double gemm_seconds(const GemmCall& call, double batch = 1) const;
   /// Seconds to stream `accesses` element reads or writes through device memory.
   [[nodiscard]] double memory_seconds(double accesses) const;
+  /// The same for an op autocast runs in FP32 (norm, rmsnorm, softmax, softmax_xent):
+  /// under bf16/fp16 its accesses are 4 bytes, and its `elements` are cast up
+  /// before and down after it, forward and backward (4 kernels of 6 bytes each).
+  [[nodiscard]] double fp32_op_seconds(double accesses, double elements) const;
   /// The link a group of `group` devices uses: intra-node when group <= devices_per_node.
   [[nodiscard]] const LinkSpec& link(double group) const;
   /// Ring all-reduce of `elements` per device over `group` devices: 2(q-1)·(latency + (w/q)·bytes/bandwidth);

@@ -321,6 +321,26 @@ TEST_CASE("CalibratedCostModel: framework pricing of batchnorm, embedding and gr
     // The one-hot GEMM the pase model prices would be 2·rows·32000·1024·3 FLOP: far slower than the gather.
     CHECK(model.layer(embed, whole) < 2 * rows * 32000 * 1024 * 3 / 19.5e12 / 10);
   }
+  SUBCASE("mixed precision keeps norm and softmax in FP32, with their casts") {
+    Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 128, 1024]},
+        "nodes": [{"name": "ln", "op": "norm", "inputs": ["x"]},
+                  {"name": "sm", "op": "softmax", "inputs": ["ln"], "axis": 2}]})");
+    VertexModel ln = build_vertex_model(graph.vertices[0]), sm = build_vertex_model(graph.vertices[1]);
+    const int32_t one[3] = {1, 1, 1};
+    const double e = 64.0 * 128 * 1024, bw = 2039e9 * 0.8;
+    CalibratedCostModel fp32(a100, 8), bf16(a100, 8, CalibratedOptions{Dtype::Bf16});
+    // fp32: two kernels and 8 accesses of 4 bytes.
+    CHECK(fp32.layer(ln, one) == doctest::Approx(2 * 5e-6 + 8 * e * 4 / bw).epsilon(1e-12));
+    // bf16: still 4-byte accesses, plus four cast kernels of (2 + 4) bytes per element.
+    CHECK(bf16.layer(ln, one) == doctest::Approx(6 * 5e-6 + (8 * e * 4 + 24 * e) / bw).epsilon(1e-12));
+    CHECK(bf16.layer(sm, one) == doctest::Approx(6 * 5e-6 + (6 * e * 4 + 24 * e) / bw).epsilon(1e-12));
+    // Batchnorm is not on the list: it streams 2-byte elements.
+    Graph bn_graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 256, 14, 14]},
+        "nodes": [{"name": "bn", "op": "batchnorm", "inputs": ["x"]}]})");
+    const int32_t bn_one[4] = {1, 1, 1, 1};
+    CHECK(bf16.layer(build_vertex_model(bn_graph.vertices[0]), bn_one) ==
+          doctest::Approx(2 * 5e-6 + 8 * (64.0 * 256 * 14 * 14) * 2 / bw).epsilon(1e-12));
+  }
   SUBCASE("gradient all-reduces hide behind the layer's backward pass unless overlap is off") {
     Graph graph = test::graph_from_json(kFcGraph);
     VertexModel fc = build_vertex_model(graph.vertices[0]);
