@@ -48,7 +48,7 @@ int validate(const ValidateOptions& v, int device, int warmup, int repeats) {
   if (v.graph.empty() || v.strategy.empty() || v.machine.empty())
     throw InputError("--validate: needs --graph FILE, --strategy FILE and --machine FILE");
   Graph graph = load_graph(v.graph);
-  CalibratedCostModel model(read_machine_profile(v.machine), std::max<int64_t>(v.devices, 1));
+  CalibratedCostModel model(load_machine_profile(v.machine), std::max<int64_t>(v.devices, 1));
   std::vector<ValidationLayer> plan = validation_plan(graph, read_text_file(v.strategy), v.strategy, model);
   std::vector<std::array<double, 3>> measured;
   if (!v.dry_run) {

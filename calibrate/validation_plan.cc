@@ -35,7 +35,8 @@ std::vector<ValidationLayer> validation_plan(const Graph& graph, const std::stri
     layer.config = config;
     layer.shape = gemm_shape(vm, config.data());
     layer.gemms = training_gemms(layer.shape);
-    for (size_t g = 0; g < 3; ++g) layer.predicted[g] = layer.shape.batch * model.gemm_seconds(layer.gemms[g]);
+    // The model's own price: Bpp instances in one batched kernel.
+    for (size_t g = 0; g < 3; ++g) layer.predicted[g] = model.gemm_seconds(layer.gemms[g], layer.shape.batch);
     plan.push_back(std::move(layer));
   }
   return plan;

@@ -380,9 +380,9 @@ CommandRunner register_batch(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     BatchSetup setup;
     setup.options = o.get();
-    for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p));
+    for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p, memory_options(o->memory).dtype));
     setup.memory_model = memory_options(o->memory);
-    setup.cap = memory_cap(o->memory);
+    setup.cap = memory_cap(o->memory, *setup.models.front());
     setup.search = cap_options(o->memory);
     if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
     if (o->jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o->jobs));

@@ -101,7 +101,7 @@ CommandRunner register_evaluate(CLI::App& app) {
     } else if (devices == 0) {
       throw UsageError("--devices: required with --baseline");
     }
-    std::unique_ptr<CostModel> model = make_cost_model(o->model, devices);
+    std::unique_ptr<CostModel> model = make_cost_model(o->model, devices, memory_options(o->memory).dtype);
     MemoryReport memory;
     memory.options = memory_options(o->memory);
     Graph graph = load_graph_input(o->graph);

@@ -201,9 +201,9 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
 
 // `pase solve` once its options are parsed.
 int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
-  std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices);
+  std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices, memory_options(o->memory).dtype);
   const MemoryOptions memory_model = memory_options(o->memory);
-  const std::optional<uint64_t> cap = memory_cap(o->memory);
+  const std::optional<uint64_t> cap = memory_cap(o->memory, *model);
   const CapOptions search = cap_options(o->memory);
   if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
   SolveOptions options;

@@ -3,15 +3,16 @@
 #include "cli/byte_size.h"
 #include "cli/count_option.h"
 #include "cli/exit_status.h"
+#include "costmodel/calibrated_cost_model.h"
 
 namespace pase {
 
 void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap) {
-  command->add_option("--dtype", options.dtype, "Training dtype for the memory model: fp32 (default) or bf16");
+  command->add_option("--dtype", options.dtype, "Training dtype: fp32 (default), tf32, bf16 or fp16 (memory model; calibrated: GEMM rate and bytes moved)");
   command->add_option("--optimizer", options.optimizer, "Optimizer state in the memory model: adam (default), sgd or none");
   if (with_cap)
     command->add_option("--memory-per-device", options.cap,
-                        "Cap on memory per device (80GB, 16GiB, 512MiB or bytes): the best strategy that fits");
+                        "Cap on memory per device (80GB, 16GiB, 512MiB, bytes, or machine: the --machine profile's): the best strategy that fits");
   if (with_cap) {
     command->add_option("--cap-gap", options.gap_target,
                         "Under a cap: stop the search once the proven gap is at most this fraction (default 0: prove optimal)");
@@ -34,8 +35,15 @@ MemoryOptions memory_options(const MemoryCliOptions& options) {
   return parsed;
 }
 
-std::optional<uint64_t> memory_cap(const MemoryCliOptions& options) {
+std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostModel& model) {
   if (options.cap.empty()) return std::nullopt;
+  if (options.cap == "machine") {
+    const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
+    if (calibrated == nullptr)
+      throw UsageError("--memory-per-device machine: the memory per device comes from a machine profile "
+                       "(add --cost-model calibrated --machine NAME)");
+    return static_cast<uint64_t>(calibrated->profile().memory_bytes);
+  }
   std::optional<uint64_t> cap = parse_byte_size(options.cap);
   if (!cap)
     throw UsageError("--memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '" +

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "costmodel/cost_model.h"
 #include "costmodel/memory_model.h"
 #include "solver/memory_cap.h"
 
@@ -27,8 +28,9 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
 /// The memory model the options choose (UsageError on a bad name).
 [[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options);
 
-/// The cap in bytes, if one was given (UsageError on a malformed size).
-[[nodiscard]] std::optional<uint64_t> memory_cap(const MemoryCliOptions& options);
+/// The cap in bytes, if one was given (UsageError on a malformed size). `machine`
+/// takes the memory per device of the calibrated model's profile.
+[[nodiscard]] std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostModel& model);
 
 }  // namespace pase
 

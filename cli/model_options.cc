@@ -1,6 +1,7 @@
 #include "cli/model_options.h"
 
 #include "cli/exit_status.h"
+#include "costmodel/builtin_machines.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/machine_profile.h"
 #include "graphs/error.h"
@@ -12,7 +13,12 @@ void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
   command->add_option("--flops", options.flops, "Peak TFLOP/s per device (default 10)");
   command->add_option("--bandwidth", options.bandwidth, "Link bandwidth in GB/s (default 16)");
   command->add_option("--cost-model", options.cost_model, "Cost model: pase (default, FLOP) or calibrated (seconds, needs --machine)");
-  command->add_option("--machine", options.machine_file, "Machine profile (pase-machine JSON)");
+  command->add_option("--machine", options.machine_file,
+                      "Machine profile: a built-in name (dgx1, dgx-a100, dgx-h100, rtx4090-node, ...) or a pase-machine file");
+  command->add_option("--gradient-overlap", options.gradient_overlap,
+                      "calibrated: on (default) hides weight-gradient all-reduces behind the backward pass; off adds them");
+  command->add_option("--batchnorm", options.batchnorm,
+                      "calibrated: local (default, per-device statistics) or sync (statistics all-reduced across the batch)");
 }
 
 void add_mcmc_options(CLI::App* command, McmcOptions& options) {
@@ -22,16 +28,22 @@ void add_mcmc_options(CLI::App* command, McmcOptions& options) {
   command->add_option("--mcmc-seconds", options.max_seconds, "mcmc: time budget in seconds per search (default: none)");
 }
 
-std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices) {
+std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices, Dtype dtype) {
   if (devices < 1) throw UsageError("--devices: expected a positive number of devices, got " + std::to_string(devices));
   if (devices > (int64_t{1} << 30)) throw UsageError("--devices: at most 2^30 devices, got " + std::to_string(devices));
   if (!(options.flops > 0)) throw UsageError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
   if (!(options.bandwidth > 0))
     throw UsageError("--bandwidth: expected a positive GB/s, got " + std::to_string(options.bandwidth));
   const CostModelOptions defaults;
+  if (options.gradient_overlap != "on" && options.gradient_overlap != "off")
+    throw UsageError("--gradient-overlap: expected on or off, got '" + options.gradient_overlap + "'");
+  if (options.batchnorm != "local" && options.batchnorm != "sync")
+    throw UsageError("--batchnorm: expected local or sync, got '" + options.batchnorm + "'");
   if (options.cost_model == "pase") {
     if (!options.machine_file.empty())
       throw UsageError("--machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)");
+    if (options.gradient_overlap != defaults.gradient_overlap || options.batchnorm != defaults.batchnorm)
+      throw UsageError("--gradient-overlap/--batchnorm: used only by the calibrated model (add --cost-model calibrated)");
     Machine machine;
     machine.devices = devices;
     machine.flops_tflops = options.flops;
@@ -40,10 +52,14 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
   }
   if (options.cost_model == "calibrated") {
     if (options.machine_file.empty())
-      throw UsageError("--cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)");
+      throw UsageError("--cost-model calibrated: needs --machine NAME or FILE (a built-in profile such as dgx-a100, or a pase-machine file; see docs/calibration.md)");
     if (options.flops != defaults.flops || options.bandwidth != defaults.bandwidth)
       throw UsageError("--flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options");
-    return std::make_unique<CalibratedCostModel>(read_machine_profile(options.machine_file), devices);
+    CalibratedOptions calibrated;
+    calibrated.dtype = dtype;
+    calibrated.overlap_gradients = options.gradient_overlap == "on";
+    calibrated.sync_batchnorm = options.batchnorm == "sync";
+    return std::make_unique<CalibratedCostModel>(load_machine_profile(options.machine_file), devices, calibrated);
   }
   const std::string hint = closest_name(options.cost_model, {"pase", "calibrated"});
   throw UsageError("--cost-model: unknown cost model '" + options.cost_model + "' (" +

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "costmodel/cost_model.h"
+#include "costmodel/dtype.h"
 #include "solver/mcmc.h"
 
 namespace pase {
@@ -16,16 +17,20 @@ struct CostModelOptions {
   double flops = 10.0;          ///< --flops TF
   double bandwidth = 16.0;      ///< --bandwidth GBps
   std::string cost_model = "pase";
-  std::string machine_file;     ///< --machine FILE (pase-machine profile)
+  std::string machine_file;     ///< --machine NAME|FILE (built-in name or pase-machine profile)
+  std::string gradient_overlap = "on";  ///< --gradient-overlap on|off (calibrated)
+  std::string batchnorm = "local";      ///< --batchnorm local|sync (calibrated)
 };
 
-/// Adds --flops, --bandwidth, --cost-model and --machine to a subcommand.
+/// Adds --flops, --bandwidth, --cost-model, --machine, --gradient-overlap and --batchnorm to a subcommand.
 void add_cost_model_options(CLI::App* command, CostModelOptions& options);
 
 /// Adds --seed, --mcmc-iterations, --mcmc-temperature and --mcmc-seconds (the mcmc baseline's search).
 void add_mcmc_options(CLI::App* command, McmcOptions& options);
 
-/// Validates the options and builds the model for `devices` devices (InputError on bad values).
-[[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices);
+/// Validates the options and builds the model for `devices` devices training in
+/// `dtype` (the calibrated model's rate and bytes; InputError on bad values).
+[[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices,
+                                                         Dtype dtype = Dtype::Fp32);
 
 }  // namespace pase

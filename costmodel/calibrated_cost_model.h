@@ -1,13 +1,16 @@
 #pragma once
-// The `calibrated` cost model (docs/calibration.md): the same layer and edge
-// structure as `pase`, priced in seconds from a machine profile. GEMMs run at
-// the profile's interpolated throughput, other work is memory-bound, and each
-// collective pays the latency and bandwidth of the link it crosses.
+// The `calibrated` cost model (docs/calibration.md): the same layers, edges
+// and configurations as `pase`, priced in seconds the way frameworks run
+// them on the machine of a profile. GEMMs run at a measured throughput or a
+// documented efficiency curve below the dtype's peak; other work is bounded
+// by device memory; collectives pay the latency and bandwidth of the link
+// they cross; gradient all-reduces may hide behind the backward pass.
 #include <array>
 #include <cstdint>
 #include <string>
 
 #include "costmodel/cost_model.h"
+#include "costmodel/dtype.h"
 #include "costmodel/machine_profile.h"
 #include "graphs/layer_work.h"
 
@@ -22,14 +25,32 @@ struct GemmCall {
 /// The step's three GEMMs: forward NN (m,n,k), input gradient NT (m,k,n), weight gradient TN (k,n,m).
 [[nodiscard]] std::array<GemmCall, 3> training_gemms(const GemmShape& shape);
 
-/// Bytes per tensor element: the model prices FP32 training.
-inline constexpr double kBytesPerElement = 4.0;
-/// Bytes each counted pointwise operation moves through device memory (one FP32 read, one write).
-inline constexpr double kBytesPerPointwiseOp = 8.0;
+/// How the framework being modelled runs the step (docs/calibration.md#the-calibrated-cost-model).
+struct CalibratedOptions {
+  Dtype dtype = Dtype::Fp32;     ///< GEMM peak rate and bytes per element
+  bool overlap_gradients = true; ///< weight-gradient all-reduces run during the backward pass
+  bool sync_batchnorm = false;   ///< batchnorm statistics all-reduced over the batch split
+};
+
+// The model's documented defaults (docs/calibration.md#defaults): general
+// figures for today's GPUs and frameworks, never tuned per network.
+/// Fraction of the dtype's peak a large GEMM reaches without a measured table.
+inline constexpr double kGemmPeakEfficiency = 0.8;
+/// A GEMM dimension x fills x / (x + kGemmHalfSize) of the device (tile and wave quantization).
+inline constexpr double kGemmHalfSize = 32.0;
+/// Fraction of the memory bandwidth a streaming kernel reaches.
+inline constexpr double kMemoryEfficiency = 0.8;
+/// Fixed time of each kernel (launch and tail): the floor of any layer's work.
+inline constexpr double kKernelSeconds = 5e-6;
+/// Bytes of the buckets weight gradients are coalesced into before their all-reduce (PyTorch DDP's 25 MiB).
+inline constexpr double kGradientBucketBytes = 25.0 * 1024 * 1024;
+
+/// Efficiency of a GEMM of shape (m, n, k) on the default curve: kGemmPeakEfficiency · Π x / (x + kGemmHalfSize).
+[[nodiscard]] double default_gemm_efficiency(double m, double n, double k);
 
 class CalibratedCostModel final : public CostModel {
  public:
-  CalibratedCostModel(MachineProfile profile, int64_t devices);
+  CalibratedCostModel(MachineProfile profile, int64_t devices, CalibratedOptions options = {});
   [[nodiscard]] std::string name() const override { return "calibrated"; }
   [[nodiscard]] std::string unit() const override { return "seconds"; }
   [[nodiscard]] int64_t devices() const override { return devices_; }
@@ -38,28 +59,50 @@ class CalibratedCostModel final : public CostModel {
   [[nodiscard]] double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const override;
   /// Forward and backward each move the words once, inside the group's link.
   [[nodiscard]] double fetch_cost(double words, double group) const override;
-  /// Peak TFLOP/s and intra-node GB/s, for the strategy file's machine record.
+  /// The dtype's peak TFLOP/s and intra-node GB/s, for the strategy file's machine record.
   [[nodiscard]] Machine machine() const override;
 
   [[nodiscard]] const MachineProfile& profile() const { return profile_; }
-  /// Seconds of one GEMM: 2·M·N·K / achieved_flops.
-  [[nodiscard]] double gemm_seconds(const GemmCall& call) const;
-  /// Seconds of `ops` pointwise operations, memory-bound.
-  [[nodiscard]] double pointwise_seconds(double ops) const;
+  [[nodiscard]] const CalibratedOptions& options() const { return options_; }
+  /// Bytes of one element in the chosen dtype.
+  [[nodiscard]] double element_bytes() const { return bytes_; }
+  /// Seconds of `batch` GEMMs of one shape in one (strided-batched) kernel: the
+  /// measured table (fp32 only: it holds SGEMM rates) times `batch`, or
+  /// kKernelSeconds + max(compute on the default curve, operand traffic), the
+  /// instances filling the device like rows: η(batch·M, N, K).
+  [[nodiscard]] double gemm_seconds(const GemmCall& call, double batch = 1) const;
+  /// Seconds to stream `accesses` element reads or writes through device memory.
+  [[nodiscard]] double memory_seconds(double accesses) const;
+  /// The same for an op autocast runs in FP32 (norm, rmsnorm, softmax, softmax_xent):
+  /// under bf16/fp16 its accesses are 4 bytes, and its `elements` are cast up
+  /// before and down after it, forward and backward (4 kernels of 6 bytes each).
+  [[nodiscard]] double fp32_op_seconds(double accesses, double elements) const;
   /// The link a group of `group` devices uses: intra-node when group <= devices_per_node.
   [[nodiscard]] const LinkSpec& link(double group) const;
-  /// Ring all-reduce of `elements` per device over `group` devices: 2(q-1)·(latency + (w/q)·bytes/bandwidth).
+  /// Ring all-reduce of `elements` per device over `group` devices: 2(q-1)·(latency + (w/q)·bytes/bandwidth);
+  /// a group spanning nodes runs one ring per GPU of a node, at min(intra, devices_per_node · inter) bandwidth.
   [[nodiscard]] double all_reduce_seconds(double elements, double group) const;
   /// One transfer of `elements` inside a group of `group` devices; 0 when nothing moves.
   [[nodiscard]] double transfer_seconds(double elements, double group) const;
+  /// A weight gradient's all-reduce inside a bucket: the ring's bandwidth time, and
+  /// the bucket's per-step latency in proportion to the gradient's share of it.
+  [[nodiscard]] double gradient_all_reduce_seconds(double elements, double group) const;
+  /// What a gradient all-reduce adds to the step when `backward` seconds of this layer's backward pass can hide it.
+  [[nodiscard]] double exposed_gradient_seconds(double all_reduce, double backward) const;
 
  private:
-  /// A layer's work in seconds: the same items as the `pase` model's work_cost.
-  [[nodiscard]] double work_seconds(const LayerWork& work) const;
-  [[nodiscard]] double gemm_seconds(const GemmShape& gemm) const;
+  /// Ring all-reduce paying `latency_share` of the link latency per step.
+  [[nodiscard]] double ring_seconds(double elements, double group, double latency_share) const;
+  [[nodiscard]] double work_seconds(const LayerWork& work, double accesses) const;
+  [[nodiscard]] double gemm_layer_seconds(const GemmShape& gemm) const;
+  [[nodiscard]] double embedding_seconds(const GemmShape& gemm) const;
+  [[nodiscard]] double normalization_seconds(const VertexModel& model, const int32_t* config) const;
 
   MachineProfile profile_;
   int64_t devices_;
+  CalibratedOptions options_;
+  double peak_ = 0;   ///< FLOP/s of the dtype
+  double bytes_ = 4;  ///< bytes per element of the dtype
 };
 
 }  // namespace pase

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graphs/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/json_document.h"
 #include "graphs/json_reader.h"
@@ -19,7 +20,9 @@ constexpr double kTera = 1e12, kGiga = 1e9, kMicro = 1e-6;
 
 const std::vector<std::string> kTopFields = {"format", "version",    "name",       "source",     "notes", "device",
                                              "devices_per_node", "intra_node", "inter_node", "gemm", "measured"};
-const std::vector<std::string> kDeviceFields = {"name", "peak_tflops", "memory_gb", "memory_bandwidth_gbps"};
+const std::vector<std::string> kDeviceFields = {"name", "peak_tflops", "peak_tflops_by_dtype", "memory_gb",
+                                                "memory_bandwidth_gbps"};
+const std::vector<std::string> kDtypeFields = {"fp32", "tf32", "bf16", "fp16"};
 const std::vector<std::string> kLinkFields = {"bandwidth_gbps", "latency_us"};
 const std::vector<std::string> kGemmFields = {"m", "n", "k", "nn_tflops", "nt_tflops", "tn_tflops"};
 const std::vector<std::string> kMeasuredFields = {
@@ -136,6 +139,20 @@ MachineProfile parse_machine_profile(const std::string& text, const std::string&
   device.check_known_fields(kDeviceFields);
   p.device_name = device.required("name").as_string();
   p.peak_flops = device.required("peak_tflops").as_positive_number() * kTera;
+  p.peak_by_dtype[static_cast<size_t>(Dtype::Fp32)] = p.peak_flops;
+  if (auto rates = device.optional("peak_tflops_by_dtype")) {
+    rates->expect_object("an object of TFLOP/s by dtype, e.g. {\"tf32\": 156, \"bf16\": 312}");
+    rates->check_known_fields(kDtypeFields);
+    for (Dtype d : {Dtype::Tf32, Dtype::Bf16, Dtype::Fp16})
+      if (auto f = rates->optional(dtype_name(d))) p.peak_by_dtype[static_cast<size_t>(d)] = f->as_positive_number() * kTera;
+    // fp32 may be repeated here for completeness; it must then agree with peak_tflops.
+    if (auto f = rates->optional("fp32")) {
+      const double fp32 = f->as_positive_number();
+      if (fp32 * kTera != p.peak_flops)
+        f->fail("must equal device.peak_tflops (" + json_excerpt(device.required("peak_tflops").value()) + "), got " +
+                json_excerpt(f->value()));
+    }
+  }
   p.memory_bytes = device.required("memory_gb").as_positive_number() * kGiga;
   p.memory_bandwidth = device.required("memory_bandwidth_gbps").as_positive_number() * kGiga;
   p.devices_per_node = root.required("devices_per_node").as_positive("integer");
@@ -160,10 +177,13 @@ std::string write_machine_profile(const MachineProfile& p) {
   doc["name"] = p.name;
   doc["source"] = p.source;
   if (!p.notes.empty()) doc["notes"] = p.notes;
-  doc["device"] = {{"name", p.device_name},
-                   {"peak_tflops", p.peak_flops / kTera},
-                   {"memory_gb", p.memory_bytes / kGiga},
-                   {"memory_bandwidth_gbps", p.memory_bandwidth / kGiga}};
+  doc["device"] = {{"name", p.device_name}, {"peak_tflops", p.peak_flops / kTera}};
+  ojson rates = ojson::object();
+  for (Dtype d : {Dtype::Tf32, Dtype::Bf16, Dtype::Fp16})
+    if (double r = p.peak_by_dtype[static_cast<size_t>(d)]; r > 0) rates[dtype_name(d)] = r / kTera;
+  if (!rates.empty()) doc["device"]["peak_tflops_by_dtype"] = rates;
+  doc["device"]["memory_gb"] = p.memory_bytes / kGiga;
+  doc["device"]["memory_bandwidth_gbps"] = p.memory_bandwidth / kGiga;
   doc["devices_per_node"] = p.devices_per_node;
   auto link = [](const LinkSpec& l) {
     return ojson{{"bandwidth_gbps", l.bandwidth / kGiga}, {"latency_us", l.latency / kMicro}};
@@ -205,6 +225,14 @@ std::string write_machine_profile(const MachineProfile& p) {
     doc["measured"] = info;
   }
   return doc.dump(2) + "\n";
+}
+
+double peak_flops_for(const MachineProfile& profile, Dtype dtype) {
+  if (dtype == Dtype::Fp32) return profile.peak_flops;
+  const double rate = profile.peak_by_dtype[static_cast<size_t>(dtype)];
+  if (rate > 0) return rate;
+  throw InputError("machine '" + profile.name + "': no " + dtype_name(dtype) + " rate (field 'device.peak_tflops_by_dtype." +
+                   dtype_name(dtype) + "'): the device lacks it or the profile does not give it");
 }
 
 double achieved_flops(const MachineProfile& profile, GemmLayout layout, double m, double n, double k) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/dtype.h"
+
 namespace pase {
 
 /// The three GEMMs of a training step, row-major, C[M,N] = op(A) · op(B).
@@ -54,6 +56,9 @@ struct MachineProfile {
   std::string notes;   ///< free text (assumptions, where numbers come from)
   std::string device_name;
   double peak_flops = 0;        ///< FP32 FLOP/s per device
+  /// Dense FLOP/s per device by Dtype (tensor cores for tf32, bf16, fp16); 0: the file gives none.
+  /// The fp32 entry always equals peak_flops.
+  std::array<double, kDtypeCount> peak_by_dtype{};
   double memory_bytes = 0;      ///< per device
   double memory_bandwidth = 0;  ///< bytes/s per device; prices non-GEMM work
   int64_t devices_per_node = 0;
@@ -64,6 +69,9 @@ struct MachineProfile {
 
 /// Parses and checks profile text; errors are one-line InputErrors naming `source` and the field.
 [[nodiscard]] MachineProfile parse_machine_profile(const std::string& text, const std::string& source);
+
+/// Peak FLOP/s of a GEMM in `dtype`; InputError naming the profile and the field when it has no such rate.
+[[nodiscard]] double peak_flops_for(const MachineProfile& profile, Dtype dtype);
 
 /// Reads and parses a profile file.
 [[nodiscard]] MachineProfile read_machine_profile(const std::string& path);

@@ -32,8 +32,6 @@ struct Held {
 
 }  // namespace
 
-const char* dtype_name(Dtype dtype) { return dtype == Dtype::Bf16 ? "bf16" : "fp32"; }
-
 const char* optimizer_name(Optimizer optimizer) {
   switch (optimizer) {
     case Optimizer::Sgd: return "sgd";
@@ -43,12 +41,6 @@ const char* optimizer_name(Optimizer optimizer) {
   return "adam";
 }
 
-Dtype parse_dtype(const std::string& text) {
-  if (text == "fp32") return Dtype::Fp32;
-  if (text == "bf16") return Dtype::Bf16;
-  throw OptionError({"dtype", "dtype", "", ": expected fp32 or bf16, got '" + text + "'"});
-}
-
 Optimizer parse_optimizer(const std::string& text) {
   if (text == "adam") return Optimizer::Adam;
   if (text == "sgd") return Optimizer::Sgd;
@@ -56,14 +48,14 @@ Optimizer parse_optimizer(const std::string& text) {
   throw OptionError({"optimizer", "optimizer", "", ": expected adam, sgd or none, got '" + text + "'"});
 }
 
-uint64_t activation_element_bytes(const MemoryOptions& options) { return options.dtype == Dtype::Bf16 ? 2 : 4; }
+uint64_t activation_element_bytes(const MemoryOptions& options) { return dtype_bytes(options.dtype); }
 
 uint64_t parameter_element_bytes(const MemoryOptions& options) {
   // The weight and its gradient in the training dtype; bf16 training also
-  // keeps an fp32 master copy (4). Adam adds two fp32 moments (8), SGD with
-  // momentum one (4). Forward only holds the weight alone.
-  const uint64_t weight = options.dtype == Dtype::Bf16 ? 2 : 4;
-  const uint64_t master = options.dtype == Dtype::Bf16 ? 4 : 0;
+  // (and fp16) keeps an fp32 master copy (4); tf32 stores fp32. Adam adds two
+  // fp32 moments (8), SGD with momentum one (4). Forward only holds the weight alone.
+  const uint64_t weight = dtype_bytes(options.dtype);
+  const uint64_t master = weight == 2 ? 4 : 0;
   switch (options.optimizer) {
     case Optimizer::Adam: return weight + weight + master + 8;
     case Optimizer::Sgd: return weight + weight + master + 4;

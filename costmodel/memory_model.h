@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "costmodel/cost_tables.h"
+#include "costmodel/dtype.h"
 #include "graphs/graph.h"
 
 namespace pase {
 
-enum class Dtype { Fp32, Bf16 };
 enum class Optimizer { Adam, Sgd, None };
 
 struct MemoryOptions {
@@ -22,16 +22,12 @@ struct MemoryOptions {
   Optimizer optimizer = Optimizer::Adam;
 };
 
-/// "fp32", "bf16": as written on the command line and in strategy files.
-[[nodiscard]] const char* dtype_name(Dtype dtype);
 /// "adam", "sgd", "none".
 [[nodiscard]] const char* optimizer_name(Optimizer optimizer);
-/// Parses a dtype name; OptionError (field "dtype") on anything else.
-[[nodiscard]] Dtype parse_dtype(const std::string& text);
 /// Parses an optimizer name; OptionError (field "optimizer") on anything else.
 [[nodiscard]] Optimizer parse_optimizer(const std::string& text);
 
-/// Bytes per activation element (a): 4 for fp32, 2 for bf16.
+/// Bytes per activation element (a): 4 for fp32 and tf32, 2 for bf16 and fp16.
 [[nodiscard]] uint64_t activation_element_bytes(const MemoryOptions& options);
 /// Bytes per parameter element (S): the weight, its gradient and the optimizer's state.
 [[nodiscard]] uint64_t parameter_element_bytes(const MemoryOptions& options);

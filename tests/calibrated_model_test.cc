@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/validation_plan.h"
+#include "costmodel/builtin_machines.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/machine_profile.h"
 #include "graphs/error.h"
@@ -70,8 +71,12 @@ TEST_CASE("CalibratedCostModel: node-crossing rule") {
     CHECK(model.all_reduce_seconds(1e6, 1) == 0.0);
     CHECK(model.all_reduce_seconds(1e6, 8) == doctest::Approx(14 * (5e-6 + 1e6 / 8 * 4 / 10e9)).epsilon(1e-12));
     CHECK(model.all_reduce_seconds(1e6, 8) == doctest::Approx(7.7e-4).epsilon(1e-12));
-    CHECK(model.all_reduce_seconds(1e6, 16) == doctest::Approx(30 * (20e-6 + 1e6 / 16 * 4 / 2e9)).epsilon(1e-12));
-    CHECK(model.all_reduce_seconds(1e6, 16) == doctest::Approx(4.35e-3).epsilon(1e-12));
+    // Across nodes: one ring per GPU of a node, 8 x 2 GB/s of network capped
+    // by the 10 GB/s intra-node link, at the network's latency.
+    CHECK(model.all_reduce_seconds(1e6, 16) == doctest::Approx(30 * (20e-6 + 1e6 / 16 * 4 / 10e9)).epsilon(1e-12));
+    CHECK(model.all_reduce_seconds(1e6, 16) == doctest::Approx(1.35e-3).epsilon(1e-12));
+    // With 2 per node the network (2 x 2 GB/s) is the bottleneck.
+    CHECK(test_model(2).all_reduce_seconds(1e6, 16) == doctest::Approx(30 * (20e-6 + 1e6 / 16 * 4 / 4e9)).epsilon(1e-12));
     // With 16 per node the 16-way all-reduce stays inside a node.
     CHECK(test_model(16).all_reduce_seconds(1e6, 16) == doctest::Approx(30 * (5e-6 + 1e6 / 16 * 4 / 10e9)).epsilon(1e-12));
   }
@@ -196,7 +201,8 @@ TEST_CASE("pase solve --cost-model calibrated") {
     test::CommandResult result = test::run_pase("solve " + alexnet + " --devices 16 --cost-model calibrated");
     CHECK(result.status == 2);
     CHECK(result.error ==
-          "error: --cost-model calibrated: needs --machine FILE (a pase-machine profile, see docs/calibration.md)\n");
+          "error: --cost-model calibrated: needs --machine NAME or FILE (a built-in profile such as dgx-a100, or a "
+          "pase-machine file; see docs/calibration.md)\n");
   }
   SUBCASE("an unknown model") {
     test::CommandResult result = test::run_pase("solve " + alexnet + " --devices 16 --cost-model roofline");
@@ -204,3 +210,266 @@ TEST_CASE("pase solve --cost-model calibrated") {
     CHECK(result.error == "error: --cost-model: unknown cost model 'roofline' (choose pase or calibrated)\n");
   }
 }
+
+TEST_CASE("default_gemm_efficiency") {
+  // 0.8 · Π x / (x + 32).
+  CHECK(default_gemm_efficiency(32, 32, 32) == doctest::Approx(0.1).epsilon(1e-15));
+  CHECK(default_gemm_efficiency(96, 96, 96) == doctest::Approx(0.8 * 0.75 * 0.75 * 0.75).epsilon(1e-15));
+  CHECK(default_gemm_efficiency(1e9, 1e9, 1e9) == doctest::Approx(0.8).epsilon(1e-6));
+}
+
+TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
+  const MachineProfile a100 = load_machine_profile("dgx-a100");
+  SUBCASE("a large bf16 GEMM runs near 80% of the 312 TFLOP/s peak") {
+    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    const double n = 8192, flop = 2 * n * n * n;
+    const double fill = n / (n + 32);
+    CHECK(model.gemm_seconds({GemmLayout::NN, n, n, n}) ==
+          doctest::Approx(5e-6 + flop / (312e12 * 0.8 * fill * fill * fill)).epsilon(1e-12));
+    CHECK(flop / model.gemm_seconds({GemmLayout::NN, n, n, n}) > 0.78 * 312e12);
+  }
+  SUBCASE("a small GEMM is far below peak: the kernel's fixed cost dominates") {
+    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    const double seconds = model.gemm_seconds({GemmLayout::NN, 64, 64, 64});
+    CHECK(seconds > 5e-6);
+    CHECK(2.0 * 64 * 64 * 64 / seconds < 0.001 * 312e12);
+  }
+  SUBCASE("a thin GEMM is bound by its operands' traffic") {
+    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    // (1e6 x 64) · (64 x 64) in bf16: 2-byte operands at 80% of 2039 GB/s take
+    // longer than 8.2 GFLOP at 312 TFLOP/s x 0.8 x (64/96)^2.
+    const double traffic = (1e6 * 64 + 64 * 64 + 1e6 * 64) * 2 / (2039e9 * 0.8);
+    const double compute = 2 * 1e6 * 64 * 64 / (312e12 * default_gemm_efficiency(1e6, 64, 64));
+    CHECK(traffic > compute);
+    CHECK(model.gemm_seconds({GemmLayout::NN, 1e6, 64, 64}) == doctest::Approx(5e-6 + traffic).epsilon(1e-12));
+  }
+  SUBCASE("a batched GEMM is one kernel whose instances fill the device as rows") {
+    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    const double flop = 2.0 * 32 * 32 * 64;
+    const double compute = 1280 * flop / (312e12 * default_gemm_efficiency(1280 * 32, 32, 64));
+    const double traffic = 1280 * (32 * 64 + 64 * 32 + 32 * 32) * 2 / (2039e9 * 0.8);
+    CHECK(model.gemm_seconds({GemmLayout::NN, 32, 32, 64}, 1280) ==
+          doctest::Approx(5e-6 + std::max(compute, traffic)).epsilon(1e-12));
+  }
+  SUBCASE("the dtype picks the peak, the bytes and the machine record") {
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Tf32}).machine().flops_tflops == doctest::Approx(156));
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Fp32}).machine().flops_tflops == doctest::Approx(19.5));
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Fp16}).element_bytes() == 2);
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Tf32}).element_bytes() == 4);
+    // Half the bytes: the same all-reduce takes half the bandwidth term.
+    CalibratedCostModel fp32(a100, 8, CalibratedOptions{Dtype::Fp32}), bf16(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CHECK(bf16.all_reduce_seconds(1e8, 8) == doctest::Approx(14 * (3e-6 + 1e8 / 8 * 2 / 240e9)).epsilon(1e-12));
+    CHECK(fp32.all_reduce_seconds(1e8, 8) == doctest::Approx(14 * (3e-6 + 1e8 / 8 * 4 / 240e9)).epsilon(1e-12));
+  }
+  SUBCASE("a dtype the profile gives no rate for") {
+    CHECK_THROWS_WITH_AS(CalibratedCostModel(load_machine_profile("dgx1"), 8, CalibratedOptions{Dtype::Bf16}),
+                         "machine 'dgx1': no bf16 rate (field 'device.peak_tflops_by_dtype.bf16'): the device lacks it "
+                         "or the profile does not give it",
+                         InputError);
+  }
+  SUBCASE("a measured table prices fp32 only: other dtypes use the curve") {
+    MachineProfile measured = parse_machine_profile(kProfile, "m.json");
+    measured.peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] = 100e12;
+    CalibratedCostModel fp32(measured, 8), bf16(measured, 8, CalibratedOptions{Dtype::Bf16});
+    CHECK(fp32.gemm_seconds({GemmLayout::NN, 64, 64, 64}) == doctest::Approx(2.0 * 64 * 64 * 64 / 1e12).epsilon(1e-12));
+    const double compute = 2.0 * 64 * 64 * 64 / (100e12 * default_gemm_efficiency(64, 64, 64));
+    const double traffic = 3 * 64 * 64 * 2 / (500e9 * 0.8);
+    CHECK(bf16.gemm_seconds({GemmLayout::NN, 64, 64, 64}) == doctest::Approx(5e-6 + std::max(compute, traffic)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("CalibratedCostModel: framework pricing of batchnorm, embedding and gradients") {
+  const MachineProfile a100 = load_machine_profile("dgx-a100");
+  SUBCASE("batchnorm: per-device statistics by default, sync all-reduces 2·C words twice") {
+    Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 256, 14, 14]},
+        "nodes": [{"name": "bn", "op": "batchnorm", "inputs": ["x"]}]})");
+    VertexModel bn = build_vertex_model(graph.vertices[0]);
+    const int32_t data_parallel[4] = {8, 1, 1, 1};
+    CalibratedOptions sync_options;
+    sync_options.sync_batchnorm = true;
+    CalibratedCostModel local(a100, 8), sync(a100, 8, sync_options);
+    const double e = 8.0 * 256 * 14 * 14;  // per device
+    const double stream = 2 * 5e-6 + 8 * e * 4 / (2039e9 * 0.8);
+    const double backward = 5e-6 + 5 * e * 4 / (2039e9 * 0.8);
+    // dγ, dβ over the 8 replicas: 2 KB of a 25 MiB bucket's latency.
+    const double gradient = 14 * (2048.0 / (25 << 20) * 3e-6 + 2 * 256 / 8.0 * 4 / 240e9);
+    CHECK(local.layer(bn, data_parallel) == doctest::Approx(stream + std::max(0.0, gradient - backward)).epsilon(1e-12));
+    CHECK(sync.layer(bn, data_parallel) - local.layer(bn, data_parallel) ==
+          doctest::Approx(2 * 14 * (3e-6 + 2 * 256 / 8.0 * 4 / 240e9)).epsilon(1e-9));
+    // Whole activations never cross the link: data parallelism streams an
+    // eighth of one device's elements; only the kernels' fixed time remains.
+    const int32_t one[4] = {1, 1, 1, 1};
+    CHECK(local.layer(bn, data_parallel) - 2 * 5e-6 ==
+          doctest::Approx((local.layer(bn, one) - 2 * 5e-6) / 8).epsilon(1e-9));
+  }
+  SUBCASE("embedding: a memory-bound gather, the vocabulary split all-reduces the output") {
+    Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"ids": [8, 128]},
+        "nodes": [{"name": "embed", "op": "embedding", "inputs": ["ids"], "vocab": 32000, "dim": 1024}]})");
+    VertexModel embed = build_vertex_model(graph.vertices[0]);
+    REQUIRE(embed.letters.size() == 4);
+    CalibratedCostModel model(a100, 8);
+    const double rows = 8 * 128, bw = 2039e9 * 0.8;
+    const int32_t whole[4] = {1, 1, 1, 1};
+    const double gather = 3 * 5e-6 + (2 * rows * 1024 + 3 * rows * 1024 + 32000 * 1024.0) * 4 / bw;
+    CHECK(model.layer(embed, whole) == doctest::Approx(gather).epsilon(1e-12));
+    // Vocabulary split 8 ways: an eighth of the table's gradient to zero, and one all-reduce of the output.
+    int32_t vocab[4] = {1, 1, 1, 1};
+    vocab[embed.letters.find('c')] = 8;
+    const double sharded = 3 * 5e-6 + (2 * rows * 1024 + 3 * rows * 1024 + 4000 * 1024.0) * 4 / bw +
+                           14 * (3e-6 + rows * 1024 / 8 * 4 / 240e9);
+    CHECK(model.layer(embed, vocab) == doctest::Approx(sharded).epsilon(1e-12));
+    // The one-hot GEMM the pase model prices would be 2·rows·32000·1024·3 FLOP: far slower than the gather.
+    CHECK(model.layer(embed, whole) < 2 * rows * 32000 * 1024 * 3 / 19.5e12 / 10);
+  }
+  SUBCASE("mixed precision keeps norm and softmax in FP32, with their casts") {
+    Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 128, 1024]},
+        "nodes": [{"name": "ln", "op": "norm", "inputs": ["x"]},
+                  {"name": "sm", "op": "softmax", "inputs": ["ln"], "axis": 2}]})");
+    VertexModel ln = build_vertex_model(graph.vertices[0]), sm = build_vertex_model(graph.vertices[1]);
+    const int32_t one[3] = {1, 1, 1};
+    const double e = 64.0 * 128 * 1024, bw = 2039e9 * 0.8;
+    CalibratedCostModel fp32(a100, 8), bf16(a100, 8, CalibratedOptions{Dtype::Bf16});
+    // fp32: two kernels and 8 accesses of 4 bytes.
+    CHECK(fp32.layer(ln, one) == doctest::Approx(2 * 5e-6 + 8 * e * 4 / bw).epsilon(1e-12));
+    // bf16: still 4-byte accesses, plus four cast kernels of (2 + 4) bytes per element.
+    CHECK(bf16.layer(ln, one) == doctest::Approx(6 * 5e-6 + (8 * e * 4 + 24 * e) / bw).epsilon(1e-12));
+    CHECK(bf16.layer(sm, one) == doctest::Approx(6 * 5e-6 + (6 * e * 4 + 24 * e) / bw).epsilon(1e-12));
+    // Batchnorm is not on the list: it streams 2-byte elements.
+    Graph bn_graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 256, 14, 14]},
+        "nodes": [{"name": "bn", "op": "batchnorm", "inputs": ["x"]}]})");
+    const int32_t bn_one[4] = {1, 1, 1, 1};
+    CHECK(bf16.layer(build_vertex_model(bn_graph.vertices[0]), bn_one) ==
+          doctest::Approx(2 * 5e-6 + 8 * (64.0 * 256 * 14 * 14) * 2 / bw).epsilon(1e-12));
+  }
+  SUBCASE("gradient all-reduces hide behind the layer's backward pass unless overlap is off") {
+    Graph graph = test::graph_from_json(kFcGraph);
+    VertexModel fc = build_vertex_model(graph.vertices[0]);
+    const int32_t data_parallel[3] = {8, 1, 1};
+    CalibratedCostModel on = test_model();
+    CalibratedOptions off_options;
+    off_options.overlap_gradients = false;
+    CalibratedCostModel off(parse_machine_profile(kProfile, "m.json"), 16, off_options);
+    // m = 8, n = 64, k = 256: NT (8, 256, 64) at 2 TFLOP/s and TN (256, 64, 8) at 4 (table, clamped).
+    const double backward = 2.0 * 8 * 256 * 64 / 2e12 + 2.0 * 256 * 64 * 8 / 4e12;
+    const double all_reduce = on.gradient_all_reduce_seconds(64 * 256, 8);
+    CHECK(all_reduce == doctest::Approx(14 * (64 * 256 * 4.0 / (25 << 20) * 5e-6 + 64 * 256 / 8.0 * 4 / 10e9)).epsilon(1e-12));
+    CHECK(off.layer(fc, data_parallel) - on.layer(fc, data_parallel) == doctest::Approx(backward).epsilon(1e-6));
+    CHECK(on.exposed_gradient_seconds(all_reduce, backward) == doctest::Approx(all_reduce - backward).epsilon(1e-12));
+    CHECK(on.exposed_gradient_seconds(1e-3, 2e-3) == 0.0);
+    CHECK(off.exposed_gradient_seconds(1e-3, 2e-3) == 1e-3);
+  }
+}
+
+TEST_CASE("load_machine_profile: built-in names and files") {
+  SUBCASE("every shipped profile is built in and cites its sources") {
+    std::vector<std::string> names = builtin_machine_names();
+    for (const char* expected : {"dgx-a100", "dgx-h100", "dgx1", "gtx1080ti-node", "rtx2080ti-node", "rtx4090-node"})
+      CHECK(std::find(names.begin(), names.end(), expected) != names.end());
+    for (const std::string& name : names) {
+      MachineProfile profile = load_machine_profile(name);
+      CHECK(profile.name == name);
+      CHECK(write_machine_profile(profile) ==
+            write_machine_profile(read_machine_profile(test::source_path("data/machines/" + name + ".json"))));
+    }
+    for (const char* name : {"dgx1", "dgx-a100", "dgx-h100", "rtx4090-node"})
+      CHECK(load_machine_profile(name).notes.find("https://") != std::string::npos);
+  }
+  SUBCASE("the public figures") {
+    MachineProfile a100 = load_machine_profile("dgx-a100");
+    CHECK(a100.peak_flops == 19.5e12);
+    CHECK(peak_flops_for(a100, Dtype::Tf32) == 156e12);
+    CHECK(peak_flops_for(a100, Dtype::Bf16) == 312e12);
+    CHECK(a100.memory_bandwidth == 2039e9);
+    CHECK(a100.devices_per_node == 8);
+    MachineProfile h100 = load_machine_profile("dgx-h100");
+    CHECK(peak_flops_for(h100, Dtype::Bf16) == 989e12);
+    CHECK(h100.memory_bandwidth == 3350e9);
+    MachineProfile v100 = load_machine_profile("dgx1");
+    CHECK(v100.peak_flops == 15.7e12);
+    CHECK(peak_flops_for(v100, Dtype::Fp16) == 125e12);
+    CHECK(load_machine_profile("rtx4090-node").peak_flops == 82.6e12);
+  }
+  SUBCASE("a path still works") {
+    CHECK(load_machine_profile(test::source_path("data/machines/dgx-a100.json")).name == "dgx-a100");
+  }
+  SUBCASE("a near miss gets a suggestion") {
+    CHECK_THROWS_WITH_AS((void)load_machine_profile("dgx-a10"),
+                         "machine 'dgx-a10': no such file and no built-in profile of that name (did you mean "
+                         "'dgx-a100'? built-in: dgx-a100, dgx-h100, dgx1, gtx1080ti-node, rtx2080ti-node, rtx4090-node)",
+                         InputError);
+  }
+  SUBCASE("--machine takes a name from any directory") {
+    test::CommandResult result = test::run_pase("evaluate " + test::source_path("data/graphs/alexnet.json") +
+                                                " --baseline data-parallel --devices 8 --cost-model calibrated "
+                                                "--machine dgx-a100 --dtype bf16 --json");
+    REQUIRE(result.status == 0);
+    json strategy = json::parse(result.output);
+    CHECK(strategy["machine"]["flops_tflops"].get<double>() == doctest::Approx(312));
+    CHECK(test::run_pase("solve " + test::source_path("data/graphs/alexnet.json") +
+                         " --devices 8 --cost-model calibrated --machine dgx-a10")
+              .error.find("did you mean 'dgx-a100'?") != std::string::npos);
+  }
+}
+
+TEST_CASE("calibrated model options on the command line") {
+  const std::string alexnet = test::source_path("data/graphs/alexnet.json");
+  SUBCASE("--memory-per-device machine: the profile's memory") {
+    test::CommandResult result = test::run_pase("solve " + alexnet +
+                                                " --devices 8 --cost-model calibrated --machine gtx1080ti-node "
+                                                "--memory-per-device machine");
+    CHECK(result.status == 0);
+    CHECK(result.output.find("cap 10.24 GiB") != std::string::npos);  // 11 GB
+    test::CommandResult refused = test::run_pase("solve " + alexnet + " --devices 8 --memory-per-device machine");
+    CHECK(refused.status == 2);
+    CHECK(refused.error ==
+          "error: --memory-per-device machine: the memory per device comes from a machine profile (add --cost-model "
+          "calibrated --machine NAME)\n");
+  }
+  SUBCASE("--gradient-overlap and --batchnorm: values, and only with the calibrated model") {
+    test::CommandResult bad = test::run_pase("solve " + alexnet +
+                                             " --devices 8 --cost-model calibrated --machine dgx1 --gradient-overlap maybe");
+    CHECK(bad.status == 2);
+    CHECK(bad.error == "error: --gradient-overlap: expected on or off, got 'maybe'\n");
+    test::CommandResult bad_bn = test::run_pase("solve " + alexnet +
+                                                " --devices 8 --cost-model calibrated --machine dgx1 --batchnorm global");
+    CHECK(bad_bn.status == 2);
+    CHECK(bad_bn.error == "error: --batchnorm: expected local or sync, got 'global'\n");
+    test::CommandResult pase_model = test::run_pase("solve " + alexnet + " --devices 8 --batchnorm sync");
+    CHECK(pase_model.status == 2);
+    CHECK(pase_model.error ==
+          "error: --gradient-overlap/--batchnorm: used only by the calibrated model (add --cost-model calibrated)\n");
+    // Turning overlap off can only add time.
+    auto total = [&](const std::string& extra) {
+      test::CommandResult r = test::run_pase("evaluate " + alexnet +
+                                             " --baseline data-parallel --devices 8 --cost-model calibrated "
+                                             "--machine dgx1 --json" + extra);
+      REQUIRE(r.status == 0);
+      return json::parse(r.output)["total_cost"].get<double>();
+    };
+    CHECK(total(" --gradient-overlap off") > total(""));
+  }
+}
+
+#ifdef PASE_HAVE_ONNX
+TEST_CASE("calibrated model: ResNet-50 on a DGX A100 is data parallel") {
+  const std::string graph = test::write_temp_file("resnet50-2048.json", "");
+  test::CommandResult imported =
+      test::run_pase("import " + test::source_path("data/onnx/resnet50.onnx") + " --batch 2048 -o " + graph);
+  REQUIRE(imported.status == 0);
+  test::CommandResult solved =
+      test::run_pase("solve " + graph + " --devices 8 --cost-model calibrated --machine dgx-a100 --dtype tf32 --json");
+  REQUIRE(solved.status == 0);
+  int convolutions = 0;
+  const json strategy = json::parse(solved.output);
+  for (const json& layer : strategy["layers"]) {
+    const std::string op = layer["op"].get<std::string>();
+    if (op != "conv2d" && op != "batchnorm") continue;
+    ++convolutions;
+    std::vector<int64_t> config = layer["config"].get<std::vector<int64_t>>();
+    INFO(layer["name"].get<std::string>());
+    CHECK(config.front() == 8);
+    for (size_t i = 1; i < config.size(); ++i) CHECK(config[i] == 1);
+  }
+  CHECK(convolutions == 106);
+}
+#endif

@@ -59,6 +59,37 @@ TEST_CASE("parse_machine_profile") {
     CHECK(rtx.inter_node.bandwidth == doctest::Approx(12e9));
     CHECK(!rtx.gemm);
   }
+  SUBCASE("peak_tflops_by_dtype: optional, read in FLOP/s; absent dtypes stay 0") {
+    json doc = base_profile();
+    CHECK(parse_machine_profile(doc.dump(), "m.json").peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] == 0);
+    doc["device"]["peak_tflops_by_dtype"] = {{"tf32", 40}, {"bf16", 80}, {"fp32", 10}};
+    MachineProfile result = parse_machine_profile(doc.dump(), "m.json");
+    CHECK(result.peak_by_dtype[static_cast<size_t>(Dtype::Fp32)] == 10e12);
+    CHECK(result.peak_by_dtype[static_cast<size_t>(Dtype::Tf32)] == 40e12);
+    CHECK(result.peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] == 80e12);
+    CHECK(result.peak_by_dtype[static_cast<size_t>(Dtype::Fp16)] == 0);
+    CHECK(peak_flops_for(result, Dtype::Fp32) == 10e12);
+    CHECK(peak_flops_for(result, Dtype::Bf16) == 80e12);
+    CHECK_THROWS_WITH_AS((void)peak_flops_for(result, Dtype::Fp16),
+                         "machine 'test-node': no fp16 rate (field 'device.peak_tflops_by_dtype.fp16'): the device "
+                         "lacks it or the profile does not give it",
+                         InputError);
+    // The writer keeps them.
+    MachineProfile again = parse_machine_profile(write_machine_profile(result), "w.json");
+    CHECK(again.peak_by_dtype == result.peak_by_dtype);
+  }
+  SUBCASE("peak_tflops_by_dtype: bad values, one line each") {
+    json doc = base_profile();
+    doc["device"]["peak_tflops_by_dtype"] = {{"bf61", 80}};
+    CHECK(error_of(doc) == "m.json: field 'device.peak_tflops_by_dtype.bf61': unknown field (did you mean 'bf16'?)");
+    doc["device"]["peak_tflops_by_dtype"] = {{"bf16", 0}};
+    CHECK(error_of(doc) == "m.json: field 'device.peak_tflops_by_dtype.bf16': expected a positive number, got 0");
+    doc["device"]["peak_tflops_by_dtype"] = {{"fp32", 20}};
+    CHECK(error_of(doc) == "m.json: field 'device.peak_tflops_by_dtype.fp32': must equal device.peak_tflops (10), got 20");
+    doc["device"]["peak_tflops_by_dtype"] = 312;
+    CHECK(error_of(doc) == "m.json: field 'device.peak_tflops_by_dtype': expected an object of TFLOP/s by dtype, e.g. "
+                           "{\"tf32\": 156, \"bf16\": 312}, got an integer");
+  }
   SUBCASE("bad files: one line naming the file and the field") {
     json doc = base_profile();
     doc["devices_per_nod"] = 8;

@@ -227,8 +227,8 @@ TEST_CASE("pase solve --memory-per-device: refusals") {
           "error: --memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '16GiBs'\n");
   }
   SUBCASE("a bad dtype: exit 2, one line") {
-    test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --dtype fp16");
+    test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --dtype fp8");
     CHECK(r.status == 2);
-    CHECK(r.error == "error: --dtype: expected fp32 or bf16, got 'fp16'\n");
+    CHECK(r.error == "error: --dtype: expected fp32, tf32, bf16 or fp16, got 'fp8'\n");
   }
 }

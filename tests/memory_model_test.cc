@@ -121,7 +121,9 @@ TEST_CASE("tile_elements: XLA's tiles, ceil(size / split) per dimension") {
 TEST_CASE("parse_dtype, parse_optimizer: names as written, anything else refused") {
   CHECK(parse_dtype("bf16") == Dtype::Bf16);
   CHECK(parse_optimizer("none") == Optimizer::None);
-  CHECK_THROWS_WITH_AS((void)parse_dtype("fp16"), "dtype: expected fp32 or bf16, got 'fp16'", OptionError);
+  CHECK(parse_dtype("fp16") == Dtype::Fp16);
+  CHECK(parse_dtype("tf32") == Dtype::Tf32);
+  CHECK_THROWS_WITH_AS((void)parse_dtype("fp8"), "dtype: expected fp32, tf32, bf16 or fp16, got 'fp8'", OptionError);
   CHECK_THROWS_WITH_AS((void)parse_optimizer("Adam"), "optimizer: expected adam, sgd or none, got 'Adam'", OptionError);
 }
 
