@@ -1,6 +1,8 @@
 #include "costmodel/calibrated_cost_model.h"
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <utility>
 
 #include "costmodel/costs.h"
@@ -238,37 +240,137 @@ double CalibratedCostModel::layer(const VertexModel& model, const int32_t* confi
   }
 }
 
-// The items of work_seconds one by one, in its order (the `pase` model's
-// work_terms names them alike).
-CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
-  const LayerWork work = describe_work(model, config);
-  CostTerms terms;
-  double compute = pointwise_seconds(work.pointwise);
-  if (work.has_gemm) {
-    double gemm = 0;
-    for (const GemmCall& call : training_gemms(work.gemm)) gemm += gemm_seconds(call);
-    gemm += pointwise_seconds(3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
-    compute += work.gemm.batch * gemm;
-  }
-  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
-  auto add_all_reduce = [&](const std::string& what, double words, double group, double times) {
-    if (group > 1) terms.push_back({CostTermKind::AllReduce, what + " all-reduce", times * all_reduce_seconds(words, group), words, group, times});
-  };
+// layer() split into its parts, branch by branch in the same order (the
+// `pase` model's work_terms names them alike). A gradient all-reduce counts
+// only what the backward pass does not hide.
+namespace {
+
+void add_communication(CostTerms& terms, CostTermKind kind, const std::string& what, double cost, double words,
+                       double group, double times) {
+  if (group > 1 || cost > 0) terms.push_back({kind, what, cost, words, group, times});
+}
+
+}  // namespace
+
+void CalibratedCostModel::append_work_terms(const LayerWork& work, double accesses, double extra_compute,
+                                            CostTerms& terms) const {
+  double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + memory_seconds(accesses) : 0.0);
+  double backward = 0;
   if (work.has_gemm) {
     const GemmShape& g = work.gemm;
-    add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1);
-    add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1);
-    add_all_reduce("weight-gradient", g.batch * g.n * g.k, g.cm, 1);
+    const std::array<GemmCall, 3> calls = training_gemms(g);
+    backward = gemm_seconds(calls[1], g.batch) + gemm_seconds(calls[2], g.batch);
+    compute += gemm_seconds(calls[0], g.batch) + backward + memory_seconds(2 * 3 * g.pointwise * g.batch * g.m * g.n);
+  }
+  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
+  if (work.has_gemm) {
+    const GemmShape& g = work.gemm;
+    add_communication(terms, CostTermKind::AllReduce, "output all-reduce",
+                      all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
+    add_communication(terms, CostTermKind::AllReduce, "input-gradient all-reduce",
+                      all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1);
+    add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
+                      exposed_gradient_seconds(gradient_all_reduce_seconds(g.batch * g.n * g.k, g.cm), backward),
+                      g.batch * g.n * g.k, g.cm, 1);
   }
   if (work.has_halo) {
     const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
-    if (words > 0) terms.push_back({CostTermKind::Halo, "pooling halo", transfer_seconds(words, work.halo.group), words, work.halo.group, 1});
+    if (words > 0)
+      terms.push_back({CostTermKind::Halo, "pooling halo", transfer_seconds(words, work.halo.group), words,
+                       work.halo.group, 1});
   }
-  for (const AllReduceWork& ar : work.all_reduces) add_all_reduce(ar.what, ar.words, ar.group, ar.times);
+  for (const AllReduceWork& ar : work.all_reduces)
+    add_communication(terms, CostTermKind::AllReduce, std::string(ar.what) + " all-reduce",
+                      ar.times * all_reduce_seconds(ar.words, ar.group), ar.words, ar.group, ar.times);
   for (const TransferWork& t : work.transfers)
     if (t.words > 0)
-      terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * transfer_seconds(t.words, t.group), t.words, t.group, t.times});
-  return terms;
+      terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer",
+                       t.times * transfer_seconds(t.words, t.group), t.words, t.group, t.times});
+}
+
+CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
+  CostTerms terms;
+  switch (model.kind) {
+    case OpKind::Batchnorm:
+    case OpKind::Norm:
+    case OpKind::RmsNorm: {
+      // As normalization_seconds.
+      const double e = domain_elements(model, config);
+      const bool batchnorm = model.kind == OpKind::Batchnorm;
+      const double compute = 2 * kKernelSeconds + (batchnorm ? memory_seconds(kNormalizationAccesses * e)
+                                                             : fp32_op_seconds(kNormalizationAccesses * e, e));
+      const double backward = kKernelSeconds + memory_seconds(5 * e);
+      terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
+      const int rank = static_cast<int>(model.domain.size());
+      if (batchnorm) {
+        const double channels = rank > 1 ? per_device(model, config, 1) : 1;
+        double spatial = 1;
+        for (int d = 2; d < rank; ++d) spatial *= config[d];
+        const double replicas = static_cast<double>(config[0]) * spatial;
+        const double statistics_group = options_.sync_batchnorm ? replicas : spatial;
+        add_communication(terms, CostTermKind::AllReduce, "batchnorm statistics all-reduce",
+                          2 * all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2);
+        add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
+                          exposed_gradient_seconds(gradient_all_reduce_seconds(2 * channels, replicas), backward),
+                          2 * channels, replicas, 1);
+        return terms;
+      }
+      const int axis = model.work.axis;
+      const double x_axis = per_device(model, config, axis);
+      double others = 1;
+      for (int d = 0; d < rank; ++d)
+        if (d != axis) others *= config[d];
+      const double statistics = model.kind == OpKind::RmsNorm ? 2 : 4;
+      const double parameters = model.kind == OpKind::RmsNorm ? 1 : 2;
+      add_communication(terms, CostTermKind::AllReduce, "row statistics all-reduce",
+                        statistics * all_reduce_seconds(e / x_axis, config[axis]), e / x_axis, config[axis],
+                        statistics);
+      add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
+                        exposed_gradient_seconds(gradient_all_reduce_seconds(parameters * x_axis, others), backward),
+                        parameters * x_axis, others, 1);
+      return terms;
+    }
+    case OpKind::Embedding: {
+      // As embedding_seconds.
+      const GemmShape g = gemm_shape(model, config);
+      const double forward = memory_seconds(2 * g.m * g.n);
+      const double backward = memory_seconds(3 * g.m * g.n + g.k * g.n);
+      terms.push_back({CostTermKind::Compute, "compute", g.batch * (3 * kKernelSeconds + forward + backward), 0, 1, 1});
+      add_communication(terms, CostTermKind::AllReduce, "vocabulary-split output all-reduce",
+                        all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
+      add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
+                        exposed_gradient_seconds(gradient_all_reduce_seconds(g.batch * g.n * g.k, g.cm),
+                                                 g.batch * backward),
+                        g.batch * g.n * g.k, g.cm, 1);
+      return terms;
+    }
+    case OpKind::Softmax: {
+      const double e = domain_elements(model, config);
+      const int axis = model.work.axis;
+      const double rows = e / per_device(model, config, axis);
+      terms.push_back({CostTermKind::Compute, "compute", 2 * kKernelSeconds + fp32_op_seconds(kSoftmaxAccesses * e, e), 0, 1, 1});
+      add_communication(terms, CostTermKind::AllReduce, "softmax max and sum all-reduce",
+                        3 * all_reduce_seconds(rows, config[axis]), rows, config[axis], 3);
+      return terms;
+    }
+    case OpKind::Elementwise: {
+      const double inputs = static_cast<double>(model.inputs.size());
+      const double e = domain_elements(model, config);
+      append_work_terms(LayerWork{}, (2 * (inputs + 1) + 2 * model.work.pointwise) * e, 0.0, terms);
+      return terms;
+    }
+    case OpKind::SoftmaxXent: {
+      const LayerWork work = describe_work(model, config);
+      append_work_terms(work, 0, 2 * kKernelSeconds + fp32_op_seconds(2 * work.pointwise, domain_elements(model, config)),
+                        terms);
+      return terms;
+    }
+    default: {
+      const LayerWork work = describe_work(model, config);
+      append_work_terms(work, 2 * work.pointwise, 0.0, terms);
+      return terms;
+    }
+  }
 }
 
 double CalibratedCostModel::fetch_cost(double words, double group) const {
