@@ -1,5 +1,6 @@
-// libFuzzer harness: bytes as a pase-graph file, through the reader, shape
-// inference, pricing at p = 4, a solve within small limits (the bounded solve
+// libFuzzer harness: bytes as a pase-graph file, through the reader (whose
+// accepted files must survive the writer: written, read and written again
+// gives the same text), shape inference, pricing at p = 4, a solve within small limits (the bounded solve
 // answers past them), the strategy file written and read back.
 //
 // InputError and ResourceError are the answers bad or oversized input may
@@ -15,11 +16,25 @@
 #include "costmodel/memory_model.h"
 #include "graphs/error.h"
 #include "graphs/graph.h"
+#include "graphs/graph_file.h"
 #include "solver/bounded_solve.h"
 #include "solver/strategy_file.h"
 #include "solver/strategy_reader.h"
 
 namespace {
+
+// A file the reader accepted, written out, must read back and write the same text.
+void check_writer(const pase::GraphFileV1& file) {
+  const std::string written = pase::write_graph_file(file);
+  try {
+    const std::string again = pase::write_graph_file(pase::parse_graph_file(written, "written.json"));
+    if (again == written) return;
+    std::fprintf(stderr, "the written graph writes differently when read back:\n%s\n%s\n", written.c_str(), again.c_str());
+  } catch (const pase::InputError& error) {
+    std::fprintf(stderr, "the written graph does not read back: %s\n%s\n", error.what(), written.c_str());
+  }
+  std::abort();
+}
 
 // The strategy the solver wrote must read back as the same choice.
 void check_round_trip(const pase::Graph& graph, const pase::CostTables& tables, const pase::Solution& solution) {
@@ -39,7 +54,9 @@ void check_round_trip(const pase::Graph& graph, const pase::CostTables& tables, 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const pase::Graph graph = pase::build_graph(pase::parse_graph_file(text, "fuzz.json"), "fuzz.json");
+    const pase::GraphFileV1 file = pase::parse_graph_file(text, "fuzz.json");
+    check_writer(file);
+    const pase::Graph graph = pase::build_graph(file, "fuzz.json");
     pase::Machine machine;
     machine.devices = 4;
     // Few configurations per vertex: at p = 4 a vertex of rank r has O(r^2).
