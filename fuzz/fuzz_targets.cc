@@ -1,5 +1,6 @@
 #include "fuzz/fuzz_targets.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include "costmodel/calibrated_cost_model.h"
@@ -11,6 +12,9 @@
 #include "graphs/graph_file.h"
 #include "graphs/zoo.h"
 #include "solver/bounded_solve.h"
+#include "solver/plan_check.h"
+#include "solver/plan_export.h"
+#include "solver/plan_reader.h"
 #include "solver/strategy_file.h"
 #include "solver/strategy_reader.h"
 
@@ -20,6 +24,9 @@ namespace {
 // A small p keeps every vertex's configurations few (O(rank^2) at p = 4), so
 // an input is priced and solved in milliseconds.
 constexpr int64_t kDevices = 4;
+// plan-check visits every device of a plan's mesh; a smaller limit than the
+// CLI's keeps each input fast.
+constexpr int64_t kMaxPlanDevices = 4096;
 
 // The graph the strategy and profile harnesses use: built once per process.
 const Graph& alexnet() {
@@ -86,6 +93,16 @@ void graph_input(const std::string& text) {
 
 void strategy_input(const std::string& text) {
   (void)strategy_choice(parse_strategy_file(text, "fuzz.json"), alexnet(), alexnet_tables());
+}
+
+void plan_input(const std::string& text) {
+  const std::optional<PlanFile> plan = read_plan(text, "fuzz.json");
+  if (!plan) return;
+  PlanCheckOptions options;
+  options.max_devices = kMaxPlanDevices;
+  (void)check_plan(*plan, options);
+  for (ExportFramework framework : {ExportFramework::Jax, ExportFramework::Dtensor, ExportFramework::Hlo})
+    (void)export_plan(*plan, framework);
 }
 
 void machine_profile_input(const std::string& text) {

@@ -18,6 +18,11 @@ void graph_input(const std::string& text);
 /// A pase-strategy file, matched against AlexNet (batch 8) priced at p = 4.
 void strategy_input(const std::string& text);
 
+/// The plan of a pase-strategy file (what `pase plan-check` and `pase export`
+/// read, with no graph): read, checked (meshes of up to 4096 devices) and
+/// exported to every framework.
+void plan_input(const std::string& text);
+
 /// A pase-machine profile: read, written and read back, then used by the
 /// calibrated model to price AlexNet (batch 8) at p = 4.
 void machine_profile_input(const std::string& text);

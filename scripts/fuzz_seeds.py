@@ -82,6 +82,16 @@ def main():
                 out = subprocess.run([args.pase, "solve", str(graph), "--devices", "4", "--json", *extra],
                                      check=True, capture_output=True, text=True).stdout
                 put("fuzz_strategy_reader", out)
+                if extra:
+                    put("fuzz_plan_reader", out)
+            # A one-layer plan on 64 devices: small, and every tensor replicated.
+            tiny = pathlib.Path(tmp) / "tiny.json"
+            tiny.write_text('{"format": "pase-graph", "version": 1, "name": "tiny", "tensors": {"x": [8, 16]}, '
+                            '"nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 16}]}')
+            for devices in ("8", "64"):
+                out = subprocess.run([args.pase, "solve", str(tiny), "--devices", devices, "--mesh", "auto", "--json"],
+                                     check=True, capture_output=True, text=True).stdout
+                put("fuzz_plan_reader", out)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "graphs/error.h"
 #include "graphs/shape.h"
 #include "solver/layout_text.h"
 
@@ -417,6 +418,13 @@ PlanCheckReport check_plan(const PlanFile& file, const PlanCheckOptions& options
   PlanCheckReport report;
   const Plan& plan = file.plan;
   const Mesh& mesh = plan.mesh;
+  // A few bytes of plan ("shape": [16777216]) would otherwise cost minutes
+  // and gigabytes: every tensor's tiles are checked on every device.
+  if (mesh.devices() > options.max_devices)
+    throw LimitError({"max_devices", "the device limit of the check",
+                      file.source + ": the plan's mesh has " + std::to_string(mesh.devices()) +
+                          " devices, above the limit of " + std::to_string(options.max_devices) + " (",
+                      "); the check visits every device's tiles"});
   for (size_t l = 0; l < plan.layers.size(); ++l) {
     const PlannedLayer& layer = plan.layers[l];
     const WrittenLayerLayouts& written = file.written[l];

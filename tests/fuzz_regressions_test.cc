@@ -29,6 +29,7 @@ struct Harness {
 std::vector<Harness> harnesses() {
   std::vector<Harness> all = {{"fuzz_graph_reader", fuzz::graph_input},
                               {"fuzz_strategy_reader", fuzz::strategy_input},
+                              {"fuzz_plan_reader", fuzz::plan_input},
                               {"fuzz_machine_profile", fuzz::machine_profile_input}};
 #ifdef PASE_HAVE_ONNX
   all.push_back({"fuzz_onnx_import", fuzz::onnx_input});
@@ -72,4 +73,52 @@ TEST_CASE("fuzz seeds: each is accepted or one line of bad input") {
       CHECK(result.find('\n') == std::string::npos);
     }
   }
+}
+
+// Every file of tests/fixtures/fuzz/ with what its harness's calls now say:
+// the exact line of bad input, "refused: ..." for a request over a limit, or
+// "" for an input now accepted. A file missing from this table fails too.
+TEST_CASE("fuzz regressions: each finding is now one exact line") {
+  struct Finding {
+    const char* harness;  ///< fuzz_NAME; the file lies in tests/fixtures/fuzz/NAME/
+    const char* file;
+    const char* outcome;
+    const char* was;      ///< what it did before the fix
+  };
+  const std::vector<Finding> findings = {
+      {"fuzz_plan_reader", "mesh_of_16777216_devices.json",
+       "refused: fuzz.json: the plan's mesh has 16777216 devices, above the limit of 4096 (the device limit of the "
+       "check); the check visits every device's tiles",
+       "plan-check visited all 2^24 devices: 90 s and 5 GiB for 2.6 KB of plan"},
+  };
+  std::vector<std::string> listed;
+  for (const Finding& finding : findings) {
+    const std::string name = std::string(finding.harness).substr(5);  // without "fuzz_"
+    listed.push_back(name + "/" + finding.file);
+    Target target = nullptr;
+    for (const Harness& harness : harnesses())
+      if (harness.name == std::string(finding.harness)) target = harness.target;
+    if (!target) continue;  // an ONNX finding in a build without the importer
+    INFO(finding.harness, " ", finding.file, " (was: ", finding.was, ")");
+    const std::string bytes = read_text_file(test::source_path("tests/fixtures/fuzz/" + name + "/" + finding.file));
+    CHECK(outcome(target, bytes) == finding.outcome);
+  }
+  for (const Harness& harness : harnesses()) {
+    const std::string name = std::string(harness.name).substr(5);
+    for (const std::filesystem::path& file : files_in("tests/fixtures/fuzz/" + name)) {
+      INFO("tests/fixtures/fuzz/", name, "/", file.filename().string(), " needs an entry in the table");
+      CHECK(std::count(listed.begin(), listed.end(), name + "/" + file.filename().string()) == 1);
+    }
+  }
+}
+
+TEST_CASE("pase plan-check: a mesh past --max-devices is refused, exit 3, in an instant") {
+  const std::string file = test::source_path("tests/fixtures/fuzz/plan_reader/mesh_of_16777216_devices.json");
+  const test::CommandResult refused = test::run_pase("plan-check " + file);
+  CHECK(refused.status == 3);
+  CHECK(refused.error == "error: refused: " + file +
+                             ": the plan's mesh has 16777216 devices, above the limit of 65536 (--max-devices); the "
+                             "check visits every device's tiles\n");
+  const test::CommandResult small = test::run_pase("plan-check " + file + " --max-devices 0");
+  CHECK(small.status == 2);
 }
