@@ -90,6 +90,8 @@ TEST_CASE("fuzz regressions: each finding is now one exact line") {
        "refused: fuzz.json: the plan's mesh has 16777216 devices, above the limit of 4096 (the device limit of the "
        "check); the check visits every device's tiles",
        "plan-check visited all 2^24 devices: 90 s and 5 GiB for 2.6 KB of plan"},
+      {"fuzz_plan_reader", "replicated_20_letter_layer_on_256_devices.json", "",
+       "every device computed the whole 2^20-point shrunk problem: 28 s and 4 GiB for 2.4 KB of plan"},
   };
   std::vector<std::string> listed;
   for (const Finding& finding : findings) {
@@ -121,4 +123,12 @@ TEST_CASE("pase plan-check: a mesh past --max-devices is refused, exit 3, in an 
                              "check visits every device's tiles\n");
   const test::CommandResult small = test::run_pase("plan-check " + file + " --max-devices 0");
   CHECK(small.status == 2);
+}
+
+TEST_CASE("pase plan-check: a layer replicated on every device is computed on a smaller shrunk problem") {
+  const std::string file = test::source_path("tests/fixtures/fuzz/plan_reader/replicated_20_letter_layer_on_256_devices.json");
+  const test::CommandResult result = test::run_pase("plan-check " + file);
+  CHECK(result.status == 0);
+  CHECK(result.output ==
+        "plan-check: 1 layer checked (1 computed on a shrunk problem, 0 layout only), 0 edges checked, all consistent\n");
 }
