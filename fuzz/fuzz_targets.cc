@@ -24,8 +24,8 @@ namespace {
 // A small p keeps every vertex's configurations few (O(rank^2) at p = 4), so
 // an input is priced and solved in milliseconds.
 constexpr int64_t kDevices = 4;
-// plan-check visits every device of a plan's mesh; a smaller limit than the
-// CLI's keeps each input fast.
+// plan-check visits every device of a plan's mesh and export lists them; a
+// smaller limit than the CLI's keeps each input fast.
 constexpr int64_t kMaxPlanDevices = 4096;
 
 // The graph the strategy and profile harnesses use: built once per process.
@@ -98,11 +98,12 @@ void strategy_input(const std::string& text) {
 void plan_input(const std::string& text) {
   const std::optional<PlanFile> plan = read_plan(text, "fuzz.json");
   if (!plan) return;
+  // `pase export` and `pase plan-check` read the same file independently.
+  for (ExportFramework framework : {ExportFramework::Jax, ExportFramework::Dtensor, ExportFramework::Hlo})
+    (void)export_plan(*plan, framework, kMaxPlanDevices);
   PlanCheckOptions options;
   options.max_devices = kMaxPlanDevices;
   (void)check_plan(*plan, options);
-  for (ExportFramework framework : {ExportFramework::Jax, ExportFramework::Dtensor, ExportFramework::Hlo})
-    (void)export_plan(*plan, framework);
 }
 
 void machine_profile_input(const std::string& text) {

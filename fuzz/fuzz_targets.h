@@ -19,8 +19,8 @@ void graph_input(const std::string& text);
 void strategy_input(const std::string& text);
 
 /// The plan of a pase-strategy file (what `pase plan-check` and `pase export`
-/// read, with no graph): read, checked (meshes of up to 4096 devices) and
-/// exported to every framework.
+/// read, with no graph): read, exported to every framework and checked
+/// (meshes of up to 4096 devices).
 void plan_input(const std::string& text);
 
 /// A pase-machine profile: read, written and read back, then used by the

@@ -88,8 +88,12 @@ TEST_CASE("fuzz regressions: each finding is now one exact line") {
   const std::vector<Finding> findings = {
       {"fuzz_plan_reader", "mesh_of_16777216_devices.json",
        "refused: fuzz.json: the plan's mesh has 16777216 devices, above the limit of 4096 (the device limit of the "
-       "check); the check visits every device's tiles",
-       "plan-check visited all 2^24 devices: 90 s and 5 GiB for 2.6 KB of plan"},
+       "export); the export lists every device's id",
+       "plan-check visited all 2^24 devices: 90 s and 5 GiB for 2.6 KB of plan; export took 5 s and 1.7 GiB"},
+      {"fuzz_plan_reader", "mesh_of_2_to_the_62_devices.json",
+       "refused: fuzz.json: the plan's mesh has 4611686018427387904 devices, above the limit of 4096 (the device "
+       "limit of the export); the export lists every device's id",
+       "export listed every device id: killed past 22 GB of memory"},
       {"fuzz_plan_reader", "replicated_20_letter_layer_on_256_devices.json", "",
        "every device computed the whole 2^20-point shrunk problem: 28 s and 4 GiB for 2.4 KB of plan"},
   };
@@ -131,4 +135,20 @@ TEST_CASE("pase plan-check: a layer replicated on every device is computed on a 
   CHECK(result.status == 0);
   CHECK(result.output ==
         "plan-check: 1 layer checked (1 computed on a shrunk problem, 0 layout only), 0 edges checked, all consistent\n");
+}
+
+TEST_CASE("pase export: a mesh past --max-devices is refused, exit 3, in an instant") {
+  const std::string file = test::source_path("tests/fixtures/fuzz/plan_reader/mesh_of_2_to_the_62_devices.json");
+  const test::CommandResult refused = test::run_pase("export " + file + " --format jax");
+  CHECK(refused.status == 3);
+  CHECK(refused.error == "error: refused: " + file +
+                             ": the plan's mesh has 4611686018427387904 devices, above the limit of 1048576 "
+                             "(--max-devices); the export lists every device's id\n");
+  const std::string small = test::source_path("tests/fixtures/fuzz/plan_reader/replicated_20_letter_layer_on_256_devices.json");
+  CHECK(test::run_pase("export " + small + " --format jax").status == 0);
+  const test::CommandResult limited = test::run_pase("export " + small + " --format jax --max-devices 255");
+  CHECK(limited.status == 3);
+  CHECK(limited.error == "error: refused: " + small +
+                             ": the plan's mesh has 256 devices, above the limit of 255 (--max-devices); the export "
+                             "lists every device's id\n");
 }
