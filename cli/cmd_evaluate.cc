@@ -93,7 +93,13 @@ CommandRunner register_evaluate(CLI::App& app) {
     int64_t devices = o->devices;
     if (!o->strategy.empty()) {
       file = read_strategy_file(o->strategy);
-      if (devices == 0 && file->devices) devices = *file->devices;
+      if (devices == 0 && file->devices) {
+        devices = *file->devices;
+        // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
+        if (devices > kMaxDevices)
+          throw InputError(o->strategy + ": field 'devices': at most 2^30 devices, got " + std::to_string(devices) +
+                           "; pass --devices");
+      }
       if (devices == 0) throw InputError(o->strategy + ": field 'devices': missing; pass --devices");
       if (file->devices && *file->devices != devices)
         std::cerr << "warning: " << o->strategy << " was written for " << *file->devices << " devices; pricing it for "

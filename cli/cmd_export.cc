@@ -1,4 +1,4 @@
-// `pase export PLAN --format jax|dtensor|hlo [-o FILE]`: a plan's layouts in
+// `pase export PLAN --format jax|dtensor|hlo [-o FILE] [--max-devices N]`: a plan's layouts in
 // one framework's terms (solver/plan_export.h, docs/plans.md).
 #include <iostream>
 
@@ -16,7 +16,25 @@ struct ExportCliOptions {
   std::string plan;
   std::string format;
   std::string out;
+  int64_t max_devices = kDefaultExportDevices;
 };
+
+// `pase export` once its options are parsed.
+int run_export(const ExportCliOptions& o) {
+  std::optional<ExportFramework> framework = export_framework(o.format);
+  if (!framework) {
+    std::cerr << "error: --format: expected jax, dtensor or hlo, got '" << o.format << "'\n";
+    return kExitUsage;
+  }
+  std::optional<PlanFile> file = read_plan(read_text_file(o.plan), o.plan);
+  if (!file) throw InputError(o.plan + ": has no plan (solve with --mesh to make one)");
+  std::string text = export_plan(*file, *framework, o.max_devices);
+  if (o.out.empty())
+    std::cout << text;
+  else
+    write_text_file(o.out, text);
+  return 0;
+}
 
 }  // namespace
 
@@ -26,21 +44,12 @@ CommandRunner register_export(CLI::App& app) {
   cmd->add_option("plan", o->plan, "Strategy file with a plan (pase-strategy JSON)")->required();
   cmd->add_option("--format,-f", o->format, "jax, dtensor or hlo")->required();
   cmd->add_option("--out,-o", o->out, "Write the document here instead of standard output");
+  cmd->add_option("--max-devices", o->max_devices, "Refuse plans on meshes of more devices (the document lists every device's id)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    std::optional<ExportFramework> framework = export_framework(o->format);
-    if (!framework) {
-      std::cerr << "error: --format: expected jax, dtensor or hlo, got '" << o->format << "'\n";
-      return kExitUsage;
-    }
-    std::optional<PlanFile> file = read_plan(read_text_file(o->plan), o->plan);
-    if (!file) throw InputError(o->plan + ": has no plan (solve with --mesh to make one)");
-    std::string text = export_plan(*file, *framework);
-    if (o->out.empty())
-      std::cout << text;
-    else
-      write_text_file(o->out, text);
-    return 0;
+    return with_option_spellings({{"max_devices", "--max-devices"}}, [&] { return run_export(*o); });
   };
 }
 

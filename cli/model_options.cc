@@ -30,7 +30,7 @@ void add_mcmc_options(CLI::App* command, McmcOptions& options) {
 
 std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices, Dtype dtype) {
   if (devices < 1) throw UsageError("--devices: expected a positive number of devices, got " + std::to_string(devices));
-  if (devices > (int64_t{1} << 30)) throw UsageError("--devices: at most 2^30 devices, got " + std::to_string(devices));
+  if (devices > kMaxDevices) throw UsageError("--devices: at most 2^30 devices, got " + std::to_string(devices));
   if (!(options.flops > 0)) throw UsageError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
   if (!(options.bandwidth > 0))
     throw UsageError("--bandwidth: expected a positive GB/s, got " + std::to_string(options.bandwidth));

@@ -28,6 +28,9 @@ void add_cost_model_options(CLI::App* command, CostModelOptions& options);
 /// Adds --seed, --mcmc-iterations, --mcmc-temperature and --mcmc-seconds (the mcmc baseline's search).
 void add_mcmc_options(CLI::App* command, McmcOptions& options);
 
+/// The most devices a cost model prices (configurations are int32 splits).
+inline constexpr int64_t kMaxDevices = int64_t{1} << 30;
+
 /// Validates the options and builds the model for `devices` devices training in
 /// `dtype` (the calibrated model's rate and bytes; InputError on bad values).
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices,

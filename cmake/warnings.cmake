@@ -14,6 +14,15 @@ function(pase_target_defaults target)
       target_link_options(${target} PUBLIC -fsanitize=${_san})
     endforeach()
   endif()
+  if(PASE_FUZZ)
+    # Coverage feedback for libFuzzer in every library a harness links; the
+    # harnesses add -fsanitize=fuzzer (fuzz/CMakeLists.txt) for its main.
+    target_compile_options(${target} PUBLIC -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                                            -fno-sanitize-recover=all)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+    # Instrumented loops do not vectorize; clang would warn at each `omp simd`.
+    target_compile_options(${target} PRIVATE -Wno-pass-failed)
+  endif()
   if(PASE_CLANG_TIDY)
     set_target_properties(${target} PROPERTIES CXX_CLANG_TIDY "clang-tidy")
   endif()

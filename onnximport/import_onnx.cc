@@ -47,15 +47,14 @@ void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data
     if (output.type().has_tensor_type()) output.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
-}  // namespace
-
-
-OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options) {
+void check_options(const OnnxImportOptions& options) {
   if (options.loss != "softmax_xent" && options.loss != "none")
     throw OptionError({"loss", "import option 'loss'", "", ": unknown loss '" + options.loss + "' (choose softmax_xent or none)"});
   if (options.batch && *options.batch <= 0)
     throw OptionError({"batch", "import option 'batch'", "", ": expected a positive size, got " + std::to_string(*options.batch)});
-  onnx::ModelProto model = read_onnx_model(path);
+}
+
+OnnxImport import_model(onnx::ModelProto model, const std::string& path, const OnnxImportOptions& options) {
   onnx::GraphProto& graph = *model.mutable_graph();
   sanitize_node_names(graph);
   std::set<std::string> data_inputs = find_data_inputs(graph);
@@ -70,6 +69,18 @@ OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options
   // Validates references and shapes; the claimed outputs catch any mapping slip.
   (void)build_graph(result.graph, path);
   return result;
+}
+
+}  // namespace
+
+OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  check_options(options);
+  return import_model(read_onnx_model(path), path, options);
+}
+
+OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& source, const OnnxImportOptions& options) {
+  check_options(options);
+  return import_model(parse_onnx_model(bytes, source), source, options);
 }
 
 }  // namespace pase

@@ -27,4 +27,9 @@ struct OnnxImport {
 /// Imports `path`; InputError ("FILE: node 'X': ...") on anything it cannot map.
 [[nodiscard]] OnnxImport import_onnx(const std::string& path, const OnnxImportOptions& options);
 
+/// The same from the bytes of an ONNX file held in memory; `source` names it
+/// in errors and gives the graph its name, as the path does.
+[[nodiscard]] OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& source,
+                                           const OnnxImportOptions& options);
+
 }  // namespace pase

@@ -1,21 +1,38 @@
 #include "onnximport/onnx_model.h"
 
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "graphs/error.h"
 
 namespace pase {
+namespace {
+
+// Protobuf accepts many byte strings as some message; a model without a
+// graph or an opset is as unusable as one that failed to parse.
+bool usable_model(const onnx::ModelProto& model) { return model.has_graph() && model.opset_import_size() > 0; }
+
+InputError not_a_model(const std::string& source) {
+  return InputError(source + ": not an ONNX model (the file does not parse as an ONNX ModelProto with a graph)");
+}
+
+}  // namespace
 
 onnx::ModelProto read_onnx_model(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError(path + ": cannot open file");
   onnx::ModelProto model;
-  // Protobuf accepts many byte strings as some message; a model without a
-  // graph or an opset is as unusable as one that failed to parse.
-  if (!model.ParseFromIstream(&file) || !model.has_graph() || model.opset_import_size() == 0)
-    throw InputError(path + ": not an ONNX model (the file does not parse as an ONNX ModelProto with a graph)");
+  if (!model.ParseFromIstream(&file) || !usable_model(model)) throw not_a_model(path);
+  return model;
+}
+
+onnx::ModelProto parse_onnx_model(const std::string& bytes, const std::string& source) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !usable_model(model))
+    throw not_a_model(source);
   return model;
 }
 

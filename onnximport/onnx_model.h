@@ -15,6 +15,9 @@ namespace pase {
 /// Parses `path` as an ONNX ModelProto; InputError naming the file when it is not one.
 [[nodiscard]] onnx::ModelProto read_onnx_model(const std::string& path);
 
+/// Parses the bytes of an ONNX file; `source` names it in the InputError when they are not a model.
+[[nodiscard]] onnx::ModelProto parse_onnx_model(const std::string& bytes, const std::string& source);
+
 /// Gives every node a name pase accepts: empty or ':'-containing names become OPTYPE_N, duplicates get _N.
 void sanitize_node_names(onnx::GraphProto& graph);
 

@@ -30,6 +30,9 @@ struct PlanCheckOptions {
   uint64_t seed = 1;         ///< of the random tensor values
   int64_t block = 2;         ///< elements per block of each letter in the shrunk problem
   double tolerance = 1e-9;   ///< relative, on every element of the shrunk problem
+  /// Refuse (LimitError) a mesh of more devices: the check visits every
+  /// device's tiles of every tensor, so its time and memory grow with them.
+  int64_t max_devices = int64_t{1} << 16;
 };
 
 struct PlanCheckReport {
@@ -41,6 +44,8 @@ struct PlanCheckReport {
   std::vector<std::string> problems;
 };
 
+/// Checks every layer and edge; a LimitError ("max_devices") when the mesh has
+/// more devices than options.max_devices.
 [[nodiscard]] PlanCheckReport check_plan(const PlanFile& file, const PlanCheckOptions& options = {});
 
 /// A device's coordinate on each mesh axis (row-major ids, last axis fastest).

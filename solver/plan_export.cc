@@ -76,8 +76,15 @@ std::optional<ExportFramework> export_framework(const std::string& name) {
   return std::nullopt;
 }
 
-std::string export_plan(const PlanFile& file, ExportFramework framework) {
+std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t max_devices) {
   const Mesh& mesh = file.plan.mesh;
+  // device_ids lists every device: a few bytes of "shape": [2^62] would ask
+  // for more memory than any machine has (2^24 devices took 5 s and 1.7 GiB).
+  if (mesh.devices() > max_devices)
+    throw LimitError({"max_devices", "the device limit of the export",
+                      file.source + ": the plan's mesh has " + std::to_string(mesh.devices()) +
+                          " devices, above the limit of " + std::to_string(max_devices) + " (",
+                      "); the export lists every device's id"});
   std::string out;
   auto field = [&out](const char* key) { append_json_top_level_key(out, key); };
   field("format");

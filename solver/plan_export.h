@@ -11,6 +11,7 @@
 // a PartitionSpec's entries (null, "x0", ["x0","x1"]); dtensor, placements
 // (["Shard(0)","Replicate()"]) or null where DTensor cannot express the
 // layout (then "notes" says why); hlo, an HloSharding text.
+#include <cstdint>
 #include <string>
 
 #include "solver/plan_reader.h"
@@ -22,9 +23,14 @@ enum class ExportFramework { Jax, Dtensor, Hlo };
 /// "jax", "dtensor", "hlo"; nullopt for any other name.
 [[nodiscard]] std::optional<ExportFramework> export_framework(const std::string& name);
 
+/// Meshes the export writes at most: the document lists every device's id.
+inline constexpr int64_t kDefaultExportDevices = int64_t{1} << 20;
+
 /// The export document's text: one top-level field per line, one weight or
 /// layer per line. A weight that two layers lay out differently is an
-/// InputError naming both.
-[[nodiscard]] std::string export_plan(const PlanFile& file, ExportFramework framework);
+/// InputError naming both; a mesh of more than `max_devices` devices a
+/// LimitError ("max_devices").
+[[nodiscard]] std::string export_plan(const PlanFile& file, ExportFramework framework,
+                                      int64_t max_devices = kDefaultExportDevices);
 
 }  // namespace pase

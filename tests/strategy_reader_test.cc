@@ -213,3 +213,11 @@ TEST_CASE("write_strategy_file: a top-level field or a layer per line") {
   CHECK(lines[12 + layers] == "  ]");
   CHECK(lines.back() == "}");
 }
+
+TEST_CASE("pase evaluate: a device count past 2^30 in the strategy file is bad input named by its field") {
+  const std::string file = test::write_temp_file(
+      "huge_devices.json", R"({"format": "pase-strategy", "version": 1, "graph": "alexnet", "devices": 4611686018427387904, "layers": []})");
+  const test::CommandResult result = test::run_pase("evaluate " + test::source_path("data/graphs/alexnet.json") + " --strategy " + file);
+  CHECK(result.status == 1);
+  CHECK(result.error == "error: " + file + ": field 'devices': at most 2^30 devices, got 4611686018427387904; pass --devices\n");
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (preset `fuzz`: clang, ASan + UBSan, in
+# build-fuzz/) and runs each for a bounded time from its seed corpus; fails
+# if any harness finds a crash, a sanitizer report, a timeout or an
+# out-of-memory. Skipped (exit 0) when clang++ is not installed.
+# docs/fuzzing.md explains the harnesses and how to run a longer campaign.
+#
+#   scripts/fuzz_smoke.sh [SECONDS_PER_HARNESS]   (default 30; two at a time)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+
+if ! command -v clang++ >/dev/null 2>&1; then
+  echo "fuzz smoke: skipped (no clang++; install Debian's clang to run it)"
+  exit 0
+fi
+
+start=$(date +%s)
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j2
+built=$(date +%s)
+
+artifacts=build-fuzz/fuzz-artifacts
+rm -rf "$artifacts" && mkdir -p "$artifacts"
+# Run one harness: new inputs go to a scratch corpus (the seeds stay as they
+# are), findings to $artifacts/HARNESS/, the log to $artifacts/HARNESS.log.
+run_harness() {
+  local name=$1
+  mkdir -p "$artifacts/$name/corpus"
+  build-fuzz/fuzz/"$name" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    -malloc_limit_mb=2048 -dict=fuzz/json.dict -print_final_stats=1 -artifact_prefix="$artifacts/$name/" \
+    "$artifacts/$name/corpus" "fuzz/corpus/$name" >"$artifacts/$name.log" 2>&1
+}
+
+harnesses=()
+for path in build-fuzz/fuzz/fuzz_*; do [ -x "$path" ] && harnesses+=("$(basename "$path")"); done
+failed=()
+# Two at a time (CI has two cores).
+for ((i = 0; i < ${#harnesses[@]}; i += 2)); do
+  pids=()
+  for name in "${harnesses[@]:i:2}"; do
+    run_harness "$name" &
+    pids+=("$!:$name")
+  done
+  for entry in "${pids[@]}"; do
+    name=${entry#*:}
+    if wait "${entry%%:*}"; then
+      echo "fuzz smoke: $name: $(grep -E '^#[0-9]+.*(DONE|cov:)' "$artifacts/$name.log" | tail -n 1)"
+    else
+      echo "fuzz smoke: $name FAILED; log $artifacts/$name.log:"
+      grep -E 'ERROR|SUMMARY|Test unit written|uncaught|terminate' "$artifacts/$name.log" | head -n 20 || true
+      failed+=("$name")
+    fi
+  done
+done
+end=$(date +%s)
+echo "fuzz smoke: build $((built - start)) s, ${#harnesses[@]} harnesses x ${seconds} s in $((end - built)) s"
+if ((${#failed[@]})); then
+  echo "fuzz smoke: failed: ${failed[*]} (reproduce: build-fuzz/fuzz/HARNESS FILE; docs/fuzzing.md)"
+  exit 1
+fi
