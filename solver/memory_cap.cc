@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "solver/cap_local_search.h"
+#include "solver/cap_mix_dp.h"
 
 namespace pase {
 namespace {
@@ -147,6 +148,30 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     return result;
   }
   offer_node(root);
+  // The best cap-fitting mix of a node's two hull strategies and the answer
+  // so far, then of those and the walk's nearest strategies beyond the two
+  // (the last it replaced on each side): the answer is often a few layers of
+  // one and the rest of another, which single-vertex moves cannot reach.
+  auto offer_mix = [&](const NodeBound& node) {
+    if (!node.left || !node.right || options.mix_work == 0) return;
+    CapMixOptions mix_options;
+    mix_options.max_work = options.mix_work;
+    const std::vector<int32_t> answer = result.choice;
+    std::vector<const std::vector<int32_t>*> from = {&node.left->choice, &node.right->choice, &answer};
+    CapMix mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
+    if (!mix.choice.empty()) offer(std::move(mix.choice));
+    const size_t before = from.size();
+    for (const bool fits : {true, false}) {
+      const PricedPoint* nearest = nullptr;
+      for (const PricedPoint& point : node.passed)
+        if ((point.memory <= cap) == fits) nearest = &point;
+      if (nearest) from.push_back(&nearest->choice);
+    }
+    if (from.size() == before) return;
+    mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
+    if (!mix.choice.empty()) offer(std::move(mix.choice));
+  };
+  offer_mix(root);
 
   // Branch and bound, least bound first. A node splits one vertex's allowed
   // configurations by bytes, where its two hull strategies differ, so each
@@ -206,6 +231,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     if (node.empty) continue;
     node.bound = std::max(node.bound, next.bound);
     offer_node(node);
+    offer_mix(node);
     if (!node.right || node.bound >= result.cost * prune_slack) continue;  // solved or pruned
     branch(next.ranges, node);
   }

@@ -32,6 +32,8 @@ struct CapOptions {
   /// (2·10^9 steps: about 2 s at 10^9 steps per second).
   uint64_t max_search_work = uint64_t{2} * 1000 * 1000 * 1000;
   double max_seconds = 1e18;       ///< time for the branch-and-bound (checked between nodes); default none
+  /// Steps for each node's mix DP (solver/cap_mix_dp.h; 0: none).
+  uint64_t mix_work = uint64_t{200} * 1000 * 1000;
   double target_gap = 0.0;         ///< stop branching once the gap is at most this (0: until proven optimal)
 };
 
