@@ -26,6 +26,10 @@ struct NodeBound {
 
 using Clock = std::chrono::steady_clock;
 
+// The steps a branch-and-bound node's mix DP may take even where a DP run
+// takes fewer: a grid of a few dozen units over a small graph.
+constexpr uint64_t kLeastMixWork = uint64_t{10} * 1000 * 1000;
+
 // Walks the node's hull: `left` fits, `right` does not, both optimal for
 // some price. At the price where their lines cross, either a strategy between
 // them beats both (it replaces the one on its side of the cap), or none does:
@@ -152,13 +156,17 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   // so far, then of those and the walk's nearest strategies beyond the two
   // (the last it replaced on each side): the answer is often a few layers of
   // one and the rest of another, which single-vertex moves cannot reach.
+  uint64_t mix_limit = options.mix_work;  // steps per mix DP
+  uint64_t mix_spent = 0;                 // steps the mix DPs took in the branch and bound
   auto offer_mix = [&](const NodeBound& node) {
-    if (!node.left || !node.right || options.mix_work == 0) return;
+    if (!node.left || !node.right || mix_limit == 0) return;
     CapMixOptions mix_options;
-    mix_options.max_work = options.mix_work;
+    mix_options.max_work = mix_limit;
+    if (result.choice.empty()) return;
     const std::vector<int32_t> answer = result.choice;
     std::vector<const std::vector<int32_t>*> from = {&node.left->choice, &node.right->choice, &answer};
     CapMix mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
+    mix_spent += mix.work;
     if (!mix.choice.empty()) offer(std::move(mix.choice));
     const size_t before = from.size();
     for (const bool fits : {true, false}) {
@@ -169,6 +177,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     }
     if (from.size() == before) return;
     mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
+    mix_spent += mix.work;
     if (!mix.choice.empty()) offer(std::move(mix.choice));
   };
   offer_mix(root);
@@ -206,6 +215,12 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   const int search_start = dp.runs();
   const uint64_t run_work = std::max<uint64_t>(1, dp.plan().tables.total_work);
   const int search_runs = static_cast<int>(std::min<uint64_t>(1000000, std::max<uint64_t>(8, options.max_search_work / run_work)));
+  // The budget counts DP runs, and the mix DPs' steps in runs of the plan's
+  // size; a node's mix DP may take about one run's steps (the root's, not
+  // counted, took up to mix_work).
+  mix_spent = 0;
+  mix_limit = std::min(options.mix_work, std::max(run_work, kLeastMixWork));
+  auto spent_runs = [&] { return static_cast<uint64_t>(dp.runs() - search_start) + mix_spent / run_work; };
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops
   while (!open.empty()) {
@@ -216,7 +231,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
       open = {};
       break;
     }
-    if (result.nodes >= options.max_nodes + 1 || dp.runs() - search_start >= search_runs || Clock::now() >= deadline ||
+    if (result.nodes >= options.max_nodes + 1 || spent_runs() >= static_cast<uint64_t>(search_runs) || Clock::now() >= deadline ||
         good_enough(bound))
       break;
     Open next = open.top();
