@@ -26,8 +26,7 @@ struct NodeBound {
 
 using Clock = std::chrono::steady_clock;
 
-// The steps a branch-and-bound node's mix DP may take even where a DP run
-// takes fewer: a grid of a few dozen units over a small graph.
+// The steps the root's mix DP may take even where a DP run takes fewer.
 constexpr uint64_t kLeastMixWork = uint64_t{10} * 1000 * 1000;
 
 // Walks the node's hull: `left` fits, `right` does not, both optimal for
@@ -156,8 +155,12 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   // so far, then of those and the walk's nearest strategies beyond the two
   // (the last it replaced on each side): the answer is often a few layers of
   // one and the rest of another, which single-vertex moves cannot reach.
-  uint64_t mix_limit = options.mix_work;  // steps per mix DP
-  uint64_t mix_spent = 0;                 // steps the mix DPs took in the branch and bound
+  // Steps per mix DP: at the root, at most one DP run's (at least
+  // kLeastMixWork: a fine grid on a small graph costs little); in the branch
+  // and bound, at most one DP run's, counted against its budget.
+  const uint64_t run_work = std::max<uint64_t>(1, dp.plan().tables.total_work);
+  uint64_t mix_limit = std::min(options.mix_work, std::max(run_work, kLeastMixWork));
+  uint64_t mix_spent = 0;  // steps the mix DPs took in the branch and bound
   auto offer_mix = [&](const NodeBound& node) {
     if (!node.left || !node.right || mix_limit == 0) return;
     CapMixOptions mix_options;
@@ -213,13 +216,10 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   };
   auto good_enough = [&](double bound) { return relative_gap(result.cost, bound) <= options.target_gap; };
   const int search_start = dp.runs();
-  const uint64_t run_work = std::max<uint64_t>(1, dp.plan().tables.total_work);
   const int search_runs = static_cast<int>(std::min<uint64_t>(1000000, std::max<uint64_t>(8, options.max_search_work / run_work)));
-  // The budget counts DP runs, and the mix DPs' steps in runs of the plan's
-  // size; a node's mix DP may take about one run's steps (the root's, not
-  // counted, took up to mix_work).
+  // The budget counts DP runs, and the mix DPs' steps in runs of the plan's size.
   mix_spent = 0;
-  mix_limit = std::min(options.mix_work, std::max(run_work, kLeastMixWork));
+  mix_limit = std::min(options.mix_work, run_work);
   auto spent_runs = [&] { return static_cast<uint64_t>(dp.runs() - search_start) + mix_spent / run_work; };
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops
