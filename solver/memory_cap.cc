@@ -26,8 +26,9 @@ struct NodeBound {
 
 using Clock = std::chrono::steady_clock;
 
-// The steps the root's mix DP may take even where a DP run takes fewer.
-constexpr uint64_t kLeastMixWork = uint64_t{10} * 1000 * 1000;
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  return a != 0 && b > std::numeric_limits<uint64_t>::max() / a ? std::numeric_limits<uint64_t>::max() : a * b;
+}
 
 // Walks the node's hull: `left` fits, `right` does not, both optimal for
 // some price. At the price where their lines cross, either a strategy between
@@ -151,37 +152,40 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     return result;
   }
   offer_node(root);
-  // The best cap-fitting mix of a node's two hull strategies and the answer
-  // so far, then of those and the walk's nearest strategies beyond the two
-  // (the last it replaced on each side): the answer is often a few layers of
-  // one and the rest of another, which single-vertex moves cannot reach.
-  // Steps per mix DP: at the root, at most one DP run's (at least
-  // kLeastMixWork: a fine grid on a small graph costs little); in the branch
-  // and bound, at most one DP run's, counted against its budget.
-  const uint64_t run_work = std::max<uint64_t>(1, dp.plan().tables.total_work);
-  uint64_t mix_limit = std::min(options.mix_work, std::max(run_work, kLeastMixWork));
+  // The best cap-fitting mix of the answer so far and a node's two hull
+  // strategies, then of those and the walk's nearest strategies beyond the
+  // two (the last it replaced on each side), each on both grids: the answer
+  // is often a few layers of one and the rest of another, which
+  // single-vertex moves cannot reach.
+  // Steps per mix DP: at the root, mix_work; in the branch and bound, half
+  // a DP run's (a node's four mixes cost at most two runs), counted against
+  // its budget.
+  const uint64_t run_work = std::max<uint64_t>(1, dp.run_work());
+  uint64_t mix_limit = options.mix_work;
   uint64_t mix_spent = 0;  // steps the mix DPs took in the branch and bound
   auto offer_mix = [&](const NodeBound& node) {
-    if (!node.left || !node.right || mix_limit == 0) return;
+    if (!node.left || !node.right || mix_limit == 0 || result.choice.empty()) return;
     CapMixOptions mix_options;
     mix_options.max_work = mix_limit;
-    if (result.choice.empty()) return;
-    const std::vector<int32_t> answer = result.choice;
-    std::vector<const std::vector<int32_t>*> from = {&node.left->choice, &node.right->choice, &answer};
-    CapMix mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
-    mix_spent += mix.work;
-    if (!mix.choice.empty()) offer(std::move(mix.choice));
-    const size_t before = from.size();
+    std::vector<const PricedPoint*> nearest;  // the walk's last replaced on each side
     for (const bool fits : {true, false}) {
-      const PricedPoint* nearest = nullptr;
+      const PricedPoint* last = nullptr;
       for (const PricedPoint& point : node.passed)
-        if ((point.memory <= cap) == fits) nearest = &point;
-      if (nearest) from.push_back(&nearest->choice);
+        if ((point.memory <= cap) == fits) last = &point;
+      if (last) nearest.push_back(last);
     }
-    if (from.size() == before) return;
-    mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
-    mix_spent += mix.work;
-    if (!mix.choice.empty()) offer(std::move(mix.choice));
+    for (const bool wider : {false, true})
+      for (const bool relative : {false, true}) {
+        if (wider && nearest.empty()) break;
+        const std::vector<int32_t> answer = result.choice;  // the reference: the answer so far
+        std::vector<const std::vector<int32_t>*> from = {&answer, &node.left->choice, &node.right->choice};
+        if (wider)
+          for (const PricedPoint* point : nearest) from.push_back(&point->choice);
+        mix_options.relative = relative;
+        CapMix mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
+        mix_spent += mix.work;
+        if (!mix.choice.empty()) offer(std::move(mix.choice));
+      }
   };
   offer_mix(root);
 
@@ -215,12 +219,13 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     return true;
   };
   auto good_enough = [&](double bound) { return relative_gap(result.cost, bound) <= options.target_gap; };
-  const int search_start = dp.runs();
-  const int search_runs = static_cast<int>(std::min<uint64_t>(1000000, std::max<uint64_t>(8, options.max_search_work / run_work)));
-  // The budget counts DP runs, and the mix DPs' steps in runs of the plan's size.
+  // The budget: the DP steps the runs take (a folded block counts its copy)
+  // and the mix DPs' steps, at least 8 runs' worth.
+  const uint64_t search_work = std::max(options.max_search_work, saturating_mul(8, run_work));
+  const uint64_t work_start = dp.work();
   mix_spent = 0;
-  mix_limit = std::min(options.mix_work, run_work);
-  auto spent_runs = [&] { return static_cast<uint64_t>(dp.runs() - search_start) + mix_spent / run_work; };
+  mix_limit = std::min(options.mix_work, run_work / 2);
+  auto spent = [&] { return dp.work() - work_start + mix_spent; };
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops
   while (!open.empty()) {
@@ -231,7 +236,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
       open = {};
       break;
     }
-    if (result.nodes >= options.max_nodes + 1 || spent_runs() >= static_cast<uint64_t>(search_runs) || Clock::now() >= deadline ||
+    if (result.nodes >= options.max_nodes + 1 || spent() >= search_work || Clock::now() >= deadline ||
         good_enough(bound))
       break;
     Open next = open.top();
