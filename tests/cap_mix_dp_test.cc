@@ -117,15 +117,18 @@ TEST_CASE("best_mix_under_cap") {
           CAPTURE(cap);
           CAPTURE(order_kind_name(kind));
           const EliminationPlan plan = make_plan(undirected_neighbours(objective), kind, objective.config_counts());
-          const CapMix mix = best_mix_under_cap(objective, memory, plan, from, cap);
+          CapMixOptions options;
+          options.relative = kind != OrderKind::MinDegree;  // the grid over the slack, on one order
+          const CapMix mix = best_mix_under_cap(objective, memory, plan, from, cap, options);
           ++cases;
           if (f < 0) {
             CHECK(mix.choice.empty());
             continue;
           }
           REQUIRE(mix.units > 0);
-          // At most 11 vertices, each within 38 bytes of the reference: a
-          // spread of at most 418 bytes over 512 units, one byte per unit.
+          // At most 11 vertices, each within 38 bytes of the reference (or
+          // of its least): at most 418 bytes over 512 (or 1024) units, one
+          // byte per unit.
           CHECK(mix.unit_bytes == 1);
           REQUIRE(mix.choice.size() == n);
           ++found;
@@ -157,15 +160,21 @@ TEST_CASE("best_mix_under_cap") {
         CAPTURE(cap);
         CapMixOptions options;
         options.max_units = 8;
+        options.relative = round % 3 != 2;  // a third on the grid over the slack
         const CapMix mix = best_mix_under_cap(objective, memory,
                                               make_plan(undirected_neighbours(objective), OrderKind::MinDegree,
                                                         objective.config_counts()),
                                               from, cap, options);
+        if (!options.relative && f == 0.0) {  // the least-memory mix counts no units at all
+          REQUIRE(!mix.choice.empty());
+          CHECK(plan_memory(memory, mix.choice).total() == cap);
+          continue;
+        }
         REQUIRE(mix.units == 8);
         CHECK(mix.unit_bytes > 1);
         // The reference keeps every vertex at 0 units: when it fits, the mix
         // finds it or something cheaper.
-        if (plan_memory(memory, strategies[0]).total() <= cap) {
+        if (options.relative && plan_memory(memory, strategies[0]).total() <= cap) {
           REQUIRE(!mix.choice.empty());
           CHECK(objective.evaluate(mix.choice) <= objective.evaluate(strategies[0]));
         }
