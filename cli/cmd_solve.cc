@@ -371,6 +371,10 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
     out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(price_seconds) << " s, solve "
         << format_cost(solve_seconds) << " s, report " << format_cost(seconds_since(t3)) << " s\n";
     if (uint64_t peak = peak_resident_bytes()) out << "peak resident memory " << peak << " bytes\n";
+    if (capped && capped->feasible)
+      out << "capped search: " << capped->dp_runs << " DP runs, " << capped->nodes << " nodes, root bound "
+          << format_total(capped->root_lower_bound, tables.unit) << " " << tables.unit << ", bound "
+          << format_total(capped->lower_bound, tables.unit) << " " << tables.unit << "\n";
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "solver/cap_local_search.h"
+#include "solver/cap_mix_dp.h"
 
 namespace pase {
 namespace {
@@ -24,6 +25,10 @@ struct NodeBound {
 };
 
 using Clock = std::chrono::steady_clock;
+
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  return a != 0 && b > std::numeric_limits<uint64_t>::max() / a ? std::numeric_limits<uint64_t>::max() : a * b;
+}
 
 // Walks the node's hull: `left` fits, `right` does not, both optimal for
 // some price. At the price where their lines cross, either a strategy between
@@ -147,6 +152,42 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     return result;
   }
   offer_node(root);
+  // The best cap-fitting mix of the answer so far and a node's two hull
+  // strategies, then of those and the walk's nearest strategies beyond the
+  // two (the last it replaced on each side), each on both grids: the answer
+  // is often a few layers of one and the rest of another, which
+  // single-vertex moves cannot reach.
+  // Steps per mix DP: at the root, mix_work; in the branch and bound, half
+  // a DP run's (a node's four mixes cost at most two runs), counted against
+  // its budget.
+  const uint64_t run_work = std::max<uint64_t>(1, dp.run_work());
+  uint64_t mix_limit = options.mix_work;
+  uint64_t mix_spent = 0;  // steps the mix DPs took in the branch and bound
+  auto offer_mix = [&](const NodeBound& node) {
+    if (!node.left || !node.right || mix_limit == 0 || result.choice.empty()) return;
+    CapMixOptions mix_options;
+    mix_options.max_work = mix_limit;
+    std::vector<const PricedPoint*> nearest;  // the walk's last replaced on each side
+    for (const bool fits : {true, false}) {
+      const PricedPoint* last = nullptr;
+      for (const PricedPoint& point : node.passed)
+        if ((point.memory <= cap) == fits) last = &point;
+      if (last) nearest.push_back(last);
+    }
+    for (const bool wider : {false, true})
+      for (const bool relative : {false, true}) {
+        if (wider && nearest.empty()) break;
+        const std::vector<int32_t> answer = result.choice;  // the reference: the answer so far
+        std::vector<const std::vector<int32_t>*> from = {&answer, &node.left->choice, &node.right->choice};
+        if (wider)
+          for (const PricedPoint* point : nearest) from.push_back(&point->choice);
+        mix_options.relative = relative;
+        CapMix mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
+        mix_spent += mix.work;
+        if (!mix.choice.empty()) offer(std::move(mix.choice));
+      }
+  };
+  offer_mix(root);
 
   // Branch and bound, least bound first. A node splits one vertex's allowed
   // configurations by bytes, where its two hull strategies differ, so each
@@ -178,9 +219,13 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     return true;
   };
   auto good_enough = [&](double bound) { return relative_gap(result.cost, bound) <= options.target_gap; };
-  const int search_start = dp.runs();
-  const uint64_t run_work = std::max<uint64_t>(1, dp.plan().tables.total_work);
-  const int search_runs = static_cast<int>(std::min<uint64_t>(1000000, std::max<uint64_t>(8, options.max_search_work / run_work)));
+  // The budget: the DP steps the runs take (a folded block counts its copy)
+  // and the mix DPs' steps, at least 8 runs' worth.
+  const uint64_t search_work = std::max(options.max_search_work, saturating_mul(8, run_work));
+  const uint64_t work_start = dp.work();
+  mix_spent = 0;
+  mix_limit = std::min(options.mix_work, run_work / 2);
+  auto spent = [&] { return dp.work() - work_start + mix_spent; };
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops
   while (!open.empty()) {
@@ -191,7 +236,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
       open = {};
       break;
     }
-    if (result.nodes >= options.max_nodes + 1 || dp.runs() - search_start >= search_runs || Clock::now() >= deadline ||
+    if (result.nodes >= options.max_nodes + 1 || spent() >= search_work || Clock::now() >= deadline ||
         good_enough(bound))
       break;
     Open next = open.top();
@@ -206,6 +251,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
     if (node.empty) continue;
     node.bound = std::max(node.bound, next.bound);
     offer_node(node);
+    offer_mix(node);
     if (!node.right || node.bound >= result.cost * prune_slack) continue;  // solved or pruned
     branch(next.ranges, node);
   }

@@ -26,12 +26,16 @@ inline constexpr double kGapTolerance = 1e-9;
 struct CapOptions {
   int max_dp_runs_per_bound = 64;  ///< DP runs one Lagrangian bound may take (each an exact DP)
   int max_nodes = 100000;          ///< branch-and-bound nodes (0: stop at the root's bound)
-  /// The branch and bound's budget in DP steps: as many DP runs as this
-  /// many (entry, configuration) steps buy at the plan's size, at least 8.
+  /// The branch and bound's budget in DP steps: the (entry, configuration)
+  /// steps its DP runs take (a folded block's copy counts its entries) and
+  /// its mix DPs' steps, at least 8 DP runs' worth.
   /// A budget in work, not time, so the same input gives the same answer
   /// (2·10^9 steps: about 2 s at 10^9 steps per second).
   uint64_t max_search_work = uint64_t{2} * 1000 * 1000 * 1000;
   double max_seconds = 1e18;       ///< time for the branch-and-bound (checked between nodes); default none
+  /// Steps for each of the root's mix DPs (solver/cap_mix_dp.h; 0: none); a
+  /// branch-and-bound node's take at most half a DP run's each.
+  uint64_t mix_work = uint64_t{200} * 1000 * 1000;
   double target_gap = 0.0;         ///< stop branching once the gap is at most this (0: until proven optimal)
 };
 

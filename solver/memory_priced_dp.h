@@ -58,6 +58,10 @@ class MemoryPricedDp {
 
   [[nodiscard]] const Solution& plan() const { return plan_; }  ///< order and table sizes (no choice)
   [[nodiscard]] int runs() const { return runs_; }               ///< DP runs so far
+  /// DP steps of all runs so far, (entry, configuration) pairs as measure_tables counts them (a folded block's copy: its entries).
+  [[nodiscard]] uint64_t work() const { return work_; }
+  /// The steps of one run over every configuration (folded as the plain objective folds).
+  [[nodiscard]] uint64_t run_work() const { return run_work_; }
   [[nodiscard]] const DpStats& last_stats() const { return last_stats_; }
 
  private:
@@ -75,6 +79,8 @@ class MemoryPricedDp {
   std::vector<uint64_t> least_;  // per vertex: its least bytes
   uint64_t least_bytes_ = 0;
   int runs_ = 0;
+  uint64_t work_ = 0;
+  uint64_t run_work_ = 0;
   DpStats last_stats_;
 };
 

@@ -12,6 +12,7 @@
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
 #include "graphs/graph.h"
+#include "graphs/llm_zoo.h"
 #include "solver/memory_cap.h"
 #include "solver/solve.h"
 #include "random_objective.h"
@@ -177,6 +178,49 @@ TEST_CASE("solve_under_cap: caps honoured on the zoo") {
     CappedSolution same = solve_under_cap(dp, tables.objective, memory, need);
     CHECK(same.choice == uncapped.choice);
     CHECK(same.gap == 0.0);
+  }
+}
+
+// A deep model of repeated blocks: the priced DP folds them (equal blocks
+// stay equal under any price) and the mix DP runs over the same plan. Folded
+// and unfolded searches each bound the other's answer from below, every
+// answer fits, and at the root the mix DP's answer is never worse than the
+// walk's and the moves' alone (it only adds candidates).
+TEST_CASE("solve_under_cap: folded repeated blocks, with and without the mix DP") {
+  const LlmShape shape = {/*layers=*/8, /*d_model=*/64, /*heads=*/4, /*kv_heads=*/4, /*ff=*/256, /*seq=*/16,
+                          /*vocab=*/100, /*batch=*/2};
+  const Graph graph = build_graph(build_llm_graph(LlmFamily::Gpt, shape, "gpt"), "gpt.json");
+  Machine machine;
+  machine.devices = 8;
+  CostTables tables = build_cost_tables(graph, machine);
+  MemoryTables memory = build_memory_tables(graph, tables, {});
+  SolveOptions unfolded_options;
+  unfolded_options.fold = false;
+  MemoryPricedDp folded(graph, tables, memory, SolveOptions{});
+  MemoryPricedDp unfolded(graph, tables, memory, unfolded_options);
+  const uint64_t least = folded.least_bytes(), need = folded.solve(0.0).memory;
+  REQUIRE(least < need);
+  for (double f : {0.2, 0.5, 0.8}) {
+    const uint64_t cap = least + static_cast<uint64_t>(f * static_cast<double>(need - least));
+    CAPTURE(cap);
+    CapOptions no_mix = node_budget(4);
+    no_mix.mix_work = 0;
+    const CappedSolution a = solve_under_cap(folded, tables.objective, memory, cap, node_budget(4));
+    const CappedSolution b = solve_under_cap(unfolded, tables.objective, memory, cap, node_budget(4));
+    const CappedSolution c = solve_under_cap(folded, tables.objective, memory, cap, no_mix);
+    for (const CappedSolution* r : {&a, &b, &c}) {
+      REQUIRE(r->feasible);
+      CHECK(r->memory <= cap);
+      CHECK(r->memory == plan_memory(memory, r->choice).total());
+      CHECK(r->cost == tables.objective.evaluate(r->choice));
+      CHECK(r->gap == doctest::Approx(relative_gap(r->cost, r->lower_bound)));
+      for (const CappedSolution* other : {&a, &b, &c}) CHECK(r->lower_bound <= other->cost * (1 + 1e-12));
+    }
+    CHECK(a.root_lower_bound == doctest::Approx(b.root_lower_bound).epsilon(1e-12));
+    CapOptions root_no_mix = node_budget(0);
+    root_no_mix.mix_work = 0;
+    CHECK(solve_under_cap(folded, tables.objective, memory, cap, node_budget(0)).cost <=
+          solve_under_cap(folded, tables.objective, memory, cap, root_no_mix).cost);
   }
 }
 
