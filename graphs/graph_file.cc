@@ -90,6 +90,9 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("vocab")) out.vocab = f->as_positive();
   if (auto f = node.optional("dim")) out.dim = f->as_positive();
   if (auto f = node.optional("layers")) out.layers = f->as_positive();
+  if (auto f = node.optional("groups")) out.groups = f->as_positive();
+  if (auto f = node.optional("gates")) out.gates = f->as_positive();
+  if (auto f = node.optional("k")) out.k = f->as_positive();
   if (auto f = node.optional("axis")) out.axis = f->as_int();
   if (auto f = node.optional("equation")) out.equation = f->as_string();
   if (auto f = node.optional("filter")) out.filter = f->as_shape();
@@ -97,6 +100,7 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("stride")) out.stride = get_height_width(*f, false);
   if (auto f = node.optional("padding")) out.padding = get_height_width(*f, true);
   if (auto f = node.optional("window")) out.window = get_height_width(*f, false);
+  if (auto f = node.optional("dilation")) out.dilation = get_height_width(*f, false);
   if (auto f = node.optional("axes")) out.axes = f->as_int_list();
   if (auto f = node.optional("perm")) out.perm = f->as_int_list();
   if (auto f = node.optional("keepdims")) out.keepdims = f->as_bool();
@@ -238,10 +242,14 @@ std::string write_graph_file(const GraphFileV1& graph) {
     if (n.window) add("window", height_width_json(*n.window));
     if (n.stride) add("stride", height_width_json(*n.stride));
     if (n.padding) add("padding", height_width_json(*n.padding));
+    if (n.dilation) add("dilation", height_width_json(*n.dilation));
+    if (n.groups) add("groups", *n.groups);
     if (n.units) add("units", *n.units);
     if (n.vocab) add("vocab", *n.vocab);
     if (n.dim) add("dim", *n.dim);
     if (n.layers) add("layers", *n.layers);
+    if (n.gates) add("gates", *n.gates);
+    if (n.k) add("k", *n.k);
     if (n.shape) add("shape", *n.shape);
     if (n.perm) add("perm", *n.perm);
     if (n.axes) add("axes", *n.axes);

@@ -39,9 +39,11 @@ struct NodeV1 {
   std::optional<std::vector<Shape>> outputs;
   std::optional<int64_t> pointwise;
   std::optional<int64_t> units, vocab, dim, layers, axis;
+  std::optional<int64_t> groups, gates;  ///< conv2d: channel groups; lstm: gates per unit (4 LSTM, 3 GRU)
+  std::optional<int64_t> k;              ///< topk: how many to keep
   std::optional<std::string> equation;
   std::optional<Shape> filter, shape;
-  std::optional<HeightWidth> stride, padding, window;
+  std::optional<HeightWidth> stride, padding, window, dilation;
   std::optional<std::vector<int64_t>> axes, perm;
   std::optional<std::vector<int64_t>> parts;  ///< sizes; one entry when written as a count
   bool parts_is_count = false;                ///< `parts` was a single number (equal parts)

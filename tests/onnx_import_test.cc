@@ -3,6 +3,7 @@
 #ifdef PASE_HAVE_ONNX
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,6 +17,7 @@
 #include "graphs/graph.h"
 #include "graphs/layer_weights.h"
 #include "graphs/vertex_model.h"
+#include "onnximport/einsum_shape.h"
 #include "onnximport/import_onnx.h"
 #include "solver/build_plan.h"
 #include "solver/config_lookup.h"
@@ -102,6 +104,16 @@ class TinyModel {
   }
   onnx::ModelProto model_;
 };
+
+// x [2,4,8,8] -> Hardmax (no pase op) -> Relu -> y
+std::string unsupported_op_model() {
+  TinyModel m;
+  m.input("x", {2, 4, 8, 8});
+  m.node("hardmax", "Hardmax", {"x"}, {"h"});
+  m.node("relu", "Relu", {"h"}, {"y"});
+  m.output("y");
+  return m.save("unsupported.onnx");
+}
 
 // x [2,4,8,8] -> Conv(group 2) -> Relu -> y
 std::string grouped_conv_model() {
@@ -239,24 +251,24 @@ TEST_CASE("import_onnx: errors") {
           "error: " + path + ": not an ONNX model (the file does not parse as an ONNX ModelProto with a graph)\n");
   }
   SUBCASE("unsupported op") {
-    std::string path = grouped_conv_model();
+    std::string path = unsupported_op_model();
     test::CommandResult result = test::run_pase("import " + path);
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + path +
-                              ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
-                              "Conv x1 ('depthwise'); --lenient imports them as zero-cost pass-through vertices\n");
+                              ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
+                              "Hardmax x1 ('hardmax'); --lenient imports them as zero-cost pass-through vertices\n");
   }
   SUBCASE("unsupported op, solved directly: the option is pase import's") {
-    std::string path = grouped_conv_model();
+    std::string path = unsupported_op_model();
     test::CommandResult result = test::run_pase("solve " + path + " --devices 2");
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + path +
-                              ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
-                              "Conv x1 ('depthwise'); `pase import --lenient` imports them as zero-cost pass-through vertices\n");
+                              ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
+                              "Hardmax x1 ('hardmax'); `pase import --lenient` imports them as zero-cost pass-through vertices\n");
   }
   SUBCASE("unsupported op, library words") {
     try {
-      (void)import_onnx(grouped_conv_model(), OnnxImportOptions{});
+      (void)import_onnx(unsupported_op_model(), OnnxImportOptions{});
       FAIL("import_onnx accepted an unsupported op");
     } catch (const OptionError& error) {
       CHECK(error.words().option == "lenient");
@@ -265,15 +277,14 @@ TEST_CASE("import_onnx: errors") {
     }
   }
   SUBCASE("unsupported op, lenient") {
-    std::string path = grouped_conv_model();
+    std::string path = unsupported_op_model();
     test::CommandResult result = test::run_pase("import " + path + " --lenient");
     CHECK(result.status == 0);
     CHECK(result.error ==
-          "note: lenient: node 'depthwise' (Conv, grouped convolution, group 2) output 0 imported as an elementwise vertex "
-          "with pointwise 0\n");
+          "note: lenient: node 'hardmax' (Hardmax) output 0 imported as an elementwise vertex with pointwise 0\n");
     GraphFileV1 file = parse_graph_file(result.output, "lenient.json");
-    CHECK(node_named(file, "depthwise").op == "elementwise");
-    CHECK(node_named(file, "depthwise").pointwise == 1);  // the Relu
+    CHECK(node_named(file, "hardmax").op == "elementwise");
+    CHECK(node_named(file, "hardmax").pointwise == 1);  // the Relu
   }
   SUBCASE("unknown shape") {
     TinyModel m;
@@ -512,5 +523,124 @@ TEST_CASE("build_plan: the parameter_layouts fixture with its weights split pass
   PlanCheckReport report = check_plan(*plan);
   CHECK(report.problems == std::vector<std::string>{});
   CHECK(report.layers_computed >= 4);  // the fcs and the einsum, computed with their weights on a shrunk problem
+}
+// Today's architectures (scripts/export_onnx_fixtures.py): each imports
+// without --lenient and the exact DP solves it at 8 and 64 devices.
+const char* const kTodayFixtures[] = {"gpt2",         "llama",        "seq2seq",         "lstm_lm",
+                                      "gru_lm",       "mobilenet_v2", "efficientnet_b0", "convnext_tiny",
+                                      "moe"};
+
+TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p = 8 and 64") {
+  for (const char* name : kTodayFixtures) {
+    CAPTURE(name);
+    OnnxImport result = import_onnx(fixture(name), OnnxImportOptions{});
+    CHECK(result.notes.empty());
+    Graph graph = build_graph(result.graph, name);
+    CHECK(graph.component_count() == 1);
+    for (int devices : {8, 64}) {
+      CAPTURE(devices);
+      test::CommandResult solved =
+          test::run_pase("solve " + fixture(name) + " --devices " + std::to_string(devices) + " --exact --no-plan");
+      CHECK(solved.status == 0);
+      CHECK(solved.output.find("total cost ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("import_onnx: what today's models lower to") {
+  auto ops_of = [](const char* name) {
+    std::map<std::string, int> count;
+    for (const NodeV1& n : import_onnx(fixture(name), OnnxImportOptions{}).graph.nodes) ++count[n.op];
+    return count;
+  };
+  SUBCASE("LSTM and GRU become lstm vertices with 4 and 3 gates, not pass-throughs") {
+    for (const char* name : {"lstm_lm", "gru_lm"}) {
+      CAPTURE(name);
+      GraphFileV1 file = import_onnx(fixture(name), OnnxImportOptions{}).graph;
+      int rnns = 0;
+      for (const NodeV1& n : file.nodes) {
+        if (n.op != "lstm") continue;
+        ++rnns;
+        CHECK(n.units == 256);
+        CHECK(n.layers == 1);
+        CHECK(n.gates.value_or(4) == (std::string(name) == "gru_lm" ? 3 : 4));
+      }
+      CHECK(rnns == 2);
+    }
+  }
+  SUBCASE("depthwise convolutions keep their groups; squeeze-excitation scales broadcast") {
+    GraphFileV1 file = import_onnx(fixture("efficientnet_b0"), OnnxImportOptions{}).graph;
+    const NodeV1& dw = node_named(file, "/features/features.1/features.1.0/block/block.0/block.0.0/Conv");
+    CHECK(dw.op == "conv2d");
+    CHECK(dw.groups == 32);
+    CHECK(*dw.filter == Shape{32, 1, 3, 3});
+    const NodeV1& se = node_named(file, "/features/features.1/features.1.0/block/block.1/Mul");
+    CHECK(se.op == "elementwise");
+    CHECK(se.outputs->front() == Shape{128, 32, 112, 112});
+  }
+  SUBCASE("masks and rotary tables are buffers, not data; grouped-query heads are expanded") {
+    OnnxImport llama = import_onnx(fixture("llama"), OnnxImportOptions{});
+    REQUIRE(llama.graph.tensors.size() == 1);
+    CHECK(llama.graph.tensors[0].first == "ids");
+    CHECK(ops_of("llama")["expand"] == 4);
+    OnnxImportOptions batch4;
+    batch4.batch = 4;
+    OnnxImport gpt2 = import_onnx(fixture("gpt2"), batch4);  // the [1, 1, 128, 128] mask keeps its shape
+    REQUIRE(gpt2.graph.tensors.size() == 1);
+    CHECK(gpt2.graph.tensors[0].second == Shape{4, 128});
+  }
+  SUBCASE("--batch rewrites Reshape targets the trace baked the batch into") {
+    OnnxImportOptions batch4;
+    batch4.batch = 4;
+    for (const char* name : {"gpt2", "llama"}) {
+      CAPTURE(name);
+      GraphFileV1 file = import_onnx(fixture(name), batch4).graph;
+      CHECK(file.tensors[0].second[0] == 4);
+      for (const NodeV1& n : file.nodes)
+        if (n.op == "reshape" && n.shape->size() == 4) CHECK(n.shape->front() == 4);
+    }
+    // nn.MultiheadAttention folds batch and heads into one dimension (16·4 = 64): not rewritable.
+    CHECK_THROWS_WITH_AS(import_onnx(fixture("seq2seq"), batch4),
+                         (fixture("seq2seq") + ": node '/transformer/encoder/layers.0/self_attn/Reshape': Reshape target "
+                                               "[128, 64, 64] does not hold the 131072 elements of its input [128, 4, 256] at "
+                                               "batch 4: the export baked a size into it that re-batching cannot rewrite; "
+                                               "export with a dynamic batch axis (dynamic_axes)")
+                             .c_str(),
+                         InputError);
+  }
+  SUBCASE("the MoE router: TopK, ScatterElements, ReduceSum; the experts are einsums over their weights") {
+    GraphFileV1 file = import_onnx(fixture("moe"), OnnxImportOptions{}).graph;
+    const NodeV1& top = node_named(file, "/TopK");
+    CHECK(top.op == "topk");
+    CHECK(top.k == 2);
+    CHECK(*top.outputs == std::vector<Shape>{{2048, 2}, {2048, 2}});
+    const NodeV1& gates = node_named(file, "/ScatterElements");
+    CHECK(gates.op == "scatter");
+    CHECK(gates.inputs == std::vector<std::string>{"/TopK:1", "/Div"});
+    CHECK(*gates.shape == Shape{2048, 8});
+    CHECK(node_named(file, "/ReduceSum").op == "reduce_mean");
+    CHECK(node_named(file, "/Einsum").equation == "td,edf->etf");
+    CHECK(node_named(file, "/Einsum").inputs[1] == "w_in");
+    CHECK(std::count(file.parameters.begin(), file.parameters.end(), "w_out") == 1);
+  }
+  SUBCASE("a grouped Conv") {
+    GraphFileV1 file = import_onnx(grouped_conv_model(), OnnxImportOptions{}).graph;
+    CHECK(node_named(file, "depthwise").op == "conv2d");
+    CHECK(node_named(file, "depthwise").groups == 2);
+    CHECK(node_named(file, "depthwise").pointwise == 1);  // the Relu
+  }
+}
+
+TEST_CASE("einsum_output_shape") {
+  CHECK(einsum_output_shape("td,edf->etf", {{6, 4}, {3, 4, 5}}) == Shape{3, 6, 5});
+  CHECK(einsum_output_shape("ij, jk", {{2, 3}, {3, 4}}) == Shape{2, 4});  // implicit: letters used once, sorted
+  CHECK(einsum_output_shape("bij,bjk->bik", {{1, 2, 3}, {5, 3, 4}}) == Shape{5, 2, 4});  // size 1 broadcasts
+  CHECK(!einsum_output_shape("...ij,...jk->...ik", {{2, 3}, {3, 4}}).has_value());
+  CHECK_THROWS_WITH_AS(einsum_output_shape("ij,jk->ik", {{2, 3}, {4, 5}}),
+                       "equation 'ij,jk->ik': letter 'j' is 3 and 4", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_output_shape("ij,jk->iz", {{2, 3}, {3, 5}}),
+                       "equation 'ij,jk->iz': output letter 'z' is in no operand or repeated", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_output_shape("ijk,jk->i", {{2, 3}, {3, 5}}),
+                       "equation 'ijk,jk->i': operand 0 'ijk' has 3 letters but rank 2", std::invalid_argument);
 }
 #endif  // PASE_HAVE_ONNX
