@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -258,13 +259,23 @@ TEST_CASE("import_onnx: errors") {
                               ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
                               "Hardmax x1 ('hardmax'); --lenient imports them as zero-cost pass-through vertices\n");
   }
-  SUBCASE("unsupported op, solved directly: the option is pase import's") {
+  SUBCASE("unsupported op, solved directly: solve takes the import options") {
     std::string path = unsupported_op_model();
     test::CommandResult result = test::run_pase("solve " + path + " --devices 2");
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + path +
                               ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
-                              "Hardmax x1 ('hardmax'); `pase import --lenient` imports them as zero-cost pass-through vertices\n");
+                              "Hardmax x1 ('hardmax'); --lenient imports them as zero-cost pass-through vertices\n");
+    test::CommandResult lenient = test::run_pase("solve " + path + " --devices 2 --lenient --no-plan");
+    CHECK(lenient.status == 0);
+    CHECK(lenient.error ==
+          "note: lenient: node 'hardmax' (Hardmax) output 0 imported as an elementwise vertex with pointwise 0\n");
+  }
+  SUBCASE("unsupported op, evaluated: the option is pase import's") {
+    std::string path = unsupported_op_model();
+    test::CommandResult result = test::run_pase("frontier " + path + " --devices 2");
+    CHECK(result.status == 1);
+    CHECK(result.error.find("`pase import --lenient` imports them") != std::string::npos);
   }
   SUBCASE("unsupported op, library words") {
     try {
@@ -629,6 +640,31 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(node_named(file, "depthwise").groups == 2);
     CHECK(node_named(file, "depthwise").pointwise == 1);  // the Relu
   }
+}
+
+TEST_CASE("pase solve X.onnx: the import options; pase batch: .onnx models in a folder") {
+  test::CommandResult solved = test::run_pase("solve " + fixture("gpt2") + " --devices 8 --batch 4 --loss none --json --no-plan");
+  REQUIRE(solved.status == 0);
+  nlohmann::json strategy = nlohmann::json::parse(solved.output);
+  bool has_loss = false;
+  for (const auto& layer : strategy["layers"]) {
+    has_loss = has_loss || layer["name"] == "loss";
+    if (layer["name"] == "/wte/Gather") CHECK(layer["inputs"][0]["shape"] == nlohmann::json::array({4, 128}));
+  }
+  CHECK(!has_loss);
+  test::CommandResult not_onnx =
+      test::run_pase("solve " + test::source_path("data/graphs/alexnet.json") + " --devices 8 --batch 4");
+  CHECK(not_onnx.status == 2);
+  CHECK(not_onnx.error == "error: --batch, --loss and --lenient apply to an ONNX model (.onnx); '" +
+                              test::source_path("data/graphs/alexnet.json") + "' is read as a pase-graph file\n");
+  const std::string dir = std::filesystem::path(test::write_temp_file("onnx_batch.marker", "")).parent_path().string() +
+                          "/onnx_batch";
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"lstm_lm", "gru_lm"})
+    std::filesystem::copy_file(fixture(name), dir + "/" + name + ".onnx", std::filesystem::copy_options::overwrite_existing);
+  test::CommandResult batch = test::run_pase("batch " + dir + " --devices 8");
+  CHECK(batch.status == 0);
+  CHECK(batch.output.find("batch: 2 ok, 0 failed") != std::string::npos);
 }
 
 TEST_CASE("einsum_output_shape") {
