@@ -58,7 +58,7 @@ struct SolveCliOptions {
   // Import options for an ONNX model, as `pase import` takes them.
   int64_t batch = 0;  // 0: as exported
   std::string loss;   // empty: softmax_xent
-  bool lenient = false;
+  std::string lenient;  // empty: off; "true" (the bare flag) or "force"
 };
 
 // Placement steps (build_plan.h's PlanOptions::max_work) a solve without
@@ -230,7 +230,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   auto t0 = Clock::now();
-  const bool import_options = o->batch != 0 || !o->loss.empty() || o->lenient;
+  const bool import_options = o->batch != 0 || !o->loss.empty() || !o->lenient.empty();
   if (import_options && !is_onnx_file(o->graph))
     throw UsageError("--batch, --loss and --lenient apply to an ONNX model (.onnx); '" + o->graph +
                      "' is read as a pase-graph file");
@@ -238,7 +238,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   GraphInputImport import;
   if (o->batch != 0) import.options.batch = o->batch;
   if (!o->loss.empty()) import.options.loss = o->loss;
-  import.options.lenient = o->lenient;
+  set_lenient(import.options, o->lenient);
   import.notes = &notes;
   Graph graph = load_graph_input(o->graph, &import);
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
@@ -391,7 +391,9 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--devices,-p", o->devices, "Number of devices")->required();
   cmd->add_option("--batch,-b", o->batch, "ONNX model: batch size, re-sizes dim 0 of the data inputs (default: as exported)");
   cmd->add_option("--loss", o->loss, "ONNX model: loss appended to each output, softmax_xent (default) or none");
-  cmd->add_flag("--lenient", o->lenient, "ONNX model: import unsupported ops as zero-cost pass-through vertices instead of refusing");
+  cmd->add_flag("--lenient{true}", o->lenient,
+                "ONNX model: import unsupported ops as zero-cost pass-through vertices instead of refusing (above 5% of "
+                "the model's estimated FLOP refused unless --lenient=force)");
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");

@@ -14,6 +14,9 @@ struct GraphInputImport {
   std::vector<std::string>* notes = nullptr;  ///< where the importer's notes go (e.g. what --lenient replaced)
 };
 
+/// `--lenient` as written: "" (absent), "true" (the bare flag) or "force"; UsageError otherwise.
+void set_lenient(OnnxImportOptions& options, const std::string& value);
+
 /// Reads a pase-graph JSON file, or imports an ONNX model (`.onnx`): with
 /// `import`'s options, worded as the command's own flags, or else with the
 /// defaults of `pase import`. InputError naming the file on any problem.

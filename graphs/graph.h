@@ -75,6 +75,7 @@ struct Graph {
   std::vector<Vertex> vertices;  ///< topological order
   std::vector<TensorEdge> edges;
   std::vector<std::string> parameters;  ///< external tensors that are trainable weights, in file order
+  std::vector<ReplacedNodeV1> replaced;  ///< source-model nodes a lenient import replaced by pass-throughs
 
   [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent
   [[nodiscard]] int component_count() const;                            ///< weakly connected components

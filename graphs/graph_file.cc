@@ -19,7 +19,7 @@ namespace {
 using json = nlohmann::json;
 
 const std::vector<std::string> kCommonNodeFields = {"name", "op", "inputs", "cutoff", "outputs", "pointwise_weights"};
-const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters", "nodes"};
+const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters", "nodes", "replaced"};
 
 HeightWidth get_height_width(const JsonReader& field, bool allow_zero) {
   auto one = [&](const JsonReader& v) { return allow_zero ? v.as_non_negative() : v.as_positive(); };
@@ -204,6 +204,14 @@ GraphFileV1 parse_graph_file(const std::string& text, const std::string& source)
       graph.tensors.emplace_back(name, shape.as_subject("tensor '" + name + "'").as_shape());
   if (auto f = root.optional("parameters"))
     for (const JsonReader& name : f->items("tensor names")) graph.parameters.push_back(get_weight_name(name));
+  if (auto f = root.optional("replaced"))
+    for (const JsonReader& entry : f->items("replaced nodes")) {
+      ReplacedNodeV1 r;
+      r.op = entry.required("op").as_string();
+      r.name = entry.required("name").as_string();
+      r.flop_share = entry.required("flop_share").as_number();
+      graph.replaced.push_back(std::move(r));
+    }
   JsonReader nodes = root.required("nodes");
   std::vector<JsonReader> items = nodes.items("nodes");
   if (items.empty()) nodes.fail("the graph has no nodes");
@@ -226,6 +234,15 @@ std::string write_graph_file(const GraphFileV1& graph) {
   if (!graph.parameters.empty()) {
     out << "  \"parameters\": [";
     for (size_t i = 0; i < graph.parameters.size(); ++i) out << (i ? ",\n    " : "\n    ") << json(graph.parameters[i]).dump();
+    out << "\n  ],\n";
+  }
+  if (!graph.replaced.empty()) {
+    out << "  \"replaced\": [";
+    for (size_t i = 0; i < graph.replaced.size(); ++i) {
+      const ReplacedNodeV1& r = graph.replaced[i];
+      out << (i ? ",\n    " : "\n    ") << "{\"op\": " << json(r.op).dump() << ", \"name\": " << json(r.name).dump()
+          << ", \"flop_share\": " << json(r.flop_share).dump() << "}";
+    }
     out << "\n  ],\n";
   }
   out << "  \"nodes\": [";

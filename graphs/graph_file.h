@@ -53,6 +53,13 @@ struct NodeV1 {
   std::optional<std::vector<PointwiseWeightV1>> pointwise_weights;
 };
 
+/// A node of the source model that an import replaced by a pass-through
+/// (`pase import --lenient`), with its share of the model's estimated FLOP.
+struct ReplacedNodeV1 {
+  std::string op, name;
+  double flop_share = 0;
+};
+
 /// A whole graph file.
 struct GraphFileV1 {
   std::string name;
@@ -60,6 +67,7 @@ struct GraphFileV1 {
   std::vector<std::pair<std::string, Shape>> tensors;  ///< in file order
   std::vector<std::string> parameters;  ///< external tensors that are trainable weights
   std::vector<NodeV1> nodes;
+  std::vector<ReplacedNodeV1> replaced;  ///< `replaced`: what a lenient import left out
 };
 
 /// Parses and field-checks JSON text; `source` names the file in errors.

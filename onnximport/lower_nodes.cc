@@ -1,6 +1,7 @@
 #include "onnximport/lower_nodes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "graphs/einsum.h"
@@ -81,6 +82,7 @@ class Lowerer {
     for (int i = 0; i < graph_.node_size(); ++i) lower(i);
     add_losses();
     if (!unsupported_.empty() && !options_.lenient) throw OptionError(unsupported_message());
+    if (!unsupported_.empty()) account_replacements();
     return std::move(result_);
   }
 
@@ -92,7 +94,78 @@ class Lowerer {
 
   struct Unsupported {
     std::string op, name, reason;
+    int node = -1;
   };
+
+  // --- what --lenient leaves out -------------------------------------------------
+  // A forward-pass FLOP estimate of one ONNX node, from its shapes: GEMMs and
+  // convolutions 2·MACs, recurrent layers their gate GEMMs, everything else
+  // one operation per output element. Only shares of the total are reported.
+  double estimated_flop(const onnx::NodeProto& node) const {
+    auto elements = [&](const std::string& t) {
+      const Shape* s = facts_.shape(t);
+      double n = 1;
+      if (s)
+        for (int64_t d : *s) n *= static_cast<double>(d);
+      return s ? n : 0.0;
+    };
+    const std::string& op = node.op_type();
+    const Shape* in = node.input_size() > 0 ? facts_.shape(node.input(0)) : nullptr;
+    const Shape* w = node.input_size() > 1 ? facts_.shape(node.input(1)) : nullptr;
+    const double out = node.output_size() > 0 ? elements(node.output(0)) : 0.0;
+    if ((op == "MatMul" || op == "Gemm") && in && !in->empty()) {
+      const bool trans_a = op == "Gemm" && int_attribute(node, "transA", 0) != 0;
+      return 2 * out * static_cast<double>(trans_a ? in->front() : in->back());
+    }
+    if ((op == "Conv" || op == "ConvTranspose") && w && w->size() >= 2) {
+      double taps = 1;
+      for (size_t d = 1; d < w->size(); ++d) taps *= static_cast<double>((*w)[d]);
+      return 2 * (op == "Conv" ? out : elements(node.input(0))) * taps;
+    }
+    if ((op == "LSTM" || op == "GRU" || op == "RNN") && in && in->size() == 3) {
+      const double gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+      const double hidden = static_cast<double>(int_attribute(node, "hidden_size", 0));
+      return 2 * static_cast<double>((*in)[0]) * static_cast<double>((*in)[1]) * gates * hidden *
+             (static_cast<double>((*in)[2]) + hidden);
+    }
+    double all = 0;
+    for (const std::string& o : node.output()) all += o.empty() ? 0.0 : elements(o);
+    return all;
+  }
+
+  // The share of the model's estimated FLOP each replaced node holds; refused
+  // above kLenientFlopShare unless forced.
+  void account_replacements() {
+    double total = 0;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      bool any = false;
+      for (const std::string& out : graph_.node(i).output()) any = any || is_active(out);
+      if (any) total += estimated_flop(graph_.node(i));
+    }
+    double replaced = 0;
+    for (const Unsupported& u : unsupported_) {
+      const double flop = u.node >= 0 ? estimated_flop(graph_.node(u.node)) : 0.0;
+      replaced += flop;
+      result_.replaced.push_back({u.op, u.name, total > 0 ? flop / total : 0.0});
+      result_.graph.replaced.push_back({u.op, u.name, total > 0 ? flop / total : 0.0});
+    }
+    const double share = total > 0 ? replaced / total : 0.0;
+    auto percent = [](double fraction) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f%%", 100 * fraction);
+      return std::string(text);
+    };
+    for (const LenientReplacement& r : result_.replaced)
+      result_.notes.push_back("lenient: node '" + r.name + "' (" + r.op + ") holds " + percent(r.flop_share) +
+                              " of the model's estimated FLOP");
+    const std::string summary = std::to_string(unsupported_.size()) + " node(s) imported as pass-throughs hold " +
+                                percent(share) + " of the model's estimated FLOP";
+    if (share > kLenientFlopShare && !options_.lenient_force)
+      throw OptionError({"lenient_force", "the import option 'lenient_force'",
+                         source_ + ": " + summary + " (more than 5%): the solution would price a different model; ",
+                         " imports them anyway"});
+    result_.notes.push_back("lenient: " + summary);
+  }
 
   // The error for the unsupported nodes, with the option that imports them anyway.
   OptionWords unsupported_message() const {
@@ -279,10 +352,16 @@ class Lowerer {
 
   // --- unsupported --------------------------------------------------------------
   void unsupported(const onnx::NodeProto& node, const std::string& reason) {
-    unsupported_.push_back({node.op_type(), node.name(), reason});
+    unsupported_.push_back({node.op_type(), node.name(), reason, node_index(node)});
     if (options_.lenient) pass_through(node, reason);
     else
       for (const std::string& out : node.output()) refs_[out] = Ref{node.name(), -1, {}};  // keeps later nodes mappable
+  }
+
+  int node_index(const onnx::NodeProto& node) const {
+    for (int i = 0; i < graph_.node_size(); ++i)
+      if (&graph_.node(i) == &node) return i;
+    return -1;
   }
 
   // --lenient: one zero-cost vertex per used output that keeps every shape valid.

@@ -266,10 +266,23 @@ TEST_CASE("import_onnx: errors") {
     CHECK(result.error == "error: " + path +
                               ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
                               "Hardmax x1 ('hardmax'); --lenient imports them as zero-cost pass-through vertices\n");
-    test::CommandResult lenient = test::run_pase("solve " + path + " --devices 2 --lenient --no-plan");
-    CHECK(lenient.status == 0);
-    CHECK(lenient.error ==
-          "note: lenient: node 'hardmax' (Hardmax) output 0 imported as an elementwise vertex with pointwise 0\n");
+    // The Hardmax is half the model's estimated FLOP (the Relu the other half).
+    test::CommandResult refused = test::run_pase("solve " + path + " --devices 2 --lenient");
+    CHECK(refused.status == 1);
+    CHECK(refused.error == "error: " + path +
+                               ": 1 node(s) imported as pass-throughs hold 50.00% of the model's estimated FLOP (more than "
+                               "5%): the solution would price a different model; --lenient=force imports them anyway\n");
+    test::CommandResult forced = test::run_pase("solve " + path + " --devices 2 --lenient=force --no-plan --json");
+    CHECK(forced.status == 0);
+    CHECK(forced.error ==
+          "note: lenient: node 'hardmax' (Hardmax) output 0 imported as an elementwise vertex with pointwise 0\n"
+          "note: lenient: node 'hardmax' (Hardmax) holds 50.00% of the model's estimated FLOP\n"
+          "note: lenient: 1 node(s) imported as pass-throughs hold 50.00% of the model's estimated FLOP\n");
+    nlohmann::json strategy = nlohmann::json::parse(forced.output);
+    CHECK(strategy["replaced"] == nlohmann::json::parse(R"([{"op": "Hardmax", "name": "hardmax", "flop_share": 0.5}])"));
+    test::CommandResult bad = test::run_pase("solve " + path + " --devices 2 --lenient=maybe");
+    CHECK(bad.status == 2);
+    CHECK(bad.error == "error: --lenient: expected no value or 'force', got 'maybe'\n");
   }
   SUBCASE("unsupported op, evaluated: the option is pase import's") {
     std::string path = unsupported_op_model();
@@ -287,15 +300,36 @@ TEST_CASE("import_onnx: errors") {
             std::string::npos);
     }
   }
-  SUBCASE("unsupported op, lenient") {
+  SUBCASE("unsupported op, lenient: listed with its FLOP share, refused above 5% unless forced") {
     std::string path = unsupported_op_model();
-    test::CommandResult result = test::run_pase("import " + path + " --lenient");
+    test::CommandResult refused = test::run_pase("import " + path + " --lenient");
+    CHECK(refused.status == 1);
+    CHECK(refused.error.find("hold 50.00% of the model's estimated FLOP (more than 5%)") != std::string::npos);
+    test::CommandResult result = test::run_pase("import " + path + " --lenient=force");
     CHECK(result.status == 0);
-    CHECK(result.error ==
-          "note: lenient: node 'hardmax' (Hardmax) output 0 imported as an elementwise vertex with pointwise 0\n");
     GraphFileV1 file = parse_graph_file(result.output, "lenient.json");
     CHECK(node_named(file, "hardmax").op == "elementwise");
     CHECK(node_named(file, "hardmax").pointwise == 1);  // the Relu
+    REQUIRE(file.replaced.size() == 1);
+    CHECK(file.replaced[0].name == "hardmax");
+    CHECK(file.replaced[0].flop_share == 0.5);
+  }
+  SUBCASE("unsupported op, lenient: a small share is imported") {
+    // x [2, 64] @ w [64, 64]: 2·2·64·64 = 16384 FLOP; the Hardmax 128 (one per
+    // element), the Relu 128: the Hardmax holds 128 / 16640 = 0.77%.
+    TinyModel m;
+    m.input("x", {2, 64});
+    m.input("w", {64, 64});
+    m.node("mm", "MatMul", {"x", "w"}, {"h"});
+    m.node("hardmax", "Hardmax", {"h"}, {"s"});
+    m.node("relu", "Relu", {"s"}, {"y"});
+    m.output("y");
+    OnnxImportOptions options;
+    options.lenient = true;
+    OnnxImport result = import_onnx(m.save("small_share.onnx"), options);
+    REQUIRE(result.replaced.size() == 1);
+    CHECK(result.replaced[0].flop_share == doctest::Approx(128.0 / 16640.0));
+    CHECK(result.notes.back() == "lenient: 1 node(s) imported as pass-throughs hold 0.77% of the model's estimated FLOP");
   }
   SUBCASE("unknown shape") {
     TinyModel m;
