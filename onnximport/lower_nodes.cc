@@ -775,7 +775,8 @@ class Lowerer {
       return unsupported(node, "group " + std::to_string(group) + " does not divide the input channels");
     Ref x = ref_of(node, node.input(0));
     const Shape& weight = shape_of(node, node.input(1));
-    if (weight.size() != 4) return unsupported(node, "only 2-D convolution is supported");
+    if (weight.size() == 3 && in.size() == 3) return lower_conv1d(node, x, weight, group);
+    if (weight.size() != 4) return unsupported(node, "only 1-D and 2-D convolution are supported");
     HeightWidth stride, padding, dilation;
     if (std::optional<std::string> why = window_geometry(node, in, shape_of(node, node.output(0)), {weight[2], weight[3]},
                                                          x.pad, stride, padding, &dilation))
@@ -788,6 +789,47 @@ class Lowerer {
     if (group != 1) n.groups = group;
     name_weight(n, node.input(1));
     if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(last_node(), node.input(2), 1);
+  }
+
+  // A 1-D Conv over x [b, C, L]: a conv2d over [b, C, L, 1] with an R x 1
+  // filter, between reshapes NAME/in and NAME/out.
+  void lower_conv1d(const onnx::NodeProto& node, const Ref& x, const Shape& weight, int64_t group) {
+    const Shape& in = shape_of(node, node.input(0));
+    const Shape& out = shape_of(node, node.output(0));
+    const int64_t stride = ints_attribute(node, "strides").value_or(std::vector<int64_t>{1}).at(0);
+    const int64_t dilation = ints_attribute(node, "dilations").value_or(std::vector<int64_t>{1}).at(0);
+    const std::vector<int64_t> pads = ints_attribute(node, "pads").value_or(std::vector<int64_t>{0, 0});
+    constexpr int64_t kLimit = int64_t{1} << 24;  // as window_geometry: no overflow, a short padding search
+    if (out.size() != 3 || pads.size() != 2 || x.pad != HeightWidth{0, 0} || stride < 1 || stride > kLimit ||
+        dilation < 1 || dilation > kLimit || weight[2] < 1 || weight[2] > kLimit || pads[0] < 0 || pads[0] > kLimit ||
+        pads[1] < 0 || pads[1] > kLimit || in[2] > (int64_t{1} << 40))
+      return unsupported(node, "1-D window, stride, dilation or padding out of range");
+    std::optional<int64_t> pad = fit_padding(in[2], (weight[2] - 1) * dilation + 1, stride, out[2], pads[0], pads[1]);
+    if (!pad) return unsupported(node, "padding " + join_shape(pads) + " has no symmetric equivalent");
+    NodeV1& lifted = push_helper(node.name() + "/in", "reshape", x.ref, {in[0], in[1], in[2], 1});
+    lifted.shape = Shape{in[0], in[1], in[2], 1};
+    std::string lifted_name = lifted.name;
+    NodeV1 n;
+    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
+    emitted_names_.insert(n.name);
+    used_names_.insert(n.name);
+    n.op = "conv2d";
+    n.inputs = {lifted_name};
+    n.filter = Shape{weight[0], weight[1], weight[2], 1};
+    if (stride != 1) n.stride = HeightWidth{stride, 1};
+    if (*pad != 0) n.padding = HeightWidth{*pad, 0};
+    if (dilation != 1) n.dilation = HeightWidth{dilation, 1};
+    if (group != 1) n.groups = group;
+    n.outputs = std::vector<Shape>{{out[0], out[1], out[2], 1}};
+    std::string conv = n.name;
+    result_.graph.nodes.push_back(std::move(n));
+    // The filter is the weight [N, C/G, R] with a unit width: not listed under
+    // the exporter's name, whose shape it does not have.
+    const int conv_index = last_node();
+    if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(conv_index, node.input(2), 1);
+    NodeV1& flat = push_helper(conv + "/out", "reshape", conv, out);
+    flat.shape = out;
+    refs_[node.output(0)] = Ref{flat.name, last_node(), {}};
   }
 
   void lower_pool(const onnx::NodeProto& node) {

@@ -668,6 +668,27 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(node_named(file, "/Einsum").inputs[1] == "w_in");
     CHECK(std::count(file.parameters.begin(), file.parameters.end(), "w_out") == 1);
   }
+  SUBCASE("a 1-D Conv is a conv2d over a unit width") {
+    // x [2, 4, 16], w [8, 2, 3], 2 groups, stride 2, pads 1: L = (16 + 2 − 3) / 2 + 1 = 8.
+    TinyModel m;
+    m.input("x", {2, 4, 16});
+    m.input("w", {8, 2, 3});
+    onnx::NodeProto& conv = m.node("c1d", "Conv", {"x", "w"}, {"y"});
+    TinyModel::attribute(conv, "group", int64_t{2});
+    TinyModel::attribute(conv, "kernel_shape", std::vector<int64_t>{3});
+    TinyModel::attribute(conv, "strides", std::vector<int64_t>{2});
+    TinyModel::attribute(conv, "pads", std::vector<int64_t>{1, 1});
+    m.output("y");
+    GraphFileV1 file = import_onnx(m.save("conv1d.onnx"), OnnxImportOptions{}).graph;
+    CHECK(*node_named(file, "c1d/in").shape == Shape{2, 4, 16, 1});
+    const NodeV1& c = node_named(file, "c1d");
+    CHECK(c.op == "conv2d");
+    CHECK(*c.filter == Shape{8, 2, 3, 1});
+    CHECK(c.groups == 2);
+    CHECK(*c.stride == HeightWidth{2, 1});
+    CHECK(*c.padding == HeightWidth{1, 0});
+    CHECK(*node_named(file, "c1d/out").shape == Shape{2, 8, 8});
+  }
   SUBCASE("a grouped Conv") {
     GraphFileV1 file = import_onnx(grouped_conv_model(), OnnxImportOptions{}).graph;
     CHECK(node_named(file, "depthwise").op == "conv2d");
