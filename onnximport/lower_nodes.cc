@@ -696,6 +696,22 @@ class Lowerer {
       return;
     }
     if (op == "Pad") return lower_pad(node);
+    if (op == "Slice") {
+      // Not a step-1 cut (those join a split, see find_groups): a strided
+      // Slice of one axis.
+      const Shape& in = shape_of(node, x);
+      const Shape& out = shape_of(node, node.output(0));
+      std::vector<int64_t> cut;
+      for (size_t d = 0; d < in.size() && d < out.size(); ++d)
+        if (in[d] != out[d]) cut.push_back(static_cast<int64_t>(d));
+      if (slots != std::vector<int>{0} || in.size() != out.size() || cut.size() > 1)
+        return unsupported(node, "cuts more than one axis with a step");
+      if (cut.empty()) return alias(node.output(0), ref_of(node, x));
+      NodeV1& n = emit(node, "slice", {ref_of(node, x).ref}, {node.output(0)});
+      n.axis = cut[0];
+      n.shape = out;
+      return;
+    }
     if (is_one_of(op, {"Loop", "If", "Scan"})) return unsupported(node, "control flow");
     unsupported(node, "");
   }

@@ -75,7 +75,9 @@ class DataSlotFinder {
   static Slot slot_of(const Use& use, int rank) {
     const std::string& op = use.node->op_type();
     if (follows(use)) return Slot::kNone;
-    if (op == "Gather") return use.slot == 1 ? Slot::kStrong : Slot::kNone;
+    // Ids are [batch, sequence]; a 1-D index (Swin's relative-position index
+    // into its bias table) is a buffer.
+    if (op == "Gather") return use.slot == 1 && (rank < 0 || rank >= 2) ? Slot::kStrong : Slot::kNone;
     if (op == "MatMul") return use.slot == 0 ? Slot::kStrong : rank != 2 ? Slot::kWeak : Slot::kNone;
     if (op == "Where") return use.slot == 0 ? Slot::kNone : rank < 0 || rank >= 2 ? Slot::kWeak : Slot::kNone;
     if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"}))

@@ -301,6 +301,12 @@ def models():
         # so `--batch 128` re-batches the batch-2 file.
         "convnext_tiny": (lambda: tv.convnext_tiny(weights=None, stochastic_depth_prob=0.0),
                           [floats("input", 2, 3, 224, 224)]),
+        # Swin-T's layers with 2 blocks per stage instead of 2-2-6-2 (the op
+        # mix is the same; every block's shifted-window mask arithmetic makes
+        # the file large), batch 2 as ConvNeXt-T.
+        "swin_t": (lambda: torchvision.models.swin_transformer.SwinTransformer(
+            patch_size=[4, 4], embed_dim=96, depths=[2, 2, 2, 2], num_heads=[3, 6, 12, 24], window_size=[7, 7],
+            stochastic_depth_prob=0.0), [floats("input", 2, 3, 224, 224)]),
     }
 
 

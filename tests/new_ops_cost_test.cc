@@ -156,6 +156,21 @@ TEST_CASE("lstm: gates (GRU = 3)") {
   CHECK(build_vertex_model(g.vertices.back()).weights[0].shape == Shape{2, 8, 12});
 }
 
+TEST_CASE("slice") {
+  // x (4, 6, 8) -> every other entry of axis 1: (4, 3, 8); the axis is never
+  // split, the input follows the other dims; data movement costs 0.
+  Graph g = one_node(R"("x": [4, 6, 8])", R"({"name": "s", "op": "slice", "inputs": ["x"], "axis": 1, "shape": [4, 3, 8]})");
+  VertexModel m = build_vertex_model(g.vertices.back());
+  CHECK(m.domain == Shape{4, 3, 8});
+  CHECK(m.splittable == std::vector<char>{1, 0, 1});
+  CHECK(split_of(m.inputs[0], {2, 1, 4}) == std::vector<int64_t>{2, 1, 4});
+  CHECK(cost_of(g, {2, 1, 4}) == 0.0);
+  CHECK_THROWS_WITH_AS(
+      one_node(R"("x": [4, 6, 8])", R"({"name": "s", "op": "slice", "inputs": ["x"], "axis": 1, "shape": [4, 3, 7]})"),
+      doctest::Contains("node 's': field 'shape': expected 'x' [4, 6, 8] with axis 1 cut to at most 6, got [4, 3, 7]"),
+      InputError);
+}
+
 TEST_CASE("topk") {
   // x (8, 6), k 2 along the last axis: values and indices (8, 2); domain (8, 6)
   // with the axis unsplittable; one comparison per element: config (4, 1) -> 2·6 = 12.

@@ -573,7 +573,7 @@ TEST_CASE("build_plan: the parameter_layouts fixture with its weights split pass
 // without --lenient and the exact DP solves it at 8 and 64 devices.
 const char* const kTodayFixtures[] = {"gpt2",         "llama",        "seq2seq",         "lstm_lm",
                                       "gru_lm",       "mobilenet_v2", "efficientnet_b0", "convnext_tiny",
-                                      "moe"};
+                                      "moe",          "swin_t"};
 
 TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p = 8 and 64") {
   for (const char* name : kTodayFixtures) {
@@ -688,6 +688,21 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(*c.stride == HeightWidth{2, 1});
     CHECK(*c.padding == HeightWidth{1, 0});
     CHECK(*node_named(file, "c1d/out").shape == Shape{2, 8, 8});
+  }
+  SUBCASE("Swin: the relative-position index is a buffer; patch merging slices with a step") {
+    OnnxImport swin = import_onnx(fixture("swin_t"), OnnxImportOptions{});
+    REQUIRE(swin.graph.tensors.size() == 1);
+    CHECK(swin.graph.tensors[0].first == "input");
+    // x[..., 0::2, 0::2, :] of [2, 56, 56, 96]: rows, then columns.
+    const NodeV1& rows = node_named(swin.graph, "/features/features.2/Slice_1");
+    CHECK(rows.op == "slice");
+    CHECK(rows.axis == 1);
+    CHECK(*rows.shape == Shape{2, 28, 56, 96});
+    const NodeV1& columns = node_named(swin.graph, "/features/features.2/Slice_2");
+    CHECK(columns.inputs == std::vector<std::string>{"/features/features.2/Slice_1"});
+    CHECK(columns.axis == 2);
+    CHECK(*columns.shape == Shape{2, 28, 28, 96});
+    CHECK(node_named(swin.graph, "/features/features.2/Concat_3").op == "concat");
   }
   SUBCASE("a grouped Conv") {
     GraphFileV1 file = import_onnx(grouped_conv_model(), OnnxImportOptions{}).graph;
