@@ -18,6 +18,7 @@
 #include "graphs/graph.h"
 #include "graphs/layer_weights.h"
 #include "graphs/vertex_model.h"
+#include "onnximport/constant_value.h"
 #include "onnximport/einsum_shape.h"
 #include "onnximport/import_onnx.h"
 #include "solver/build_plan.h"
@@ -735,6 +736,51 @@ TEST_CASE("pase solve X.onnx: the import options; pase batch: .onnx models in a 
   test::CommandResult batch = test::run_pase("batch " + dir + " --devices 8");
   CHECK(batch.status == 0);
   CHECK(batch.output.find("batch: 2 ok, 0 failed") != std::string::npos);
+}
+
+TEST_CASE("evaluate_constant_node: Split and Tile") {
+  std::map<std::string, ConstantValue> values;
+  values["x"] = ConstantValue{onnx::TensorProto::INT64, {2, 3}, {1, 2, 3, 4, 5, 6}};
+  values["sizes"] = ConstantValue{onnx::TensorProto::INT64, {2}, {1, 2}};
+  values["repeats"] = ConstantValue{onnx::TensorProto::INT64, {2}, {2, 1}};
+  ConstantLookup lookup{[&](const std::string& n) -> const ConstantValue* {
+                          auto it = values.find(n);
+                          return it == values.end() ? nullptr : &it->second;
+                        },
+                        [](const std::string&) -> const Shape* { return nullptr; }};
+  auto node = [](const std::string& op, std::vector<std::string> inputs, int outputs, int64_t axis) {
+    onnx::NodeProto n;
+    n.set_op_type(op);
+    for (const std::string& in : inputs) n.add_input(in);
+    for (int k = 0; k < outputs; ++k) n.add_output("o" + std::to_string(k));
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(axis);
+    return n;
+  };
+  SUBCASE("Split by sizes along axis 1: [[1], [4]] and [[2, 3], [5, 6]]") {
+    std::optional<std::vector<ConstantValue>> parts = evaluate_constant_node(node("Split", {"x", "sizes"}, 2, 1), lookup, 14);
+    REQUIRE(parts.has_value());
+    CHECK((*parts)[0].dims == Shape{2, 1});
+    CHECK((*parts)[0].data == std::vector<double>{1, 4});
+    CHECK((*parts)[1].data == std::vector<double>{2, 3, 5, 6});
+  }
+  SUBCASE("Split into equal parts along axis 0") {
+    std::optional<std::vector<ConstantValue>> parts = evaluate_constant_node(node("Split", {"x"}, 2, 0), lookup, 14);
+    REQUIRE(parts.has_value());
+    CHECK((*parts)[1].data == std::vector<double>{4, 5, 6});
+  }
+  SUBCASE("Split that does not add up") {
+    CHECK_THROWS_WITH_AS((void)evaluate_constant_node(node("Split", {"x", "sizes"}, 2, 0), lookup, 14),
+                         "Split sizes [1, 2] do not cut 2 entries into 2 outputs", InvalidConstantNode);
+  }
+  SUBCASE("Tile rows twice") {
+    std::optional<std::vector<ConstantValue>> tiled = evaluate_constant_node(node("Tile", {"x", "repeats"}, 1, 0), lookup, 14);
+    REQUIRE(tiled.has_value());
+    CHECK((*tiled)[0].dims == Shape{4, 3});
+    CHECK((*tiled)[0].data == std::vector<double>{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6});
+  }
 }
 
 TEST_CASE("einsum_output_shape") {
