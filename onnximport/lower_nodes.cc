@@ -384,6 +384,21 @@ class Lowerer {
         NodeV1& n = emit(renamed, "reshape", {ref_of(node, node.input(slots[0])).ref}, {out});
         n.shape = shape;
         how = "a reshape vertex";
+      } else if (!slots.empty() && !shape.empty() && checked_product(shape_of(node, node.input(slots[0])))) {
+        // Other shapes: one entry of the first activation input broadcast to
+        // the output (NAME/flat, NAME/one, NAME), all data movement, so that
+        // the graph stays connected.
+        const Shape flat_shape = {*checked_product(shape_of(node, node.input(slots[0])))};
+        NodeV1& flat = push_helper(renamed.name() + "/flat", "reshape", ref_of(node, node.input(slots[0])).ref, flat_shape);
+        flat.shape = flat_shape;
+        std::string flat_name = flat.name;
+        NodeV1& one = push_helper(renamed.name() + "/one", "slice", flat_name, {1});
+        one.axis = 0;
+        one.shape = Shape{1};
+        std::string one_name = one.name;
+        NodeV1& n = emit(renamed, "expand", {one_name}, {out});
+        n.shape = shape;
+        how = "an expand of one entry of its first activation input";
       } else {
         std::string name = unique_name(renamed.name());
         result_.graph.tensors.emplace_back(name, shape);

@@ -315,6 +315,26 @@ TEST_CASE("import_onnx: errors") {
     CHECK(file.replaced[0].name == "hardmax");
     CHECK(file.replaced[0].flop_share == 0.5);
   }
+  SUBCASE("unsupported op, lenient: another shape stays connected") {
+    // ReduceMax (no pase op) changes the element count: [2, 6] -> [2, 1].
+    TinyModel m;
+    m.input("x", {2, 6});
+    onnx::NodeProto& max = m.node("tile", "ReduceMax", {"x"}, {"t"});
+    TinyModel::attribute(max, "axes", std::vector<int64_t>{1});
+    m.node("relu", "Relu", {"t"}, {"y"});
+    m.output("y");
+    OnnxImportOptions options;
+    options.lenient = true;
+    options.lenient_force = true;
+    OnnxImport result = import_onnx(m.save("tile.onnx"), options);
+    Graph graph = build_graph(result.graph, "tile.onnx");
+    CHECK(graph.component_count() == 1);
+    CHECK(node_named(result.graph, "tile/flat").op == "reshape");
+    CHECK(node_named(result.graph, "tile/one").op == "slice");
+    CHECK(node_named(result.graph, "tile").op == "expand");
+    CHECK(result.notes.front() == "lenient: node 'tile' (ReduceMax) output 0 imported as an expand of one entry of its first "
+                                  "activation input");
+  }
   SUBCASE("unsupported op, lenient: a small share is imported") {
     // x [2, 64] @ w [64, 64]: 2·2·64·64 = 16384 FLOP; the Hardmax 128 (one per
     // element), the Relu 128: the Hardmax holds 128 / 16640 = 0.77%.
