@@ -89,7 +89,8 @@ std::string extension_of(const std::string& path) { return fs::path(path).extens
 // One spelling per file, so that "./data/graphs/a.json" and "data/graphs/a.json" are one key.
 std::string normalized_file(const std::string& path) { return fs::path(path).lexically_normal().generic_string(); }
 
-// Directories contribute their *.json files (sorted, not recursive); anything else is taken as a file.
+// Directories contribute their *.json graph files and *.onnx models (sorted,
+// not recursive); anything else is taken as a file.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   for (const std::string& input : inputs) {
@@ -100,7 +101,8 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
     }
     std::vector<std::string> found;
     for (const auto& entry : fs::directory_iterator(input, error))
-      if (entry.is_regular_file(error) && entry.path().extension() == ".json") found.push_back(normalized_file(entry.path().string()));
+      if (entry.is_regular_file(error) && (entry.path().extension() == ".json" || entry.path().extension() == ".onnx"))
+        found.push_back(normalized_file(entry.path().string()));
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
@@ -361,7 +363,7 @@ Coverage compare_coverage(const std::map<ExpectKey, std::optional<double>>& expe
 CommandRunner register_batch(CLI::App& app) {
   auto o = std::make_shared<BatchCliOptions>();
   CLI::App* cmd = app.add_subcommand("batch", "Solve every graph of a directory (or a list of files) at several device counts");
-  cmd->add_option("inputs", o->inputs, "Graph files, or directories of *.json graph files")->required();
+  cmd->add_option("inputs", o->inputs, "Graph files or ONNX models, or directories of *.json graph files and *.onnx models")->required();
   cmd->add_option("--devices,-p", o->devices, "Device counts, comma-separated (8,32)")->required()->delimiter(',');
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
@@ -401,7 +403,7 @@ CommandRunner register_batch(CLI::App& app) {
     if (!o->expect.empty()) setup.expected = read_expectations(o->expect, *setup.models[0]);
 
     const std::vector<std::string> all_files = expand_inputs(o->inputs);
-    if (all_files.empty()) throw InputError("batch: no *.json graph files found in the given inputs");
+    if (all_files.empty()) throw InputError("batch: no *.json graph files or *.onnx models found in the given inputs");
     std::vector<std::string> files;
     for (size_t k = 0; k < all_files.size(); ++k)
       if (static_cast<int64_t>(k % static_cast<size_t>(shard.count)) == shard.index - 1) files.push_back(all_files[k]);

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/graph_input.h"
 #include "cli/onnx_loader.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
@@ -15,7 +16,7 @@ struct ImportCliOptions {
   std::string out;
   int64_t batch = 0;  // 0: as exported
   std::string loss = "softmax_xent";
-  bool lenient = false;
+  std::string lenient;  // empty: off; "true" (the bare flag) or "force"
 };
 
 }  // namespace
@@ -27,15 +28,17 @@ CommandRunner register_import(CLI::App& app) {
   cmd->add_option("--out,-o", o->out, "Output graph file (default: stdout)");
   cmd->add_option("--batch,-b", o->batch, "Batch size: re-sizes dim 0 of the data inputs (default: as exported)");
   cmd->add_option("--loss", o->loss, "Loss appended to each output: softmax_xent (default) or none");
-  cmd->add_flag("--lenient", o->lenient, "Import unsupported ops as zero-cost pass-through vertices instead of refusing");
+  cmd->add_flag("--lenient{true}", o->lenient,
+                "Import unsupported ops as zero-cost pass-through vertices instead of refusing (each listed with its share of "
+                "the model's estimated FLOP; above 5% refused unless --lenient=force)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     OnnxImportOptions options;
     if (o->batch != 0) options.batch = o->batch;
     options.loss = o->loss;
-    options.lenient = o->lenient;
+    set_lenient(options, o->lenient);
     OnnxImport imported;
-    with_option_spellings({{"batch", "--batch"}, {"loss", "--loss"}, {"lenient", "--lenient"}}, [&] {
+    with_option_spellings({{"batch", "--batch"}, {"loss", "--loss"}, {"lenient", "--lenient"}, {"lenient_force", "--lenient=force"}}, [&] {
       imported = import_onnx_model(o->model, options);
       return 0;
     });

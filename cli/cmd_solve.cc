@@ -14,6 +14,7 @@
 #include "cli/exit_status.h"
 #include "cli/byte_size.h"
 #include "cli/graph_input.h"
+#include "cli/onnx_loader.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/process_memory.h"
@@ -55,6 +56,10 @@ struct SolveCliOptions {
   bool no_fold = false;
   bool timings = false;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
+  // Import options for an ONNX model, as `pase import` takes them.
+  int64_t batch = 0;  // 0: as exported
+  std::string loss;   // empty: softmax_xent
+  std::string lenient;  // empty: off; "true" (the bare flag) or "force"
 };
 
 // Placement steps (build_plan.h's PlanOptions::max_work) a solve without
@@ -234,7 +239,18 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   auto t0 = Clock::now();
-  Graph graph = load_graph_input(o->graph);
+  const bool import_options = o->batch != 0 || !o->loss.empty() || !o->lenient.empty();
+  if (import_options && !is_onnx_file(o->graph))
+    throw UsageError("--batch, --loss and --lenient apply to an ONNX model (.onnx); '" + o->graph +
+                     "' is read as a pase-graph file");
+  std::vector<std::string> notes;
+  GraphInputImport import;
+  if (o->batch != 0) import.options.batch = o->batch;
+  if (!o->loss.empty()) import.options.loss = o->loss;
+  set_lenient(import.options, o->lenient);
+  import.notes = &notes;
+  Graph graph = load_graph_input(o->graph, &import);
+  for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   double load_seconds = seconds_since(t0);
   auto t1 = Clock::now();
   // On a mesh, the DP chooses among the configurations the mesh realizes.
@@ -384,8 +400,13 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
 CommandRunner register_solve(CLI::App& app) {
   auto o = std::make_shared<SolveCliOptions>();
   CLI::App* cmd = app.add_subcommand("solve", "Find the optimal per-layer parallelization strategy of a graph");
-  cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
+  cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON) or ONNX model (.onnx)")->required();
   cmd->add_option("--devices,-p", o->devices, "Number of devices")->required();
+  cmd->add_option("--batch,-b", o->batch, "ONNX model: batch size, re-sizes dim 0 of the data inputs (default: as exported)");
+  cmd->add_option("--loss", o->loss, "ONNX model: loss appended to each output, softmax_xent (default) or none");
+  cmd->add_flag("--lenient{true}", o->lenient,
+                "ONNX model: import unsupported ops as zero-cost pass-through vertices instead of refusing (above 5% of "
+                "the model's estimated FLOP refused unless --lenient=force)");
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");

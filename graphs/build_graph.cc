@@ -42,6 +42,7 @@ class Builder {
     for (int node : order) lower_node(node);
     check_weight_names();
     graph_.parameters = file_.parameters;
+    graph_.replaced = file_.replaced;
     for (int v = 0; v < static_cast<int>(graph_.vertices.size()); ++v) {
       const Vertex& vertex = graph_.vertices[v];
       for (int j = 0; j < static_cast<int>(vertex.inputs.size()); ++j) {

@@ -48,13 +48,16 @@ struct Vertex {
   std::vector<Shape> outputs;
   int64_t pointwise = 0;
   int64_t units = 0, vocab = 0, dim = 0, layers = 0;
+  int64_t groups = 1;  ///< conv2d: channel groups (depthwise: groups = channels)
+  int64_t gates = 4;   ///< lstm: gate blocks per unit (LSTM 4, GRU 3)
+  int64_t k = 0;       ///< topk: how many to keep
   int axis = 0;
   std::vector<int> axes;
   bool keepdims = false;
   std::vector<int> perm;
   std::string equation;  ///< einsum; matmul and embedding get an equivalent one
   Shape filter;
-  HeightWidth stride{1, 1}, padding{0, 0}, window{0, 0};
+  HeightWidth stride{1, 1}, padding{0, 0}, window{0, 0}, dilation{1, 1};
   bool weight_kn = false;  ///< fc: the model holds its weight [K, N] (`weight_layout` "kn"), not [N, K]
   std::vector<std::string> weight_names;  ///< the node's `weights`: one per op-owned weight, or empty (NODE/weight)
   std::vector<PointwiseWeight> pointwise_weights;
@@ -72,6 +75,7 @@ struct Graph {
   std::vector<Vertex> vertices;  ///< topological order
   std::vector<TensorEdge> edges;
   std::vector<std::string> parameters;  ///< external tensors that are trainable weights, in file order
+  std::vector<ReplacedNodeV1> replaced;  ///< source-model nodes a lenient import replaced by pass-throughs
 
   [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent
   [[nodiscard]] int component_count() const;                            ///< weakly connected components

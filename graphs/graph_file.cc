@@ -19,7 +19,7 @@ namespace {
 using json = nlohmann::json;
 
 const std::vector<std::string> kCommonNodeFields = {"name", "op", "inputs", "cutoff", "outputs", "pointwise_weights"};
-const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters", "nodes"};
+const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters", "nodes", "replaced"};
 
 HeightWidth get_height_width(const JsonReader& field, bool allow_zero) {
   auto one = [&](const JsonReader& v) { return allow_zero ? v.as_non_negative() : v.as_positive(); };
@@ -90,6 +90,9 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("vocab")) out.vocab = f->as_positive();
   if (auto f = node.optional("dim")) out.dim = f->as_positive();
   if (auto f = node.optional("layers")) out.layers = f->as_positive();
+  if (auto f = node.optional("groups")) out.groups = f->as_positive();
+  if (auto f = node.optional("gates")) out.gates = f->as_positive();
+  if (auto f = node.optional("k")) out.k = f->as_positive();
   if (auto f = node.optional("axis")) out.axis = f->as_int();
   if (auto f = node.optional("equation")) out.equation = f->as_string();
   if (auto f = node.optional("filter")) out.filter = f->as_shape();
@@ -97,6 +100,7 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("stride")) out.stride = get_height_width(*f, false);
   if (auto f = node.optional("padding")) out.padding = get_height_width(*f, true);
   if (auto f = node.optional("window")) out.window = get_height_width(*f, false);
+  if (auto f = node.optional("dilation")) out.dilation = get_height_width(*f, false);
   if (auto f = node.optional("axes")) out.axes = f->as_int_list();
   if (auto f = node.optional("perm")) out.perm = f->as_int_list();
   if (auto f = node.optional("keepdims")) out.keepdims = f->as_bool();
@@ -200,6 +204,14 @@ GraphFileV1 parse_graph_file(const std::string& text, const std::string& source)
       graph.tensors.emplace_back(name, shape.as_subject("tensor '" + name + "'").as_shape());
   if (auto f = root.optional("parameters"))
     for (const JsonReader& name : f->items("tensor names")) graph.parameters.push_back(get_weight_name(name));
+  if (auto f = root.optional("replaced"))
+    for (const JsonReader& entry : f->items("replaced nodes")) {
+      ReplacedNodeV1 r;
+      r.op = entry.required("op").as_string();
+      r.name = entry.required("name").as_string();
+      r.flop_share = entry.required("flop_share").as_number();
+      graph.replaced.push_back(std::move(r));
+    }
   JsonReader nodes = root.required("nodes");
   std::vector<JsonReader> items = nodes.items("nodes");
   if (items.empty()) nodes.fail("the graph has no nodes");
@@ -224,6 +236,15 @@ std::string write_graph_file(const GraphFileV1& graph) {
     for (size_t i = 0; i < graph.parameters.size(); ++i) out << (i ? ",\n    " : "\n    ") << json(graph.parameters[i]).dump();
     out << "\n  ],\n";
   }
+  if (!graph.replaced.empty()) {
+    out << "  \"replaced\": [";
+    for (size_t i = 0; i < graph.replaced.size(); ++i) {
+      const ReplacedNodeV1& r = graph.replaced[i];
+      out << (i ? ",\n    " : "\n    ") << "{\"op\": " << json(r.op).dump() << ", \"name\": " << json(r.name).dump()
+          << ", \"flop_share\": " << json(r.flop_share).dump() << "}";
+    }
+    out << "\n  ],\n";
+  }
   out << "  \"nodes\": [";
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const NodeV1& n = graph.nodes[i];
@@ -238,10 +259,14 @@ std::string write_graph_file(const GraphFileV1& graph) {
     if (n.window) add("window", height_width_json(*n.window));
     if (n.stride) add("stride", height_width_json(*n.stride));
     if (n.padding) add("padding", height_width_json(*n.padding));
+    if (n.dilation) add("dilation", height_width_json(*n.dilation));
+    if (n.groups) add("groups", *n.groups);
     if (n.units) add("units", *n.units);
     if (n.vocab) add("vocab", *n.vocab);
     if (n.dim) add("dim", *n.dim);
     if (n.layers) add("layers", *n.layers);
+    if (n.gates) add("gates", *n.gates);
+    if (n.k) add("k", *n.k);
     if (n.shape) add("shape", *n.shape);
     if (n.perm) add("perm", *n.perm);
     if (n.axes) add("axes", *n.axes);

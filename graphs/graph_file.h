@@ -39,9 +39,11 @@ struct NodeV1 {
   std::optional<std::vector<Shape>> outputs;
   std::optional<int64_t> pointwise;
   std::optional<int64_t> units, vocab, dim, layers, axis;
+  std::optional<int64_t> groups, gates;  ///< conv2d: channel groups; lstm: gates per unit (4 LSTM, 3 GRU)
+  std::optional<int64_t> k;              ///< topk: how many to keep
   std::optional<std::string> equation;
   std::optional<Shape> filter, shape;
-  std::optional<HeightWidth> stride, padding, window;
+  std::optional<HeightWidth> stride, padding, window, dilation;
   std::optional<std::vector<int64_t>> axes, perm;
   std::optional<std::vector<int64_t>> parts;  ///< sizes; one entry when written as a count
   bool parts_is_count = false;                ///< `parts` was a single number (equal parts)
@@ -51,6 +53,13 @@ struct NodeV1 {
   std::optional<std::vector<PointwiseWeightV1>> pointwise_weights;
 };
 
+/// A node of the source model that an import replaced by a pass-through
+/// (`pase import --lenient`), with its share of the model's estimated FLOP.
+struct ReplacedNodeV1 {
+  std::string op, name;
+  double flop_share = 0;
+};
+
 /// A whole graph file.
 struct GraphFileV1 {
   std::string name;
@@ -58,6 +67,7 @@ struct GraphFileV1 {
   std::vector<std::pair<std::string, Shape>> tensors;  ///< in file order
   std::vector<std::string> parameters;  ///< external tensors that are trainable weights
   std::vector<NodeV1> nodes;
+  std::vector<ReplacedNodeV1> replaced;  ///< `replaced`: what a lenient import left out
 };
 
 /// Parses and field-checks JSON text; `source` names the file in errors.

@@ -544,6 +544,64 @@ std::optional<std::vector<ConstantValue>> evaluate(const onnx::NodeProto& node, 
     return one(slice(x, *starts, *ends, input_ints(3).value_or(std::vector<int64_t>{}),
                      input_ints(4).value_or(std::vector<int64_t>{})));
   }
+  if (op == "Split") {
+    const int64_t written_axis = int_attribute(node, "axis", 0);
+    std::optional<int64_t> axis = axis_in(written_axis, x.dims.size());
+    if (!axis) invalid("Split axis " + std::to_string(written_axis) + " is out of range for rank " + std::to_string(x.dims.size()));
+    const int64_t extent = x.dims[static_cast<size_t>(*axis)];
+    const auto outputs = static_cast<int64_t>(node.output_size());
+    std::vector<int64_t> sizes = opset >= 13 ? input_ints(1).value_or(std::vector<int64_t>{})
+                                             : ints_attribute(node, "split").value_or(std::vector<int64_t>{});
+    if (sizes.empty()) {
+      if (outputs < 1 || extent % outputs != 0)
+        invalid("Split of " + std::to_string(extent) + " entries into " + std::to_string(outputs) + " equal parts");
+      sizes.assign(static_cast<size_t>(outputs), extent / outputs);
+    }
+    int64_t total = 0;
+    bool sane = static_cast<int64_t>(sizes.size()) == outputs;
+    for (int64_t size : sizes) {
+      sane = sane && size >= 0 && size <= extent;
+      total += sane ? size : 0;  // each at most the extent: no overflow
+    }
+    if (!sane || total != extent)
+      invalid("Split sizes " + shape_to_string(sizes) + " do not cut " + std::to_string(extent) + " entries into " +
+              std::to_string(outputs) + " outputs");
+    std::vector<ConstantValue> parts;
+    int64_t begin = 0;
+    for (int64_t size : sizes) {
+      std::optional<ConstantValue> part = slice(x, {begin}, {begin + size}, {*axis}, {});
+      if (!part) return std::nullopt;
+      parts.push_back(std::move(*part));
+      begin += size;
+    }
+    return parts;
+  }
+  if (op == "Tile") {
+    std::optional<std::vector<int64_t>> repeats = input_ints(1);
+    if (!repeats) return std::nullopt;
+    if (repeats->size() != x.dims.size())
+      invalid("Tile repeats " + shape_to_string(*repeats) + " do not match rank " + std::to_string(x.dims.size()));
+    Shape out_dims = x.dims;
+    double elements = 1;
+    for (size_t d = 0; d < out_dims.size(); ++d) {
+      if ((*repeats)[d] < 0) invalid("Tile repeats " + shape_to_string(*repeats) + " has a negative entry");
+      const double extent = static_cast<double>(x.dims[d]) * static_cast<double>((*repeats)[d]);
+      elements *= extent;
+      // Each extent too: beside an empty dimension the product stays 0.
+      if (elements > static_cast<double>(kMaxConstantElements) || extent > static_cast<double>(kMaxConstantElements))
+        return std::nullopt;
+      out_dims[d] = x.dims[d] * (*repeats)[d];
+    }
+    std::vector<int64_t> in_strides = strides_of(x.dims), out_strides = strides_of(out_dims);
+    ConstantValue out = make(x.type, out_dims);
+    const int64_t count = element_count(out_dims);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t index = 0;
+      for (size_t d = 0; d < out_dims.size(); ++d) index += ((i / out_strides[d]) % out_dims[d]) % x.dims[d] * in_strides[d];
+      out.data.push_back(x.data[static_cast<size_t>(index)]);
+    }
+    return one(out);
+  }
   if (op == "ConstantOfShape") {
     std::vector<int64_t> dims = as_ints(x);
     if (element_count(dims) > kMaxConstantElements) return std::nullopt;

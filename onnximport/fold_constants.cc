@@ -7,6 +7,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "graphs/error.h"
+#include "onnximport/einsum_shape.h"
 #include "onnximport/onnx_model.h"
 
 namespace pase {
@@ -46,6 +47,94 @@ void collect_propagated(const std::unordered_map<std::string, onnx::TensorShapeP
   }
 }
 
+// Einsum outputs whose shape ONNX left at a rank: ours, as value_info that
+// later rounds keep, so that the shapes after them are inferred too.
+// Returns whether it learned one.
+bool infer_einsum_shapes(onnx::GraphProto& graph, TensorFacts& facts, std::map<std::string, onnx::ValueInfoProto>& own,
+                         const std::string& source) {
+  bool learned = false;
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() != "Einsum" || node.output_size() != 1 || facts.shape(node.output(0))) continue;
+    std::vector<Shape> inputs;
+    for (const std::string& in : node.input()) {
+      const Shape* shape = facts.shape(in);
+      if (!shape) break;
+      inputs.push_back(*shape);
+    }
+    if (static_cast<int>(inputs.size()) != node.input_size()) continue;
+    std::optional<Shape> shape;
+    try {
+      shape = einsum_output_shape(string_attribute(node, "equation", ""), inputs);
+    } catch (const std::invalid_argument& error) {
+      throw InputError(source + ": node '" + node.name() + "': field 'equation': " + error.what());
+    }
+    if (!shape) continue;
+    onnx::ValueInfoProto info;
+    for (const onnx::ValueInfoProto& inferred : graph.value_info())
+      if (inferred.name() == node.output(0)) info = inferred;
+    info.set_name(node.output(0));
+    onnx::TypeProto::Tensor& tensor = *info.mutable_type()->mutable_tensor_type();
+    if (!tensor.has_elem_type()) tensor.set_elem_type(onnx::TensorProto::FLOAT);
+    onnx::TensorShapeProto& dims = *tensor.mutable_shape();
+    dims.clear_dim();
+    for (int64_t d : *shape) dims.add_dim()->set_dim_value(d);
+    own[node.output(0)] = info;
+    facts.shapes[node.output(0)] = *shape;
+    learned = true;
+  }
+  return learned;
+}
+
+// Reshape and Expand targets the trace baked the exported batch into:
+// rewritten to the new batch where that makes the element counts agree (a
+// Reshape) or the leading sizes (an Expand). Returns whether it rewrote one.
+bool rebatch_reshapes(onnx::GraphProto& graph, TensorFacts& facts, const BatchChange& batch, const std::string& source) {
+  bool rewrote = false;
+  for (const onnx::NodeProto& node : graph.node()) {
+    const bool expand = node.op_type() == "Expand";
+    if ((node.op_type() != "Reshape" && !expand) || node.input_size() < 2) continue;
+    const Shape* in = facts.shape(node.input(0));
+    auto target = facts.values.find(node.input(1));
+    if (!in || target == facts.values.end() || in->empty() || target->second.data.empty()) continue;
+    std::vector<double>& t = target->second.data;
+    if (expand) {
+      // Broadcasting the new batch to the old one fails; an Expand whose
+      // target leads with the old batch where its input leads with the new
+      // one (of the same rank) was traced from `x.expand(b, ...)`.
+      if (t.size() != in->size() || (*in)[0] != batch.to || t[0] != static_cast<double>(batch.from)) continue;
+      t[0] = static_cast<double>(batch.to);
+      for (onnx::TensorProto& init : *graph.mutable_initializer())
+        if (init.name() == node.input(1)) init = constant_to_tensor(target->second, init.name());
+      rewrote = true;
+      continue;
+    }
+    // The element counts, in doubles: a mismatch is what matters, and a
+    // target with 0 or -1 entries is ONNX's to resolve.
+    double want = 1, have = 1;
+    bool plain = true;
+    for (int64_t d : *in) want *= static_cast<double>(d);
+    for (double d : t) {
+      plain = plain && d >= 1;
+      have *= d;
+    }
+    if (!plain || want == have) continue;
+    if ((*in)[0] != batch.to || t[0] != static_cast<double>(batch.from) ||
+        have / static_cast<double>(batch.from) * static_cast<double>(batch.to) != want)
+      throw InputError(source + ": node '" + node.name() + "': Reshape target [" + [&] {
+        std::string text;
+        for (size_t k = 0; k < t.size(); ++k) text += (k ? ", " : "") + std::to_string(static_cast<int64_t>(t[k]));
+        return text;
+      }() + "] does not hold the " + std::to_string(static_cast<int64_t>(want)) + " elements of its input " +
+                       shape_to_string(*in) + " at batch " + std::to_string(batch.to) +
+                       ": the export baked a size into it that re-batching cannot rewrite; export with a dynamic batch axis (dynamic_axes)");
+    t[0] = static_cast<double>(batch.to);
+    for (onnx::TensorProto& init : *graph.mutable_initializer())
+      if (init.name() == node.input(1)) init = constant_to_tensor(target->second, init.name());
+    rewrote = true;
+  }
+  return rewrote;
+}
+
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
@@ -63,7 +152,8 @@ const ConstantValue* TensorFacts::value(const std::string& name) const {
   return it == values.end() ? nullptr : &it->second;
 }
 
-TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source) {
+TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source,
+                                       std::optional<BatchChange> batch) {
   TensorFacts facts;
   onnx::GraphProto& graph = *model.mutable_graph();
   for (const onnx::TensorProto& init : graph.initializer()) {
@@ -73,8 +163,10 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
   int64_t opset = default_opset(model);
   ConstantLookup lookup{[&](const std::string& name) { return facts.value(name); },
                         [&](const std::string& name) { return facts.shape(name); }};
+  std::map<std::string, onnx::ValueInfoProto> own_shapes;
   for (int round = 0; round < kMaxRounds; ++round) {
     graph.clear_value_info();
+    for (const auto& [name, info] : own_shapes) *graph.add_value_info() = info;
     std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
     try {
       onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/true);
@@ -84,6 +176,15 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
     }
     collect_shapes(graph, facts);
     collect_propagated(propagated, facts);
+    bool learned = infer_einsum_shapes(graph, facts, own_shapes, source);
+    if (batch && batch->from != batch->to && rebatch_reshapes(graph, facts, *batch, source)) {
+      learned = true;
+      // Shapes inferred from the old targets are stale: ONNX recomputes them.
+      for (const onnx::NodeProto& node : graph.node())
+        for (const std::string& out : node.output())
+          if (!facts.values.count(out)) facts.shapes.erase(out);
+      own_shapes.clear();
+    }
 
     std::set<int> folded;
     for (int i = 0; i < graph.node_size(); ++i) {
@@ -108,7 +209,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
       }
       folded.insert(i);
     }
-    if (folded.empty()) break;
+    if (folded.empty() && !learned) break;
     // Replace the folded nodes by initializers so that the next inference
     // round reads their values as constants.
     google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;

@@ -3,7 +3,9 @@
 // alternated with the constant evaluator until neither learns anything new.
 // Folded shape arithmetic is replaced by initializers, so ONNX then sees
 // Reshape targets and Slice bounds as constants.
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -22,7 +24,17 @@ struct TensorFacts {
   [[nodiscard]] const ConstantValue* value(const std::string& name) const;  ///< nullptr if not constant
 };
 
-/// Infers shapes and folds constants in place; `source` names the file in errors.
-[[nodiscard]] TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source);
+/// A re-batching: the batch size the model was exported with, and the one asked for.
+struct BatchChange {
+  int64_t from = 0, to = 0;
+};
+
+/// Infers shapes and folds constants in place; `source` names the file in
+/// errors. With `batch`, a constant Reshape target that starts with the
+/// exported batch size where its input now has the new one (a trace that
+/// baked `x.view(b, ...)`) is rewritten to the new size; one that cannot be
+/// rewritten so is an error that says so.
+[[nodiscard]] TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source,
+                                                     std::optional<BatchChange> batch = std::nullopt);
 
 }  // namespace pase

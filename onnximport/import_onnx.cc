@@ -19,9 +19,12 @@ std::string file_stem(const std::string& path) {
   return pase_name(stem, "onnx");
 }
 
-// Fixes the batch size of the data inputs; every other dimension must already be static.
-void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data_inputs, const OnnxImportOptions& options,
-                      const std::string& path) {
+// Fixes the batch size of the data inputs; every other dimension must
+// already be static. Returns the batch size the model was exported with (0:
+// dynamic), and the new one.
+BatchChange set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data_inputs,
+                             const OnnxImportOptions& options, const std::string& path) {
+  BatchChange change;
   for (onnx::ValueInfoProto& input : *graph.mutable_input()) {
     if (!data_inputs.count(input.name())) continue;
     if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape())
@@ -30,6 +33,8 @@ void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data
     for (int d = 0; d < shape.dim_size(); ++d) {
       onnx::TensorShapeProto::Dimension& dim = *shape.mutable_dim(d);
       if (d == 0 && options.batch) {
+        if (change.from == 0 && dim.has_dim_value()) change.from = dim.dim_value();
+        change.to = *options.batch;
         dim.set_dim_value(*options.batch);
         continue;
       }
@@ -45,6 +50,7 @@ void set_input_shapes(onnx::GraphProto& graph, const std::set<std::string>& data
   graph.clear_value_info();
   for (onnx::ValueInfoProto& output : *graph.mutable_output())
     if (output.type().has_tensor_type()) output.mutable_type()->mutable_tensor_type()->clear_shape();
+  return change;
 }
 
 void check_options(const OnnxImportOptions& options) {
@@ -60,9 +66,10 @@ OnnxImport import_model(onnx::ModelProto model, const std::string& path, const O
   std::set<std::string> data_inputs = find_data_inputs(graph);
   if (data_inputs.empty())
     throw InputError(path + ": no data input: every graph input is an initializer or used only as a weight");
-  set_input_shapes(graph, data_inputs, options, path);
+  const BatchChange batch = set_input_shapes(graph, data_inputs, options, path);
   std::map<std::string, ParameterView> parameters = find_parameters(graph, data_inputs);
-  TensorFacts facts = infer_shapes_and_constants(model, path);
+  TensorFacts facts = infer_shapes_and_constants(
+      model, path, batch.from > 0 && batch.to > 0 ? std::optional<BatchChange>(batch) : std::nullopt);
   OnnxImport result = lower_graph(model.graph(), facts, data_inputs, parameters, options, path, default_opset(model));
   result.graph.name = file_stem(path);
   if (result.graph.nodes.empty()) throw InputError(path + ": the model has no op that pase models");

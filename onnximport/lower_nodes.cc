@@ -1,8 +1,10 @@
 #include "onnximport/lower_nodes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
+#include "graphs/einsum.h"
 #include "graphs/error.h"
 #include "graphs/op_registry.h"
 #include "onnximport/norm_pattern.h"
@@ -80,6 +82,7 @@ class Lowerer {
     for (int i = 0; i < graph_.node_size(); ++i) lower(i);
     add_losses();
     if (!unsupported_.empty() && !options_.lenient) throw OptionError(unsupported_message());
+    if (!unsupported_.empty()) account_replacements();
     return std::move(result_);
   }
 
@@ -91,7 +94,78 @@ class Lowerer {
 
   struct Unsupported {
     std::string op, name, reason;
+    int node = -1;
   };
+
+  // --- what --lenient leaves out -------------------------------------------------
+  // A forward-pass FLOP estimate of one ONNX node, from its shapes: GEMMs and
+  // convolutions 2·MACs, recurrent layers their gate GEMMs, everything else
+  // one operation per output element. Only shares of the total are reported.
+  double estimated_flop(const onnx::NodeProto& node) const {
+    auto elements = [&](const std::string& t) {
+      const Shape* s = facts_.shape(t);
+      double n = 1;
+      if (s)
+        for (int64_t d : *s) n *= static_cast<double>(d);
+      return s ? n : 0.0;
+    };
+    const std::string& op = node.op_type();
+    const Shape* in = node.input_size() > 0 ? facts_.shape(node.input(0)) : nullptr;
+    const Shape* w = node.input_size() > 1 ? facts_.shape(node.input(1)) : nullptr;
+    const double out = node.output_size() > 0 ? elements(node.output(0)) : 0.0;
+    if ((op == "MatMul" || op == "Gemm") && in && !in->empty()) {
+      const bool trans_a = op == "Gemm" && int_attribute(node, "transA", 0) != 0;
+      return 2 * out * static_cast<double>(trans_a ? in->front() : in->back());
+    }
+    if ((op == "Conv" || op == "ConvTranspose") && w && w->size() >= 2) {
+      double taps = 1;
+      for (size_t d = 1; d < w->size(); ++d) taps *= static_cast<double>((*w)[d]);
+      return 2 * (op == "Conv" ? out : elements(node.input(0))) * taps;
+    }
+    if ((op == "LSTM" || op == "GRU" || op == "RNN") && in && in->size() == 3) {
+      const double gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+      const double hidden = static_cast<double>(int_attribute(node, "hidden_size", 0));
+      return 2 * static_cast<double>((*in)[0]) * static_cast<double>((*in)[1]) * gates * hidden *
+             (static_cast<double>((*in)[2]) + hidden);
+    }
+    double all = 0;
+    for (const std::string& o : node.output()) all += o.empty() ? 0.0 : elements(o);
+    return all;
+  }
+
+  // The share of the model's estimated FLOP each replaced node holds; refused
+  // above kLenientFlopShare unless forced.
+  void account_replacements() {
+    double total = 0;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      bool any = false;
+      for (const std::string& out : graph_.node(i).output()) any = any || is_active(out);
+      if (any) total += estimated_flop(graph_.node(i));
+    }
+    double replaced = 0;
+    for (const Unsupported& u : unsupported_) {
+      const double flop = u.node >= 0 ? estimated_flop(graph_.node(u.node)) : 0.0;
+      replaced += flop;
+      result_.replaced.push_back({u.op, u.name, total > 0 ? flop / total : 0.0});
+      result_.graph.replaced.push_back({u.op, u.name, total > 0 ? flop / total : 0.0});
+    }
+    const double share = total > 0 ? replaced / total : 0.0;
+    auto percent = [](double fraction) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f%%", 100 * fraction);
+      return std::string(text);
+    };
+    for (const LenientReplacement& r : result_.replaced)
+      result_.notes.push_back("lenient: node '" + r.name + "' (" + r.op + ") holds " + percent(r.flop_share) +
+                              " of the model's estimated FLOP");
+    const std::string summary = std::to_string(unsupported_.size()) + " node(s) imported as pass-throughs hold " +
+                                percent(share) + " of the model's estimated FLOP";
+    if (share > kLenientFlopShare && !options_.lenient_force)
+      throw OptionError({"lenient_force", "the import option 'lenient_force'",
+                         source_ + ": " + summary + " (more than 5%): the solution would price a different model; ",
+                         " imports them anyway"});
+    result_.notes.push_back("lenient: " + summary);
+  }
 
   // The error for the unsupported nodes, with the option that imports them anyway.
   OptionWords unsupported_message() const {
@@ -278,10 +352,16 @@ class Lowerer {
 
   // --- unsupported --------------------------------------------------------------
   void unsupported(const onnx::NodeProto& node, const std::string& reason) {
-    unsupported_.push_back({node.op_type(), node.name(), reason});
+    unsupported_.push_back({node.op_type(), node.name(), reason, node_index(node)});
     if (options_.lenient) pass_through(node, reason);
     else
       for (const std::string& out : node.output()) refs_[out] = Ref{node.name(), -1, {}};  // keeps later nodes mappable
+  }
+
+  int node_index(const onnx::NodeProto& node) const {
+    for (int i = 0; i < graph_.node_size(); ++i)
+      if (&graph_.node(i) == &node) return i;
+    return -1;
   }
 
   // --lenient: one zero-cost vertex per used output that keeps every shape valid.
@@ -304,6 +384,21 @@ class Lowerer {
         NodeV1& n = emit(renamed, "reshape", {ref_of(node, node.input(slots[0])).ref}, {out});
         n.shape = shape;
         how = "a reshape vertex";
+      } else if (!slots.empty() && !shape.empty() && checked_product(shape_of(node, node.input(slots[0])))) {
+        // Other shapes: one entry of the first activation input broadcast to
+        // the output (NAME/flat, NAME/one, NAME), all data movement, so that
+        // the graph stays connected.
+        const Shape flat_shape = {*checked_product(shape_of(node, node.input(slots[0])))};
+        NodeV1& flat = push_helper(renamed.name() + "/flat", "reshape", ref_of(node, node.input(slots[0])).ref, flat_shape);
+        flat.shape = flat_shape;
+        std::string flat_name = flat.name;
+        NodeV1& one = push_helper(renamed.name() + "/one", "slice", flat_name, {1});
+        one.axis = 0;
+        one.shape = Shape{1};
+        std::string one_name = one.name;
+        NodeV1& n = emit(renamed, "expand", {one_name}, {out});
+        n.shape = shape;
+        how = "an expand of one entry of its first activation input";
       } else {
         std::string name = unique_name(renamed.name());
         result_.graph.tensors.emplace_back(name, shape);
@@ -537,7 +632,7 @@ class Lowerer {
       n.keepdims = true;
       return;
     }
-    if (op == "ReduceMean") return lower_reduce_mean(node);
+    if (op == "ReduceMean" || op == "ReduceSum") return lower_reduce_mean(node);
     if (op == "BatchNormalization") {
       for (int k = 1; k < node.output_size(); ++k)
         if (is_used(node.output(k)) && is_active(node.output(k))) return unsupported(node, "its running statistics are used");
@@ -556,7 +651,9 @@ class Lowerer {
     }
     if (op == "Gemm") return lower_gemm(node);
     if (op == "MatMul") return lower_matmul(node);
-    if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum"})) return lower_binary(node, slots);
+    if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mod", "Where", "Equal", "Less", "Greater",
+                       "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not"}))
+      return lower_binary(node, slots);
     if (op == "Concat") return lower_concat(node);
     if (op == "Split") return lower_split(node);
     if (op == "Transpose") {
@@ -575,7 +672,11 @@ class Lowerer {
       if (slots.size() != 1 || slots[0] != 0) return unsupported(node, "its target shape depends on the data");
       const Shape& out = shape_of(node, node.output(0));
       if (out == shape_of(node, x)) return alias(node.output(0), ref_of(node, x));
-      if (op == "Expand") return unsupported(node, "broadcasts an activation");
+      if (op == "Expand") {
+        NodeV1& n = emit(node, "expand", {ref_of(node, x).ref}, {node.output(0)});
+        n.shape = out;
+        return;
+      }
       NodeV1& n = emit(node, "reshape", {ref_of(node, x).ref}, {node.output(0)});
       n.shape = out;
       return;
@@ -586,7 +687,46 @@ class Lowerer {
       return;
     }
     if (op == "Gather") return lower_gather(node);
+    if (op == "LSTM" || op == "GRU") return lower_rnn(node, slots);
+    if (op == "Einsum") return lower_einsum(node);
+    if (op == "TopK") {
+      std::optional<std::vector<int64_t>> k = input_ints(node, 1);
+      if (slots != std::vector<int>{0} || !k || k->size() != 1) return unsupported(node, "k is not a constant");
+      NodeV1& n = emit(node, "topk", {ref_of(node, x).ref}, {node.output(0), node.output(1)});
+      n.k = k->front();
+      n.axis = int_attribute(node, "axis", -1);
+      return;
+    }
+    if (op == "ScatterElements") {
+      if (string_attribute(node, "reduction", "none") != "none") return unsupported(node, "a reduction");
+      if (!is_active(node.input(1)) || !is_active(node.input(2)))
+        return unsupported(node, "indices or updates that are constants");
+      std::vector<std::string> inputs;
+      if (is_active(node.input(0))) inputs.push_back(ref_of(node, node.input(0)).ref);
+      inputs.push_back(ref_of(node, node.input(1)).ref);
+      inputs.push_back(ref_of(node, node.input(2)).ref);
+      NodeV1& n = emit(node, "scatter", inputs, {node.output(0)});
+      if (inputs.size() == 2) n.shape = shape_of(node, node.output(0));
+      n.axis = int_attribute(node, "axis", 0);
+      return;
+    }
     if (op == "Pad") return lower_pad(node);
+    if (op == "Slice") {
+      // Not a step-1 cut (those join a split, see find_groups): a strided
+      // Slice of one axis.
+      const Shape& in = shape_of(node, x);
+      const Shape& out = shape_of(node, node.output(0));
+      std::vector<int64_t> cut;
+      for (size_t d = 0; d < in.size() && d < out.size(); ++d)
+        if (in[d] != out[d]) cut.push_back(static_cast<int64_t>(d));
+      if (slots != std::vector<int>{0} || in.size() != out.size() || cut.size() > 1)
+        return unsupported(node, "cuts more than one axis with a step");
+      if (cut.empty()) return alias(node.output(0), ref_of(node, x));
+      NodeV1& n = emit(node, "slice", {ref_of(node, x).ref}, {node.output(0)});
+      n.axis = cut[0];
+      n.shape = out;
+      return;
+    }
     if (is_one_of(op, {"Loop", "If", "Scan"})) return unsupported(node, "control flow");
     unsupported(node, "");
   }
@@ -622,12 +762,18 @@ class Lowerer {
 
   // Stride, padding and window of a 2-D Conv/Pool, fitted to ONNX's output shape.
   std::optional<std::string> window_geometry(const onnx::NodeProto& node, const Shape& in, const Shape& out,
-                                             const Shape& kernel, const HeightWidth& extra, HeightWidth& stride,
-                                             HeightWidth& padding) const {
-    if (in.size() != 4 || out.size() != 4 || kernel.size() != 2) return "only 2-D windows are supported";
+                                             const Shape& window, const HeightWidth& extra, HeightWidth& stride,
+                                             HeightWidth& padding, HeightWidth* dilation = nullptr) const {
+    if (in.size() != 4 || out.size() != 4 || window.size() != 2) return "only 2-D windows are supported";
     std::vector<int64_t> dilations = ints_attribute(node, "dilations").value_or(std::vector<int64_t>{1, 1});
+    if (dilations.size() != 2) return "expected 2 dilations";
     for (int64_t d : dilations)
-      if (d != 1) return "dilation " + std::to_string(d);
+      if (d != 1 && (!dilation || d < 1 || d > (int64_t{1} << 24))) return "dilation " + std::to_string(d);
+    if (dilation) *dilation = {dilations[0], dilations[1]};
+    // A dilated window reaches (k − 1)·d + 1 (both at most 2^24: no overflow).
+    Shape kernel = window;
+    for (size_t k = 0; k < 2; ++k)
+      if (kernel[k] >= 1 && kernel[k] <= (int64_t{1} << 24)) kernel[k] = (kernel[k] - 1) * dilations[k] + 1;
     std::vector<int64_t> strides = ints_attribute(node, "strides").value_or(std::vector<int64_t>{1, 1});
     std::vector<int64_t> pads = ints_attribute(node, "pads").value_or(std::vector<int64_t>{0, 0, 0, 0});
     if (strides.size() != 2 || pads.size() != 4) return "expected 2 strides and 4 pads";
@@ -654,21 +800,67 @@ class Lowerer {
 
   void lower_conv(const onnx::NodeProto& node, const std::vector<int>& slots) {
     if (slots.size() != 1 || slots[0] != 0) return unsupported(node, "its weight is computed from the data");
-    int64_t group = int_attribute(node, "group", 1);
-    if (group != 1) return unsupported(node, "grouped convolution, group " + std::to_string(group));
+    const int64_t group = int_attribute(node, "group", 1);
+    const Shape& in = shape_of(node, node.input(0));
+    if (group < 1 || in.size() < 2 || in[1] % group != 0)
+      return unsupported(node, "group " + std::to_string(group) + " does not divide the input channels");
     Ref x = ref_of(node, node.input(0));
     const Shape& weight = shape_of(node, node.input(1));
-    if (weight.size() != 4) return unsupported(node, "only 2-D convolution is supported");
-    HeightWidth stride, padding;
-    if (std::optional<std::string> why = window_geometry(node, shape_of(node, node.input(0)), shape_of(node, node.output(0)),
-                                                         {weight[2], weight[3]}, x.pad, stride, padding))
+    if (weight.size() == 3 && in.size() == 3) return lower_conv1d(node, x, weight, group);
+    if (weight.size() != 4) return unsupported(node, "only 1-D and 2-D convolution are supported");
+    HeightWidth stride, padding, dilation;
+    if (std::optional<std::string> why = window_geometry(node, in, shape_of(node, node.output(0)), {weight[2], weight[3]},
+                                                         x.pad, stride, padding, &dilation))
       return unsupported(node, *why);
     NodeV1& n = emit(node, "conv2d", {x.ref}, {node.output(0)});
     n.filter = weight;
     if (stride != HeightWidth{1, 1}) n.stride = stride;
     if (padding != HeightWidth{0, 0}) n.padding = padding;
+    if (dilation != HeightWidth{1, 1}) n.dilation = dilation;
+    if (group != 1) n.groups = group;
     name_weight(n, node.input(1));
     if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(last_node(), node.input(2), 1);
+  }
+
+  // A 1-D Conv over x [b, C, L]: a conv2d over [b, C, L, 1] with an R x 1
+  // filter, between reshapes NAME/in and NAME/out.
+  void lower_conv1d(const onnx::NodeProto& node, const Ref& x, const Shape& weight, int64_t group) {
+    const Shape& in = shape_of(node, node.input(0));
+    const Shape& out = shape_of(node, node.output(0));
+    const int64_t stride = ints_attribute(node, "strides").value_or(std::vector<int64_t>{1}).at(0);
+    const int64_t dilation = ints_attribute(node, "dilations").value_or(std::vector<int64_t>{1}).at(0);
+    const std::vector<int64_t> pads = ints_attribute(node, "pads").value_or(std::vector<int64_t>{0, 0});
+    constexpr int64_t kLimit = int64_t{1} << 24;  // as window_geometry: no overflow, a short padding search
+    if (out.size() != 3 || pads.size() != 2 || x.pad != HeightWidth{0, 0} || stride < 1 || stride > kLimit ||
+        dilation < 1 || dilation > kLimit || weight[2] < 1 || weight[2] > kLimit || pads[0] < 0 || pads[0] > kLimit ||
+        pads[1] < 0 || pads[1] > kLimit || in[2] > (int64_t{1} << 40))
+      return unsupported(node, "1-D window, stride, dilation or padding out of range");
+    std::optional<int64_t> pad = fit_padding(in[2], (weight[2] - 1) * dilation + 1, stride, out[2], pads[0], pads[1]);
+    if (!pad) return unsupported(node, "padding " + join_shape(pads) + " has no symmetric equivalent");
+    NodeV1& lifted = push_helper(node.name() + "/in", "reshape", x.ref, {in[0], in[1], in[2], 1});
+    lifted.shape = Shape{in[0], in[1], in[2], 1};
+    std::string lifted_name = lifted.name;
+    NodeV1 n;
+    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
+    emitted_names_.insert(n.name);
+    used_names_.insert(n.name);
+    n.op = "conv2d";
+    n.inputs = {lifted_name};
+    n.filter = Shape{weight[0], weight[1], weight[2], 1};
+    if (stride != 1) n.stride = HeightWidth{stride, 1};
+    if (*pad != 0) n.padding = HeightWidth{*pad, 0};
+    if (dilation != 1) n.dilation = HeightWidth{dilation, 1};
+    if (group != 1) n.groups = group;
+    n.outputs = std::vector<Shape>{{out[0], out[1], out[2], 1}};
+    std::string conv = n.name;
+    result_.graph.nodes.push_back(std::move(n));
+    // The filter is the weight [N, C/G, R] with a unit width: not listed under
+    // the exporter's name, whose shape it does not have.
+    const int conv_index = last_node();
+    if (node.input_size() > 2 && !node.input(2).empty()) add_pointwise_weight(conv_index, node.input(2), 1);
+    NodeV1& flat = push_helper(conv + "/out", "reshape", conv, out);
+    flat.shape = out;
+    refs_[node.output(0)] = Ref{flat.name, last_node(), {}};
   }
 
   void lower_pool(const onnx::NodeProto& node) {
@@ -692,6 +884,9 @@ class Lowerer {
     std::string mode = string_attribute(node, "mode", "constant");
     std::optional<std::vector<int64_t>> pads = opset_ >= 11 ? input_ints(node, 1) : ints_attribute(node, "pads");
     const Shape& in = shape_of(node, node.input(0));
+    // No padding at all (Swin pads its windows to a multiple of 7, often by 0): the identity.
+    if (pads && std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; }))
+      return alias(node.output(0), ref_of(node, node.input(0)));
     if (mode != "constant" || !pads || pads->size() != 2 * in.size() || in.size() != 4)
       return unsupported(node, "only constant padding of the last two axes of a 4-D tensor");
     const std::vector<int64_t>& p = *pads;
@@ -710,7 +905,10 @@ class Lowerer {
 
   void lower_reduce_mean(const onnx::NodeProto& node) {
     const Shape& in = shape_of(node, node.input(0));
-    std::optional<std::vector<int64_t>> axes = opset_ >= 18 ? input_ints(node, 1) : ints_attribute(node, "axes");
+    // ReduceSum costs what ReduceMean does (the all-reduce of the partial
+    // sums); it takes its axes as an input from opset 13, ReduceMean from 18.
+    const bool axes_input = node.op_type() == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
+    std::optional<std::vector<int64_t>> axes = axes_input ? input_ints(node, 1) : ints_attribute(node, "axes");
     std::vector<int64_t> all;
     if (!axes || axes->empty()) {
       for (size_t d = 0; d < in.size(); ++d) all.push_back(static_cast<int64_t>(d));
@@ -811,7 +1009,11 @@ class Lowerer {
     const Shape& out = shape_of(node, node.output(0));
     if (slots.size() == 1) {
       const std::string& x = node.input(slots[0]);
-      if (shape_of(node, x) != out) return unsupported(node, "broadcasts an activation");
+      if (shape_of(node, x) != out) {
+        // A constant widens the activation (a [b, s, 1] scale times a
+        // [b, s, d] constant): the broadcast, then the operation.
+        return emit_expand_then_elementwise(node, ref_of(node, x), out);
+      }
       // A bias, scale or constant applied to one activation: pointwise work of
       // its producer, which also lists the bias or scale among its weights.
       Ref in = ref_of(node, x);
@@ -833,12 +1035,107 @@ class Lowerer {
       for (const std::string& t : others) add_pointwise_weight(in.node, t, std::nullopt);
       return fold(node.output(0), in, 1);
     }
+    // Activations broadcast against each other (a bias [s, d] computed from
+    // the data, a squeeze-excitation scale [b, c, 1, 1]): one elementwise
+    // vertex over the output. A constant operand must not widen the output.
     std::vector<std::string> inputs;
+    Shape broadcast;
     for (int slot : slots) {
-      if (shape_of(node, node.input(slot)) != out) return unsupported(node, "broadcasting between activations");
+      const Shape& in = shape_of(node, node.input(slot));
+      if (in.size() > broadcast.size()) broadcast.insert(broadcast.begin(), in.size() - broadcast.size(), 1);
+      for (size_t d = 0; d < in.size(); ++d) {
+        int64_t& b = broadcast[broadcast.size() - in.size() + d];
+        b = b == 1 ? in[d] : b;
+      }
       inputs.push_back(ref_of(node, node.input(slot)).ref);
     }
+    if (broadcast != out) return unsupported(node, "a constant operand broadcasts the activations to " + join_shape(out));
     emit(node, "elementwise", inputs, {node.output(0)});
+  }
+
+  // `x` broadcast to `out` (an expand vertex NAME/expand), then the
+  // elementwise operation on it (NAME).
+  void emit_expand_then_elementwise(const onnx::NodeProto& node, const Ref& x, const Shape& out) {
+    NodeV1 e;
+    e.name = unique_name(node.name() + "/expand");
+    e.op = "expand";
+    e.inputs = {x.ref};
+    e.shape = out;
+    e.outputs = std::vector<Shape>{out};
+    result_.graph.nodes.push_back(e);
+    emit(node, "elementwise", {e.name}, {node.output(0)});
+  }
+
+  // A vertex the importer adds around a node's own (NAME/in, NAME/out), with its one output's shape.
+  NodeV1& push_helper(const std::string& wanted, const std::string& op, const std::string& input, const Shape& out) {
+    NodeV1 n;
+    n.name = unique_name(wanted);
+    n.op = op;
+    n.inputs = {input};
+    n.outputs = std::vector<Shape>{out};
+    result_.graph.nodes.push_back(std::move(n));
+    return result_.graph.nodes.back();
+  }
+
+  // ONNX LSTM and GRU, one direction, time-major X [s, b, I] with I = hidden:
+  // the `lstm` op with its gate count (4, 3) between the layout changes to
+  // and from pase's (b, s, U), and Y [s, 1, b, U] as a reshape of the result.
+  void lower_rnn(const onnx::NodeProto& node, const std::vector<int>& slots) {
+    const int64_t gates = node.op_type() == "LSTM" ? 4 : 3;
+    if (slots != std::vector<int>{0}) return unsupported(node, "a weight or initial state computed from the data");
+    for (int k = 1; k < node.output_size(); ++k)
+      if (is_used(node.output(k))) return unsupported(node, "its final hidden or cell state is used");
+    if (string_attribute(node, "direction", "forward") != "forward") return unsupported(node, "bidirectional or reverse");
+    if (int_attribute(node, "layout", 0) != 0) return unsupported(node, "batch-major layout");
+    if (node.op_type() == "GRU" && int_attribute(node, "linear_before_reset", 0) == 0)
+      return unsupported(node, "linear_before_reset = 0 (PyTorch's GRU has 1)");
+    const Shape& x = shape_of(node, node.input(0));
+    const int64_t hidden = int_attribute(node, "hidden_size", 0);
+    if (x.size() != 3 || hidden != x[2])
+      return unsupported(node, "input size " + (x.size() == 3 ? std::to_string(x[2]) : std::string("?")) +
+                                   " differs from hidden size " + std::to_string(hidden));
+    if (node.output_size() == 0 || !is_used(node.output(0))) return;
+    const Shape& y = shape_of(node, node.output(0));
+    NodeV1& in = push_helper(node.name() + "/in", "transpose", ref_of(node, node.input(0)).ref, {x[1], x[0], x[2]});
+    in.perm = std::vector<int64_t>{1, 0, 2};
+    std::string in_name = in.name;
+    NodeV1 n;
+    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
+    emitted_names_.insert(n.name);
+    used_names_.insert(n.name);
+    n.op = "lstm";
+    n.inputs = {in_name};
+    n.units = hidden;
+    n.layers = 1;
+    if (gates != 4) n.gates = gates;
+    n.outputs = std::vector<Shape>{{x[1], x[0], hidden}};
+    std::string rnn = n.name;
+    result_.graph.nodes.push_back(std::move(n));
+    NodeV1& out = push_helper(rnn + "/out", "transpose", rnn, {x[0], x[1], hidden});
+    out.perm = std::vector<int64_t>{1, 0, 2};
+    std::string out_name = out.name;
+    NodeV1& shaped = push_helper(rnn + "/y", "reshape", out_name, y);
+    shaped.shape = y;
+    refs_[node.output(0)] = Ref{shaped.name, last_node(), {}};
+  }
+
+  // A two-operand ONNX Einsum that is a GEMM (pase's einsum: letters only in
+  // each operand); its operands may be activations or parameters as held.
+  void lower_einsum(const onnx::NodeProto& node) {
+    std::string equation;
+    for (char c : string_attribute(node, "equation", ""))
+      if (c != ' ') equation += c;
+    if (node.input_size() != 2 || equation.find("->") == std::string::npos || equation.find('.') != std::string::npos)
+      return unsupported(node, "only explicit two-operand equations without '...'");
+    try {
+      EinsumSpec spec = parse_einsum(equation);
+      if (spec.m_letters.empty() || spec.n_letters.empty())
+        return unsupported(node, "'" + equation + "' is no GEMM (a letter only in each operand)");
+    } catch (const std::invalid_argument& error) {
+      return unsupported(node, "'" + equation + "': " + error.what());
+    }
+    NodeV1& n = emit(node, "einsum", {ref_of(node, node.input(0)).ref, ref_of(node, node.input(1)).ref}, {node.output(0)});
+    n.equation = equation;
   }
 
   void lower_concat(const onnx::NodeProto& node) {

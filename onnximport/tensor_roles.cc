@@ -20,6 +20,14 @@ bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
   return false;
 }
 
+// How a use reads a graph input: as data for certain (the input of a Conv, a
+// Gather's ids), as data only when nothing else in the node is (an operand of
+// an Add or Mul: a mask or a rotary table added to an activation is a buffer),
+// or not at all (a parameter slot). Views (Transpose, Slice, Expand, ...) and
+// comparisons are followed to their uses: a buffer sliced to the sequence
+// length, or compared with 0 to make a mask, is still a buffer.
+enum class Slot { kNone, kWeak, kStrong };
+
 class DataSlotFinder {
  public:
   explicit DataSlotFinder(const onnx::GraphProto& graph) {
@@ -30,12 +38,23 @@ class DataSlotFinder {
         rank_[info.name()] = info.type().tensor_type().shape().dim_size();
   }
 
-  // True when some use of `tensor` (following layout-only ops) reads it as data.
-  bool used_as_data(const std::string& tensor, int rank, int depth = 0) const {
+  // Whether some use of `tensor` (following views) reads it as data: strongly,
+  // or weakly where no other operand of the reading node is in `active`
+  // (nullptr: every weak use counts).
+  bool used_as_data(const std::string& tensor, int rank, Slot wanted, const std::set<std::string>* active,
+                    int depth = 0) const {
     auto it = uses_.find(tensor);
     if (it == uses_.end() || depth > 8) return false;
-    for (const Use& use : it->second)
-      if (is_data_slot(use, rank, depth)) return true;
+    for (const Use& use : it->second) {
+      Slot slot = slot_of(use, rank);
+      if (slot == Slot::kNone && follows(use)) {
+        for (const std::string& out : use.node->output())
+          if (used_as_data(out, rank, wanted, active, depth + 1)) return true;
+        continue;
+      }
+      if (slot == Slot::kStrong) return true;
+      if (slot == Slot::kWeak && wanted == Slot::kWeak && !other_operand_active(use, active)) return true;
+    }
     return false;
   }
 
@@ -45,20 +64,32 @@ class DataSlotFinder {
   }
 
  private:
-  bool is_data_slot(const Use& use, int rank, int depth) const {
+  // Views and comparisons: what they make is read by the next node.
+  static bool follows(const Use& use) {
     const std::string& op = use.node->op_type();
-    // Layout-only ops: a weight may be transposed or cast before use.
-    if (is_one_of(op, {"Transpose", "Cast", "Identity", "Flatten", "Expand"}) ||
-        (use.slot == 0 && is_one_of(op, {"Reshape", "Unsqueeze", "Squeeze"}))) {
-      for (const std::string& out : use.node->output())
-        if (used_as_data(out, rank, depth + 1)) return true;
-      return false;
-    }
-    if (op == "Gather") return use.slot == 1;
-    if (op == "MatMul") return use.slot == 0 || rank != 2;
-    if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Concat"}))
-      return rank < 0 || rank >= 2;
-    return use.slot == 0;
+    return is_one_of(op, {"Transpose", "Cast", "Identity", "Flatten", "Expand", "Tile", "Split", "Concat", "Equal", "Less", "Greater",
+                          "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or"}) ||
+           (use.slot == 0 && is_one_of(op, {"Reshape", "Unsqueeze", "Squeeze", "Slice"}));
+  }
+
+  static Slot slot_of(const Use& use, int rank) {
+    const std::string& op = use.node->op_type();
+    if (follows(use)) return Slot::kNone;
+    // Ids are [batch, sequence]; a 1-D index (Swin's relative-position index
+    // into its bias table) is a buffer.
+    if (op == "Gather") return use.slot == 1 && (rank < 0 || rank >= 2) ? Slot::kStrong : Slot::kNone;
+    if (op == "MatMul") return use.slot == 0 ? Slot::kStrong : rank != 2 ? Slot::kWeak : Slot::kNone;
+    if (op == "Where") return use.slot == 0 ? Slot::kNone : rank < 0 || rank >= 2 ? Slot::kWeak : Slot::kNone;
+    if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"}))
+      return rank < 0 || rank >= 2 ? Slot::kWeak : Slot::kNone;
+    return use.slot == 0 ? Slot::kStrong : Slot::kNone;
+  }
+
+  static bool other_operand_active(const Use& use, const std::set<std::string>* active) {
+    if (!active) return false;
+    for (int k = 0; k < use.node->input_size(); ++k)
+      if (k != use.slot && active->count(use.node->input(k))) return true;
+    return false;
   }
 
   std::map<std::string, std::vector<Use>> uses_;
@@ -71,10 +102,18 @@ std::set<std::string> find_data_inputs(const onnx::GraphProto& graph) {
   std::set<std::string> initializers;
   for (const onnx::TensorProto& init : graph.initializer()) initializers.insert(init.name());
   DataSlotFinder finder(graph);
-  std::set<std::string> data;
+  std::vector<std::string> candidates;
   for (const onnx::ValueInfoProto& info : graph.input())
-    if (!initializers.count(info.name()) && finder.used_as_data(info.name(), finder.rank_of(info.name())))
-      data.insert(info.name());
+    if (!initializers.count(info.name())) candidates.push_back(info.name());
+  // Inputs read as data for certain; then those an elementwise op reads
+  // beside no activation of theirs (without any certain input: every such).
+  std::set<std::string> data;
+  for (const std::string& name : candidates)
+    if (finder.used_as_data(name, finder.rank_of(name), Slot::kStrong, nullptr)) data.insert(name);
+  std::set<std::string> active = find_activations(graph, data);
+  const std::set<std::string>* beside = data.empty() ? nullptr : &active;
+  for (const std::string& name : candidates)
+    if (!data.count(name) && finder.used_as_data(name, finder.rank_of(name), Slot::kWeak, beside)) data.insert(name);
   return data;
 }
 

@@ -92,6 +92,24 @@ std::string write_strategy_file(const Graph& graph, const CostTables& tables, co
   append_json_string(out, tables.unit);
   field("total_cost");
   append_json_number(out, total_cost);
+  if (!graph.replaced.empty()) {
+    // What a lenient import left out: the cost above does not include it.
+    field("replaced");
+    out += '[';
+    for (size_t i = 0; i < graph.replaced.size(); ++i) {
+      const ReplacedNodeV1& r = graph.replaced[i];
+      out += i ? "," : "";
+      out += '{';
+      member(true, "op");
+      append_json_string(out, r.op);
+      member(false, "name");
+      append_json_string(out, r.name);
+      member(false, "flop_share");
+      append_json_number(out, r.flop_share);
+      out += '}';
+    }
+    out += ']';
+  }
   if (solver) {
     field("exact");
     out += solver->exact ? "true" : "false";

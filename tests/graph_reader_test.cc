@@ -71,7 +71,7 @@ TEST_CASE("pase solve: reader errors name file, node and field") {
        "node 'e': field 'equation': 'bk,k->b': needs at least one letter only in the first operand and one only in the "
        "second (a GEMM's m and n); got m='b', n=''"},
       {"elementwise shape mismatch", graph(R"("a": [2, 3], "b": [2, 4])", R"({"name": "e", "op": "elementwise", "inputs": ["a", "b"]})"),
-       "node 'e': field 'inputs[1]': shape mismatch: 'b' is [2, 4] but 'a' is [2, 3] (elementwise operands must have the same shape)"},
+       "node 'e': field 'inputs[1]': shape mismatch: 'b' is [2, 4] but 'a' is [2, 3] (elementwise operands must have the same shape or broadcast)"},
       {"non-positive size", graph(R"("a": [2, 0])", R"({"name": "e", "op": "elementwise", "inputs": ["a"]})"),
        "tensor 'a'[1]: expected a positive size, got 0"},
       {"non-positive attribute", graph(v, R"({"name": "f", "op": "fc", "inputs": ["v"], "units": -4})"),

@@ -3,6 +3,8 @@
 #ifdef PASE_HAVE_ONNX
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,6 +18,8 @@
 #include "graphs/graph.h"
 #include "graphs/layer_weights.h"
 #include "graphs/vertex_model.h"
+#include "onnximport/constant_value.h"
+#include "onnximport/einsum_shape.h"
 #include "onnximport/import_onnx.h"
 #include "solver/build_plan.h"
 #include "solver/config_lookup.h"
@@ -102,6 +106,16 @@ class TinyModel {
   }
   onnx::ModelProto model_;
 };
+
+// x [2,4,8,8] -> Hardmax (no pase op) -> Relu -> y
+std::string unsupported_op_model() {
+  TinyModel m;
+  m.input("x", {2, 4, 8, 8});
+  m.node("hardmax", "Hardmax", {"x"}, {"h"});
+  m.node("relu", "Relu", {"h"}, {"y"});
+  m.output("y");
+  return m.save("unsupported.onnx");
+}
 
 // x [2,4,8,8] -> Conv(group 2) -> Relu -> y
 std::string grouped_conv_model() {
@@ -239,24 +253,47 @@ TEST_CASE("import_onnx: errors") {
           "error: " + path + ": not an ONNX model (the file does not parse as an ONNX ModelProto with a graph)\n");
   }
   SUBCASE("unsupported op") {
-    std::string path = grouped_conv_model();
+    std::string path = unsupported_op_model();
     test::CommandResult result = test::run_pase("import " + path);
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + path +
-                              ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
-                              "Conv x1 ('depthwise'); --lenient imports them as zero-cost pass-through vertices\n");
+                              ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
+                              "Hardmax x1 ('hardmax'); --lenient imports them as zero-cost pass-through vertices\n");
   }
-  SUBCASE("unsupported op, solved directly: the option is pase import's") {
-    std::string path = grouped_conv_model();
+  SUBCASE("unsupported op, solved directly: solve takes the import options") {
+    std::string path = unsupported_op_model();
     test::CommandResult result = test::run_pase("solve " + path + " --devices 2");
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + path +
-                              ": node 'depthwise': unsupported Conv (grouped convolution, group 2); 1 unsupported node(s): "
-                              "Conv x1 ('depthwise'); `pase import --lenient` imports them as zero-cost pass-through vertices\n");
+                              ": node 'hardmax': unsupported Hardmax; 1 unsupported node(s): "
+                              "Hardmax x1 ('hardmax'); --lenient imports them as zero-cost pass-through vertices\n");
+    // The Hardmax is half the model's estimated FLOP (the Relu the other half).
+    test::CommandResult refused = test::run_pase("solve " + path + " --devices 2 --lenient");
+    CHECK(refused.status == 1);
+    CHECK(refused.error == "error: " + path +
+                               ": 1 node(s) imported as pass-throughs hold 50.00% of the model's estimated FLOP (more than "
+                               "5%): the solution would price a different model; --lenient=force imports them anyway\n");
+    test::CommandResult forced = test::run_pase("solve " + path + " --devices 2 --lenient=force --no-plan --json");
+    CHECK(forced.status == 0);
+    CHECK(forced.error ==
+          "note: lenient: node 'hardmax' (Hardmax) output 0 imported as an elementwise vertex with pointwise 0\n"
+          "note: lenient: node 'hardmax' (Hardmax) holds 50.00% of the model's estimated FLOP\n"
+          "note: lenient: 1 node(s) imported as pass-throughs hold 50.00% of the model's estimated FLOP\n");
+    nlohmann::json strategy = nlohmann::json::parse(forced.output);
+    CHECK(strategy["replaced"] == nlohmann::json::parse(R"([{"op": "Hardmax", "name": "hardmax", "flop_share": 0.5}])"));
+    test::CommandResult bad = test::run_pase("solve " + path + " --devices 2 --lenient=maybe");
+    CHECK(bad.status == 2);
+    CHECK(bad.error == "error: --lenient: expected no value or 'force', got 'maybe'\n");
+  }
+  SUBCASE("unsupported op, evaluated: the option is pase import's") {
+    std::string path = unsupported_op_model();
+    test::CommandResult result = test::run_pase("frontier " + path + " --devices 2");
+    CHECK(result.status == 1);
+    CHECK(result.error.find("`pase import --lenient` imports them") != std::string::npos);
   }
   SUBCASE("unsupported op, library words") {
     try {
-      (void)import_onnx(grouped_conv_model(), OnnxImportOptions{});
+      (void)import_onnx(unsupported_op_model(), OnnxImportOptions{});
       FAIL("import_onnx accepted an unsupported op");
     } catch (const OptionError& error) {
       CHECK(error.words().option == "lenient");
@@ -264,16 +301,56 @@ TEST_CASE("import_onnx: errors") {
             std::string::npos);
     }
   }
-  SUBCASE("unsupported op, lenient") {
-    std::string path = grouped_conv_model();
-    test::CommandResult result = test::run_pase("import " + path + " --lenient");
+  SUBCASE("unsupported op, lenient: listed with its FLOP share, refused above 5% unless forced") {
+    std::string path = unsupported_op_model();
+    test::CommandResult refused = test::run_pase("import " + path + " --lenient");
+    CHECK(refused.status == 1);
+    CHECK(refused.error.find("hold 50.00% of the model's estimated FLOP (more than 5%)") != std::string::npos);
+    test::CommandResult result = test::run_pase("import " + path + " --lenient=force");
     CHECK(result.status == 0);
-    CHECK(result.error ==
-          "note: lenient: node 'depthwise' (Conv, grouped convolution, group 2) output 0 imported as an elementwise vertex "
-          "with pointwise 0\n");
     GraphFileV1 file = parse_graph_file(result.output, "lenient.json");
-    CHECK(node_named(file, "depthwise").op == "elementwise");
-    CHECK(node_named(file, "depthwise").pointwise == 1);  // the Relu
+    CHECK(node_named(file, "hardmax").op == "elementwise");
+    CHECK(node_named(file, "hardmax").pointwise == 1);  // the Relu
+    REQUIRE(file.replaced.size() == 1);
+    CHECK(file.replaced[0].name == "hardmax");
+    CHECK(file.replaced[0].flop_share == 0.5);
+  }
+  SUBCASE("unsupported op, lenient: another shape stays connected") {
+    // ReduceMax (no pase op) changes the element count: [2, 6] -> [2, 1].
+    TinyModel m;
+    m.input("x", {2, 6});
+    onnx::NodeProto& max = m.node("tile", "ReduceMax", {"x"}, {"t"});
+    TinyModel::attribute(max, "axes", std::vector<int64_t>{1});
+    m.node("relu", "Relu", {"t"}, {"y"});
+    m.output("y");
+    OnnxImportOptions options;
+    options.lenient = true;
+    options.lenient_force = true;
+    OnnxImport result = import_onnx(m.save("tile.onnx"), options);
+    Graph graph = build_graph(result.graph, "tile.onnx");
+    CHECK(graph.component_count() == 1);
+    CHECK(node_named(result.graph, "tile/flat").op == "reshape");
+    CHECK(node_named(result.graph, "tile/one").op == "slice");
+    CHECK(node_named(result.graph, "tile").op == "expand");
+    CHECK(result.notes.front() == "lenient: node 'tile' (ReduceMax) output 0 imported as an expand of one entry of its first "
+                                  "activation input");
+  }
+  SUBCASE("unsupported op, lenient: a small share is imported") {
+    // x [2, 64] @ w [64, 64]: 2·2·64·64 = 16384 FLOP; the Hardmax 128 (one per
+    // element), the Relu 128: the Hardmax holds 128 / 16640 = 0.77%.
+    TinyModel m;
+    m.input("x", {2, 64});
+    m.input("w", {64, 64});
+    m.node("mm", "MatMul", {"x", "w"}, {"h"});
+    m.node("hardmax", "Hardmax", {"h"}, {"s"});
+    m.node("relu", "Relu", {"s"}, {"y"});
+    m.output("y");
+    OnnxImportOptions options;
+    options.lenient = true;
+    OnnxImport result = import_onnx(m.save("small_share.onnx"), options);
+    REQUIRE(result.replaced.size() == 1);
+    CHECK(result.replaced[0].flop_share == doctest::Approx(128.0 / 16640.0));
+    CHECK(result.notes.back() == "lenient: 1 node(s) imported as pass-throughs hold 0.77% of the model's estimated FLOP");
   }
   SUBCASE("unknown shape") {
     TinyModel m;
@@ -512,5 +589,230 @@ TEST_CASE("build_plan: the parameter_layouts fixture with its weights split pass
   PlanCheckReport report = check_plan(*plan);
   CHECK(report.problems == std::vector<std::string>{});
   CHECK(report.layers_computed >= 4);  // the fcs and the einsum, computed with their weights on a shrunk problem
+}
+// Today's architectures (scripts/export_onnx_fixtures.py): each imports
+// without --lenient and the exact DP solves it at 8 and 64 devices.
+const char* const kTodayFixtures[] = {"gpt2",         "llama",        "seq2seq",         "lstm_lm",
+                                      "gru_lm",       "mobilenet_v2", "efficientnet_b0", "convnext_tiny",
+                                      "moe",          "swin_t"};
+
+TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p = 8 and 64") {
+  for (const char* name : kTodayFixtures) {
+    CAPTURE(name);
+    OnnxImport result = import_onnx(fixture(name), OnnxImportOptions{});
+    CHECK(result.notes.empty());
+    Graph graph = build_graph(result.graph, name);
+    CHECK(graph.component_count() == 1);
+    for (int devices : {8, 64}) {
+      CAPTURE(devices);
+      test::CommandResult solved =
+          test::run_pase("solve " + fixture(name) + " --devices " + std::to_string(devices) + " --exact --no-plan");
+      CHECK(solved.status == 0);
+      CHECK(solved.output.find("total cost ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("import_onnx: what today's models lower to") {
+  auto ops_of = [](const char* name) {
+    std::map<std::string, int> count;
+    for (const NodeV1& n : import_onnx(fixture(name), OnnxImportOptions{}).graph.nodes) ++count[n.op];
+    return count;
+  };
+  SUBCASE("LSTM and GRU become lstm vertices with 4 and 3 gates, not pass-throughs") {
+    for (const char* name : {"lstm_lm", "gru_lm"}) {
+      CAPTURE(name);
+      GraphFileV1 file = import_onnx(fixture(name), OnnxImportOptions{}).graph;
+      int rnns = 0;
+      for (const NodeV1& n : file.nodes) {
+        if (n.op != "lstm") continue;
+        ++rnns;
+        CHECK(n.units == 256);
+        CHECK(n.layers == 1);
+        CHECK(n.gates.value_or(4) == (std::string(name) == "gru_lm" ? 3 : 4));
+      }
+      CHECK(rnns == 2);
+    }
+  }
+  SUBCASE("depthwise convolutions keep their groups; squeeze-excitation scales broadcast") {
+    GraphFileV1 file = import_onnx(fixture("efficientnet_b0"), OnnxImportOptions{}).graph;
+    const NodeV1& dw = node_named(file, "/features/features.1/features.1.0/block/block.0/block.0.0/Conv");
+    CHECK(dw.op == "conv2d");
+    CHECK(dw.groups == 32);
+    CHECK(*dw.filter == Shape{32, 1, 3, 3});
+    const NodeV1& se = node_named(file, "/features/features.1/features.1.0/block/block.1/Mul");
+    CHECK(se.op == "elementwise");
+    CHECK(se.outputs->front() == Shape{128, 32, 112, 112});
+  }
+  SUBCASE("masks and rotary tables are buffers, not data; grouped-query heads are expanded") {
+    OnnxImport llama = import_onnx(fixture("llama"), OnnxImportOptions{});
+    REQUIRE(llama.graph.tensors.size() == 1);
+    CHECK(llama.graph.tensors[0].first == "ids");
+    CHECK(ops_of("llama")["expand"] == 4);
+    OnnxImportOptions batch4;
+    batch4.batch = 4;
+    OnnxImport gpt2 = import_onnx(fixture("gpt2"), batch4);  // the [1, 1, 128, 128] mask keeps its shape
+    REQUIRE(gpt2.graph.tensors.size() == 1);
+    CHECK(gpt2.graph.tensors[0].second == Shape{4, 128});
+  }
+  SUBCASE("--batch rewrites Reshape targets the trace baked the batch into") {
+    OnnxImportOptions batch4;
+    batch4.batch = 4;
+    for (const char* name : {"gpt2", "llama"}) {
+      CAPTURE(name);
+      GraphFileV1 file = import_onnx(fixture(name), batch4).graph;
+      CHECK(file.tensors[0].second[0] == 4);
+      for (const NodeV1& n : file.nodes)
+        if (n.op == "reshape" && n.shape->size() == 4) CHECK(n.shape->front() == 4);
+    }
+    // nn.MultiheadAttention folds batch and heads into one dimension (16·4 = 64): not rewritable.
+    CHECK_THROWS_WITH_AS(import_onnx(fixture("seq2seq"), batch4),
+                         (fixture("seq2seq") + ": node '/transformer/encoder/layers.0/self_attn/Reshape': Reshape target "
+                                               "[128, 64, 64] does not hold the 131072 elements of its input [128, 4, 256] at "
+                                               "batch 4: the export baked a size into it that re-batching cannot rewrite; "
+                                               "export with a dynamic batch axis (dynamic_axes)")
+                             .c_str(),
+                         InputError);
+  }
+  SUBCASE("the MoE router: TopK, ScatterElements, ReduceSum; the experts are einsums over their weights") {
+    GraphFileV1 file = import_onnx(fixture("moe"), OnnxImportOptions{}).graph;
+    const NodeV1& top = node_named(file, "/TopK");
+    CHECK(top.op == "topk");
+    CHECK(top.k == 2);
+    CHECK(*top.outputs == std::vector<Shape>{{2048, 2}, {2048, 2}});
+    const NodeV1& gates = node_named(file, "/ScatterElements");
+    CHECK(gates.op == "scatter");
+    CHECK(gates.inputs == std::vector<std::string>{"/TopK:1", "/Div"});
+    CHECK(*gates.shape == Shape{2048, 8});
+    CHECK(node_named(file, "/ReduceSum").op == "reduce_mean");
+    CHECK(node_named(file, "/Einsum").equation == "td,edf->etf");
+    CHECK(node_named(file, "/Einsum").inputs[1] == "w_in");
+    CHECK(std::count(file.parameters.begin(), file.parameters.end(), "w_out") == 1);
+  }
+  SUBCASE("a 1-D Conv is a conv2d over a unit width") {
+    // x [2, 4, 16], w [8, 2, 3], 2 groups, stride 2, pads 1: L = (16 + 2 − 3) / 2 + 1 = 8.
+    TinyModel m;
+    m.input("x", {2, 4, 16});
+    m.input("w", {8, 2, 3});
+    onnx::NodeProto& conv = m.node("c1d", "Conv", {"x", "w"}, {"y"});
+    TinyModel::attribute(conv, "group", int64_t{2});
+    TinyModel::attribute(conv, "kernel_shape", std::vector<int64_t>{3});
+    TinyModel::attribute(conv, "strides", std::vector<int64_t>{2});
+    TinyModel::attribute(conv, "pads", std::vector<int64_t>{1, 1});
+    m.output("y");
+    GraphFileV1 file = import_onnx(m.save("conv1d.onnx"), OnnxImportOptions{}).graph;
+    CHECK(*node_named(file, "c1d/in").shape == Shape{2, 4, 16, 1});
+    const NodeV1& c = node_named(file, "c1d");
+    CHECK(c.op == "conv2d");
+    CHECK(*c.filter == Shape{8, 2, 3, 1});
+    CHECK(c.groups == 2);
+    CHECK(*c.stride == HeightWidth{2, 1});
+    CHECK(*c.padding == HeightWidth{1, 0});
+    CHECK(*node_named(file, "c1d/out").shape == Shape{2, 8, 8});
+  }
+  SUBCASE("Swin: the relative-position index is a buffer; patch merging slices with a step") {
+    OnnxImport swin = import_onnx(fixture("swin_t"), OnnxImportOptions{});
+    REQUIRE(swin.graph.tensors.size() == 1);
+    CHECK(swin.graph.tensors[0].first == "input");
+    // x[..., 0::2, 0::2, :] of [2, 56, 56, 96]: rows, then columns.
+    const NodeV1& rows = node_named(swin.graph, "/features/features.2/Slice_1");
+    CHECK(rows.op == "slice");
+    CHECK(rows.axis == 1);
+    CHECK(*rows.shape == Shape{2, 28, 56, 96});
+    const NodeV1& columns = node_named(swin.graph, "/features/features.2/Slice_2");
+    CHECK(columns.inputs == std::vector<std::string>{"/features/features.2/Slice_1"});
+    CHECK(columns.axis == 2);
+    CHECK(*columns.shape == Shape{2, 28, 28, 96});
+    CHECK(node_named(swin.graph, "/features/features.2/Concat_3").op == "concat");
+  }
+  SUBCASE("a grouped Conv") {
+    GraphFileV1 file = import_onnx(grouped_conv_model(), OnnxImportOptions{}).graph;
+    CHECK(node_named(file, "depthwise").op == "conv2d");
+    CHECK(node_named(file, "depthwise").groups == 2);
+    CHECK(node_named(file, "depthwise").pointwise == 1);  // the Relu
+  }
+}
+
+TEST_CASE("pase solve X.onnx: the import options; pase batch: .onnx models in a folder") {
+  test::CommandResult solved = test::run_pase("solve " + fixture("gpt2") + " --devices 8 --batch 4 --loss none --json --no-plan");
+  REQUIRE(solved.status == 0);
+  nlohmann::json strategy = nlohmann::json::parse(solved.output);
+  bool has_loss = false;
+  for (const auto& layer : strategy["layers"]) {
+    has_loss = has_loss || layer["name"] == "loss";
+    if (layer["name"] == "/wte/Gather") CHECK(layer["inputs"][0]["shape"] == nlohmann::json::array({4, 128}));
+  }
+  CHECK(!has_loss);
+  test::CommandResult not_onnx =
+      test::run_pase("solve " + test::source_path("data/graphs/alexnet.json") + " --devices 8 --batch 4");
+  CHECK(not_onnx.status == 2);
+  CHECK(not_onnx.error == "error: --batch, --loss and --lenient apply to an ONNX model (.onnx); '" +
+                              test::source_path("data/graphs/alexnet.json") + "' is read as a pase-graph file\n");
+  const std::string dir = std::filesystem::path(test::write_temp_file("onnx_batch.marker", "")).parent_path().string() +
+                          "/onnx_batch";
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"lstm_lm", "gru_lm"})
+    std::filesystem::copy_file(fixture(name), dir + "/" + name + ".onnx", std::filesystem::copy_options::overwrite_existing);
+  test::CommandResult batch = test::run_pase("batch " + dir + " --devices 8");
+  CHECK(batch.status == 0);
+  CHECK(batch.output.find("batch: 2 ok, 0 failed") != std::string::npos);
+}
+
+TEST_CASE("evaluate_constant_node: Split and Tile") {
+  std::map<std::string, ConstantValue> values;
+  values["x"] = ConstantValue{onnx::TensorProto::INT64, {2, 3}, {1, 2, 3, 4, 5, 6}};
+  values["sizes"] = ConstantValue{onnx::TensorProto::INT64, {2}, {1, 2}};
+  values["repeats"] = ConstantValue{onnx::TensorProto::INT64, {2}, {2, 1}};
+  ConstantLookup lookup{[&](const std::string& n) -> const ConstantValue* {
+                          auto it = values.find(n);
+                          return it == values.end() ? nullptr : &it->second;
+                        },
+                        [](const std::string&) -> const Shape* { return nullptr; }};
+  auto node = [](const std::string& op, std::vector<std::string> inputs, int outputs, int64_t axis) {
+    onnx::NodeProto n;
+    n.set_op_type(op);
+    for (const std::string& in : inputs) n.add_input(in);
+    for (int k = 0; k < outputs; ++k) n.add_output("o" + std::to_string(k));
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(axis);
+    return n;
+  };
+  SUBCASE("Split by sizes along axis 1: [[1], [4]] and [[2, 3], [5, 6]]") {
+    std::optional<std::vector<ConstantValue>> parts = evaluate_constant_node(node("Split", {"x", "sizes"}, 2, 1), lookup, 14);
+    REQUIRE(parts.has_value());
+    CHECK((*parts)[0].dims == Shape{2, 1});
+    CHECK((*parts)[0].data == std::vector<double>{1, 4});
+    CHECK((*parts)[1].data == std::vector<double>{2, 3, 5, 6});
+  }
+  SUBCASE("Split into equal parts along axis 0") {
+    std::optional<std::vector<ConstantValue>> parts = evaluate_constant_node(node("Split", {"x"}, 2, 0), lookup, 14);
+    REQUIRE(parts.has_value());
+    CHECK((*parts)[1].data == std::vector<double>{4, 5, 6});
+  }
+  SUBCASE("Split that does not add up") {
+    CHECK_THROWS_WITH_AS((void)evaluate_constant_node(node("Split", {"x", "sizes"}, 2, 0), lookup, 14),
+                         "Split sizes [1, 2] do not cut 2 entries into 2 outputs", InvalidConstantNode);
+  }
+  SUBCASE("Tile rows twice") {
+    std::optional<std::vector<ConstantValue>> tiled = evaluate_constant_node(node("Tile", {"x", "repeats"}, 1, 0), lookup, 14);
+    REQUIRE(tiled.has_value());
+    CHECK((*tiled)[0].dims == Shape{4, 3});
+    CHECK((*tiled)[0].data == std::vector<double>{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6});
+  }
+}
+
+TEST_CASE("einsum_output_shape") {
+  CHECK(einsum_output_shape("td,edf->etf", {{6, 4}, {3, 4, 5}}) == Shape{3, 6, 5});
+  CHECK(einsum_output_shape("ij, jk", {{2, 3}, {3, 4}}) == Shape{2, 4});  // implicit: letters used once, sorted
+  CHECK(einsum_output_shape("bij,bjk->bik", {{1, 2, 3}, {5, 3, 4}}) == Shape{5, 2, 4});  // size 1 broadcasts
+  CHECK(!einsum_output_shape("...ij,...jk->...ik", {{2, 3}, {3, 4}}).has_value());
+  CHECK_THROWS_WITH_AS(einsum_output_shape("ij,jk->ik", {{2, 3}, {4, 5}}),
+                       "equation 'ij,jk->ik': letter 'j' is 3 and 4", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_output_shape("ij,jk->iz", {{2, 3}, {3, 5}}),
+                       "equation 'ij,jk->iz': output letter 'z' is in no operand or repeated", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_output_shape("ijk,jk->i", {{2, 3}, {3, 5}}),
+                       "equation 'ijk,jk->i': operand 0 'ijk' has 3 letters but rank 2", std::invalid_argument);
 }
 #endif  // PASE_HAVE_ONNX

@@ -298,6 +298,20 @@ TEST_CASE("cost restated: conv2d") {
   CHECK(n > 100);
 }
 
+TEST_CASE("cost restated: conv2d with groups") {
+  // x (4, 6, 10, 8), filter (12, 2, 3, 2) in 3 groups, stride (2, 1), padding (1, 0), pw 1:
+  // domain (b, G, C/G, ho, wo, R, S, N/G) = (4, 3, 2, 5, 7, 3, 2, 4); one GEMM per group,
+  // C/G, ho, wo and N/G unsplittable.
+  Graph graph = graph_of(R"("x": [4, 6, 10, 8])",
+                         R"({"name": "c", "op": "conv2d", "inputs": ["x"], "filter": [12, 2, 3, 2], "groups": 3,
+                             "stride": [2, 1], "padding": [1, 0], "pointwise": 1, "cutoff": 1})");
+  size_t n = check_layer(graph, "c", {{4, 3, 2, 5, 7, 3, 2, 4}, "bgchwrsn", {2, 3, 4, 7}, false, 1}, [](const Config& c, double r) {
+    const double b = 4, groups = 3, cg = 2, ho = 5, wo = 7, R = 3, S = 2, ng = 4;
+    return gemm(r, groups / c[1], b * ho * wo / c[0], ng, cg * R * S / (c[5] * c[6]), c[0], 1, c[5] * c[6], 1);
+  });
+  CHECK(n > 20);  // (b, G, R, S) splits within the device counts
+}
+
 TEST_CASE("cost restated: pool2d") {
   // x (4, 6, 12, 10), window (3, 2), stride 2, padding (1, 0): ho = (12 - 3 + 2) / 2 + 1 = 6,
   // wo = (10 - 2) / 2 + 1 = 5. Elements per device over the output, plus the halo
@@ -434,7 +448,8 @@ TEST_CASE("cost restated: data movement ops cost nothing") {
          {"name": "tr", "op": "transpose", "inputs": ["t"], "perm": [2, 0, 1]},
          {"name": "st", "op": "stack", "inputs": ["x", "x"], "axis": 1},
          {"name": "un", "op": "unstack", "inputs": ["u"]},
-         {"name": "rs", "op": "reshape", "inputs": ["x"], "shape": [6, -1], "cutoff": 1})");
+         {"name": "rs", "op": "reshape", "inputs": ["x"], "shape": [6, -1], "cutoff": 1},
+         {"name": "ex", "op": "expand", "inputs": ["a"], "shape": [3, 6, 4]})");
   // concat, split, unstack: the (first) input's shape, the axis unsplittable.
   size_t n = check_layer(graph, "cat", {{6, 4}, "", {1}, false, 2}, zero);
   n += check_layer(graph, "sp", {{12, 10}, "", {0}, false, 2}, zero);
@@ -447,6 +462,8 @@ TEST_CASE("cost restated: data movement ops cost nothing") {
   n += check_layer(graph, "rs", {{6, 20}, "", {}, true, 1}, zero);
   CHECK(graph.vertices[static_cast<size_t>(graph.find_vertex("rs/ravel"))].kind == OpKind::Ravel);
   CHECK(graph.vertices[static_cast<size_t>(graph.find_vertex("rs"))].kind == OpKind::Unravel);
+  // expand: the output's shape.
+  n += check_layer(graph, "ex", {{3, 6, 4}, "", {}, false, 2}, zero);
   CHECK(n > 100);
 }
 

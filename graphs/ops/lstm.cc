@@ -1,8 +1,11 @@
-// lstm: x = (b, s, U), `layers` stacked layers of `units` = U. Domain
-// "lsbnk" = (L, s, b, U, U) with the sequence unsplittable: per layer and
-// step a GEMM of the (b, 2U) input-and-state by the (2U, 4U) gate weights,
-// plus moving the (b, U) state from its output split to the next step's
-// input split.
+// lstm: x = (b, s, U), `layers` stacked layers of `units` = U, `gates`
+// gate blocks per unit (4 for an LSTM, 3 for a GRU). Domain "lsbnk" =
+// (L, s, b, U, U) with the sequence unsplittable: per layer and step a GEMM
+// of the (b, 2U) input-and-state by the (2U, gates·U) gate weights, plus
+// moving the (b, U) state from its output split to the next step's input
+// split. A GRU's reset gate scales the state before its candidate GEMM; the
+// work is the same GEMM, and its 3 pointwise ops per gate output stand in
+// for the gate arithmetic as the LSTM's do.
 #include "graphs/ops/ops.h"
 #include "graphs/redistribution_words.h"
 
@@ -16,11 +19,12 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   const Shape& x = node.input(0);
   v.units = node.required(node.node().units, "units");
   v.layers = node.required(node.node().layers, "layers");
+  v.gates = node.node().gates.value_or(4);
   if (x[2] != v.units)
     node.fail("units", "shape mismatch: units " + std::to_string(v.units) + " but '" + node.node().inputs[0] + "' has " +
                            std::to_string(x[2]) + " features (shape " + shape_to_string(x) + ")");
-  // The gate weights, [layers, 2·units, 4·units] (model below).
-  node.check_weight("units", {v.layers, node.mul("units", 2, v.units), node.mul("units", 4, v.units)});
+  // The gate weights, [layers, 2·units, gates·units] (model below).
+  node.check_weight("units", {v.layers, node.mul("units", 2, v.units), node.mul("units", v.gates, v.units)});
   return same_shape_output(std::move(v));
 }
 
@@ -33,12 +37,12 @@ VertexModel model(const Vertex& v) {
   m.splittable = {1, 0, 1, 1, 1};
   m.inputs = {{{kBatch}, {kSteps}, {kUnitsIn}}};
   m.outputs = {{{kBatch}, {kSteps}, {kUnitsOut}}};
-  m.weights = {{"weight", {v.layers, 2 * v.units, 4 * v.units}, {{kLayers}, {kUnitsIn}, {kUnitsOut}}}};
+  m.weights = {{"weight", {v.layers, 2 * v.units, v.gates * v.units}, {{kLayers}, {kUnitsIn}, {kUnitsOut}}}};
   m.work.batch = {kLayers};
   m.work.m = {kSteps, kBatch};
   m.work.n = {kUnitsOut};
   m.work.k = {kUnitsIn};
-  m.work.n_scale = 4.0;
+  m.work.n_scale = static_cast<double>(v.gates);
   m.work.k_scale = 2.0;
   m.work.pointwise = 3.0;
   return m;
@@ -59,7 +63,7 @@ void describe(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition lstm() {
-  return OpDefinition("lstm", OpKind::Lstm).fields({"units", "layers"}, {"weights"}).infers(infer).models(model).works(describe)
+  return OpDefinition("lstm", OpKind::Lstm).fields({"units", "layers"}, {"gates", "weights"}).infers(infer).models(model).works(describe)
       .batch_role([](const Vertex&, const VertexModel&) { return static_cast<int>(kBatch); });
 }
 
