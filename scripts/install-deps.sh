@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Installs what pase needs to build and test on Debian 12, from Debian's packages.
 # Run as root (or with sudo available). Safe to run more than once.
+#
+#   scripts/install-deps.sh           what the build and the tests need
+#   scripts/install-deps.sh --fuzz    also clang and libFuzzer, for the fuzz
+#                                     harnesses (docs/fuzzing.md); CI uses it
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build
   libboost-graph-dev nlohmann-json3-dev libcli11-dev libtbb-dev doctest-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
 )
+case "${1:-}" in
+  "") ;;
+  --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+  *) echo "usage: scripts/install-deps.sh [--fuzz]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
