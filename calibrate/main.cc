@@ -14,6 +14,7 @@
 #include "calibrate/measure_plan.h"
 #include "calibrate/measure_profile.h"
 #include "calibrate/validation_plan.h"
+#include "costmodel/builtin_machines.h"
 #include "cli/exit_status.h"
 #include "graphs/error.h"
 #include "graphs/graph.h"
