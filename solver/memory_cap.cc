@@ -26,6 +26,12 @@ struct NodeBound {
 
 using Clock = std::chrono::steady_clock;
 
+// The steps a branch-and-bound node's mix DP may take where a DP run takes
+// fewer (up to two runs' worth): on a small graph a grid of a few hundred
+// units costs that much, and a coarser one finds little (the Transformer at
+// p = 8); AlexNet's runs are so small that its mixes stay cheap.
+constexpr uint64_t kLeastMixWork = uint64_t{10} * 1000 * 1000;
+
 uint64_t saturating_mul(uint64_t a, uint64_t b) {
   return a != 0 && b > std::numeric_limits<uint64_t>::max() / a ? std::numeric_limits<uint64_t>::max() : a * b;
 }
@@ -158,8 +164,9 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   // is often a few layers of one and the rest of another, which
   // single-vertex moves cannot reach.
   // Steps per mix DP: at the root, mix_work; in the branch and bound, half
-  // a DP run's (a node's four mixes cost at most two runs), counted against
-  // its budget.
+  // a DP run's (a node's four mixes cost at most two runs), but up to
+  // kLeastMixWork where that is at most two runs' (small graphs), counted
+  // against its budget.
   const uint64_t run_work = std::max<uint64_t>(1, dp.run_work());
   uint64_t mix_limit = options.mix_work;
   uint64_t mix_spent = 0;  // steps the mix DPs took in the branch and bound
@@ -224,7 +231,7 @@ CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, c
   const uint64_t search_work = std::max(options.max_search_work, saturating_mul(8, run_work));
   const uint64_t work_start = dp.work();
   mix_spent = 0;
-  mix_limit = std::min(options.mix_work, run_work / 2);
+  mix_limit = std::min(options.mix_work, std::max(run_work / 2, std::min(kLeastMixWork, 2 * run_work)));
   auto spent = [&] { return dp.work() - work_start + mix_spent; };
   const bool branched = !good_enough(root.bound) && branch({}, root);
   double bound = root.bound;  // what is proven when the search stops

@@ -34,7 +34,8 @@ struct CapOptions {
   uint64_t max_search_work = uint64_t{2} * 1000 * 1000 * 1000;
   double max_seconds = 1e18;       ///< time for the branch-and-bound (checked between nodes); default none
   /// Steps for each of the root's mix DPs (solver/cap_mix_dp.h; 0: none); a
-  /// branch-and-bound node's take at most half a DP run's each.
+  /// branch-and-bound node's take at most half a DP run's each (or up to
+  /// 10^7 steps where that is at most two runs').
   uint64_t mix_work = uint64_t{200} * 1000 * 1000;
   double target_gap = 0.0;         ///< stop branching once the gap is at most this (0: until proven optimal)
 };
