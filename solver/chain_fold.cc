@@ -64,20 +64,6 @@ std::vector<std::vector<Incidence>> incidence(const Objective& objective) {
   return list;
 }
 
-// The longest run [start, start + length) of i with id[i] == id[i + period].
-std::pair<size_t, size_t> longest_run(const std::vector<int>& id, size_t period) {
-  size_t best_start = 0, best_length = 0, start = 0, length = 0;
-  for (size_t i = 0; i + period < id.size(); ++i) {
-    if (id[i] == id[i + period]) {
-      if (length == 0) start = i;
-      if (++length > best_length) best_length = length, best_start = start;
-    } else {
-      length = 0;
-    }
-  }
-  return {best_start, best_length};
-}
-
 // Checks blocks [first + j·period, ...) for j < count against block 1 (the
 // template): which are alike, and the run of alike blocks around it whose
 // edges leave only from the separator (to the next block, or anywhere from

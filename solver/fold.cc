@@ -43,20 +43,6 @@ std::vector<std::vector<EdgeView>> edge_views(const Objective& objective) {
   return views;
 }
 
-// The longest run [start, start + length) of i with id[i] == id[i + period].
-std::pair<size_t, size_t> longest_run(const std::vector<int>& id, size_t period) {
-  size_t best_start = 0, best_length = 0, start = 0, length = 0;
-  for (size_t i = 0; i + period < id.size(); ++i) {
-    if (id[i] == id[i + period]) {
-      if (length == 0) start = i;
-      if (++length > best_length) best_length = length, best_start = start;
-    } else {
-      length = 0;
-    }
-  }
-  return {best_start, best_length};
-}
-
 // Blocks [first + j·period, first + (j+1)·period) for j in [0, blocks). In
 // block j >= 2, a vertex follows its counterpart in block 1 when the plan
 // treats them alike and every table it reads comes from a follower of the
@@ -159,6 +145,20 @@ std::optional<Folding> find_folding(const Objective& objective, const Eliminatio
     }
   }
   return best;
+}
+
+// See fold.h.
+std::pair<size_t, size_t> longest_run(const std::vector<int>& id, size_t period) {
+  size_t best_start = 0, best_length = 0, start = 0, length = 0;
+  for (size_t i = 0; i + period < id.size(); ++i) {
+    if (id[i] == id[i + period]) {
+      if (length == 0) start = i;
+      if (++length > best_length) best_length = length, best_start = start;
+    } else {
+      length = 0;
+    }
+  }
+  return {best_start, best_length};
 }
 
 }  // namespace pase

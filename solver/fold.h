@@ -8,6 +8,7 @@
 // (DpOptions::same_as). The optimum and the strategy are the unfolded DP's.
 #include <cstddef>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "costmodel/objective.h"
@@ -28,5 +29,10 @@ struct Folding {
 /// makes equal, checked vertex by vertex; nullopt when there is none worth
 /// folding (fewer than one block reused).
 [[nodiscard]] std::optional<Folding> find_folding(const Objective& objective, const EliminationPlan& plan);
+
+/// The longest run [start, start + length) of positions i with id[i] ==
+/// id[i + period]: where a sequence repeats itself `period` later (both
+/// foldings look for repeated blocks this way).
+[[nodiscard]] std::pair<size_t, size_t> longest_run(const std::vector<int>& id, size_t period);
 
 }  // namespace pase
