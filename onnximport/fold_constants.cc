@@ -152,6 +152,42 @@ const ConstantValue* TensorFacts::value(const std::string& name) const {
   return it == values.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// ONNX's own shape inference divides by strides and multiplies by dilations
+// and kernel sizes without checking them (a stride of 0 is a division by
+// zero inside libonnx, found by fuzzing), so the attributes it reads are
+// checked first, in every graph and subgraph.
+void check_window_attributes(const onnx::GraphProto& graph, const std::string& source) {
+  static const std::set<std::string> windowed = {"Conv",        "ConvTranspose", "ConvInteger", "QLinearConv",
+                                                 "MaxPool",     "AveragePool",   "LpPool",      "MaxUnpool",
+                                                 "MaxRoiPool",  "DeformConv"};
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.has_g()) check_window_attributes(attribute.g(), source);
+      for (const onnx::GraphProto& sub : attribute.graphs()) check_window_attributes(sub, source);
+    }
+    if (!windowed.count(node.op_type())) continue;
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      const std::string& name = attribute.name();
+      const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+      const bool non_negative = name == "pads" || name == "output_padding";
+      if (positive || non_negative) {
+        for (int64_t value : attribute.ints())
+          if (positive ? value <= 0 : value < 0)
+            throw InputError(source + ": node '" + node.name() + "' (" + node.op_type() + "): attribute '" + name +
+                             "' must be " + (positive ? "positive" : "non-negative") + ", got " +
+                             std::to_string(value));
+      } else if (name == "group" && attribute.i() <= 0) {
+        throw InputError(source + ": node '" + node.name() + "' (" + node.op_type() +
+                         "): attribute 'group' must be positive, got " + std::to_string(attribute.i()));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source,
                                        std::optional<BatchChange> batch) {
   TensorFacts facts;
@@ -160,6 +196,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
     facts.shapes[init.name()] = Shape(init.dims().begin(), init.dims().end());
     if (std::optional<ConstantValue> value = constant_from_tensor(init)) facts.values[init.name()] = std::move(*value);
   }
+  check_window_attributes(graph, source);
   int64_t opset = default_opset(model);
   ConstantLookup lookup{[&](const std::string& name) { return facts.value(name); },
                         [&](const std::string& name) { return facts.shape(name); }};

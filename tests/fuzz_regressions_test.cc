@@ -96,6 +96,9 @@ TEST_CASE("fuzz regressions: each finding is now one exact line") {
        "export listed every device id: killed past 22 GB of memory"},
       {"fuzz_plan_reader", "replicated_20_letter_layer_on_256_devices.json", "",
        "every device computed the whole 2^20-point shrunk problem: 28 s and 4 GiB for 2.4 KB of plan"},
+      {"fuzz_onnx_import", "conv_stride_0.onnx",
+       "fuzz.onnx: node '/features/features.8/Conv' (Conv): attribute 'strides' must be positive, got 0",
+       "AlexNet with one Conv's strides set to 0: a division by zero (SIGFPE) inside libonnx's shape inference"},
   };
   std::vector<std::string> listed;
   for (const Finding& finding : findings) {
