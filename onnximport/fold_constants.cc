@@ -1,6 +1,8 @@
 #include "onnximport/fold_constants.h"
 
+#include <limits>
 #include <set>
+#include <string>
 #include <unordered_map>
 
 #include <onnx/defs/schema.h>
@@ -186,6 +188,29 @@ void check_window_attributes(const onnx::GraphProto& graph, const std::string& s
   }
 }
 
+// Every node has as many inputs and outputs as its ONNX schema allows: the
+// constant evaluator and the lowering read inputs by position (a Gemm with
+// one input read past the end of its list, found by fuzzing). Ops without a
+// schema at this opset are left to the lowering, which refuses them by name.
+void check_arity(const onnx::GraphProto& graph, int64_t opset, const std::string& source) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain());
+    if (!schema) continue;
+    auto check = [&](const char* what, int count, int least, int most) {
+      if (count >= least && count <= most) return;
+      std::string range = least == most ? std::to_string(least)
+                                        : most == std::numeric_limits<int>::max()
+                                              ? "at least " + std::to_string(least)
+                                              : std::to_string(least) + " to " + std::to_string(most);
+      throw InputError(source + ": node '" + node.name() + "' (" + node.op_type() + "): " + std::to_string(count) +
+                       " " + what + ", its ONNX schema takes " + range);
+    };
+    check("inputs", node.input_size(), schema->min_input(), schema->max_input());
+    check("outputs", node.output_size(), schema->min_output(), schema->max_output());
+  }
+}
+
 }  // namespace
 
 TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::string& source,
@@ -198,6 +223,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
   }
   check_window_attributes(graph, source);
   int64_t opset = default_opset(model);
+  check_arity(graph, opset, source);
   ConstantLookup lookup{[&](const std::string& name) { return facts.value(name); },
                         [&](const std::string& name) { return facts.shape(name); }};
   std::map<std::string, onnx::ValueInfoProto> own_shapes;
