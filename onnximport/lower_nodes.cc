@@ -197,6 +197,15 @@ class Lowerer {
     return *shape;
   }
 
+  // The name of the pase node that lowers `node`: its own the first time, a
+  // fresh one when it lowers to several nodes. Every ONNX node name is in
+  // used_names_ from the start, so a fresh name never takes another's.
+  std::string claim_name(const onnx::NodeProto& node) {
+    std::string name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
+    emitted_names_.insert(name);
+    return name;
+  }
+
   std::string unique_name(const std::string& wanted) {
     std::string name = wanted;
     for (int k = 2; used_names_.count(name); ++k) name = wanted + "_" + std::to_string(k);
@@ -317,8 +326,7 @@ class Lowerer {
   NodeV1& emit(const onnx::NodeProto& node, const std::string& op, std::vector<std::string> inputs,
                const std::vector<std::string>& outputs) {
     NodeV1 n;
-    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
-    emitted_names_.insert(n.name);
+    n.name = claim_name(node);
     n.op = op;
     n.inputs = std::move(inputs);
     std::vector<Shape> claims;
@@ -566,8 +574,7 @@ class Lowerer {
 
   std::string emit_group(const onnx::NodeProto& node, const Group& g, const Ref& in) {
     NodeV1 n;
-    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
-    emitted_names_.insert(n.name);
+    n.name = claim_name(node);
     n.inputs = {in.ref};
     n.axis = g.axis;
     Shape shape = *facts_.shape(g.input);
@@ -841,9 +848,7 @@ class Lowerer {
     lifted.shape = Shape{in[0], in[1], in[2], 1};
     std::string lifted_name = lifted.name;
     NodeV1 n;
-    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
-    emitted_names_.insert(n.name);
-    used_names_.insert(n.name);
+    n.name = claim_name(node);
     n.op = "conv2d";
     n.inputs = {lifted_name};
     n.filter = Shape{weight[0], weight[1], weight[2], 1};
@@ -1100,9 +1105,7 @@ class Lowerer {
     in.perm = std::vector<int64_t>{1, 0, 2};
     std::string in_name = in.name;
     NodeV1 n;
-    n.name = emitted_names_.count(node.name()) ? unique_name(node.name()) : node.name();
-    emitted_names_.insert(n.name);
-    used_names_.insert(n.name);
+    n.name = claim_name(node);
     n.op = "lstm";
     n.inputs = {in_name};
     n.units = hidden;
