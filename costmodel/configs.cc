@@ -1,6 +1,7 @@
 #include "costmodel/configs.h"
 
 #include <string>
+#include <utility>
 
 #include "graphs/error.h"
 
@@ -34,19 +35,18 @@ ConfigSet enumerate_configs(const VertexModel& model, int64_t cutoff, int64_t de
   const int rank = static_cast<int>(model.domain.size());
   std::vector<std::vector<int32_t>> choices(rank);
   for (int i = 0; i < rank; ++i) choices[i] = allowed_splits(model.domain[i], cutoff, devices, model.splittable[i]);
-  ConfigSet set;
-  set.rank = rank;
+  std::vector<int32_t> splits;
   std::vector<int32_t> current(rank, 1);
   // Depth-first over dimensions in order with ascending splits gives lexicographic order;
   // the running product prunes tuples that would need more than `devices`.
   auto recurse = [&](auto&& self, int dim, int64_t product) -> void {
     if (dim == rank) {
       if (model.contiguous_only && !is_contiguous(model.domain, current.data())) return;
-      if (set.size() >= max_configs)
+      if (rank > 0 && splits.size() / static_cast<size_t>(rank) >= max_configs)
         throw ResourceError("vertex '" + vertex_name + "' has more than " + std::to_string(max_configs) +
                             " configurations at " + std::to_string(devices) +
                             " devices (the configuration limit); a larger cutoff gives it fewer");
-      set.splits.insert(set.splits.end(), current.begin(), current.end());
+      splits.insert(splits.end(), current.begin(), current.end());
       return;
     }
     for (int32_t split : choices[dim]) {
@@ -57,6 +57,9 @@ ConfigSet enumerate_configs(const VertexModel& model, int64_t cutoff, int64_t de
     current[dim] = 1;
   };
   recurse(recurse, 0, 1);
+  ConfigSet set;
+  set.rank = rank;
+  set.splits = std::move(splits);
   return set;
 }
 

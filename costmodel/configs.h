@@ -3,14 +3,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "costmodel/shared_array.h"
 #include "graphs/vertex_model.h"
 
 namespace pase {
 
 /// Flat list of configurations: entry i is splits[i*rank .. i*rank+rank).
+/// Copies share the list (vertices priced alike hold one).
 struct ConfigSet {
   int rank = 0;
-  std::vector<int32_t> splits;
+  SharedArray<int32_t> splits;
 
   [[nodiscard]] size_t size() const { return rank ? splits.size() / static_cast<size_t>(rank) : 0; }
   [[nodiscard]] const int32_t* operator[](size_t i) const { return splits.data() + i * static_cast<size_t>(rank); }

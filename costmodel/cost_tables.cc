@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "costmodel/cost_model.h"
 #include "costmodel/costs.h"
@@ -75,10 +76,12 @@ namespace {
 // The configurations `keep` accepts, in the same (lexicographic) order; the
 // all-ones configuration is always kept, so no vertex is left without one.
 ConfigSet kept(const ConfigSet& all, const ConfigFilter& keep) {
+  std::vector<int32_t> splits;
+  for (size_t s = 0; s < all.size(); ++s)
+    if (s == 0 || keep(all[s], all.rank)) splits.insert(splits.end(), all[s], all[s] + all.rank);
   ConfigSet out;
   out.rank = all.rank;
-  for (size_t s = 0; s < all.size(); ++s)
-    if (s == 0 || keep(all[s], all.rank)) out.splits.insert(out.splits.end(), all[s], all[s] + all.rank);
+  out.splits = std::move(splits);
   return out;
 }
 
@@ -97,8 +100,8 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   // blocks of ResNet and Inception), and a vertex's prices depend only on its
   // model and cutoff: those are priced once per distinct (model, cutoff) and
   // copied. Edges likewise, keyed on both ends' kinds, the ports and the
-  // tensor; their cost matrices, the bulk of the objective, are shared rather
-  // than copied. The copies are the same doubles the pricing would give.
+  // tensor. Copies share storage (SharedArray, the matrices' shared_ptr), so
+  // a deep model's repeated blocks hold one set of tables whatever the depth.
   //
   // One thread: in parallel this phase ran no faster (measured up to the
   // Transformer at p = 64), its many small allocations and first-touch page
@@ -112,7 +115,7 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     key.append(reinterpret_cast<const char*>(&vertex.cutoff), sizeof(vertex.cutoff));
     auto [it, inserted] = first_of_kind.try_emplace(std::move(key), static_cast<int>(v));
     kind[v] = it->second;
-    if (!inserted) {
+    if (!inserted) {  // shares the first's arrays
       tables.configs[v] = tables.configs[kind[v]];
       tables.objective.vertex_cost[v] = tables.objective.vertex_cost[kind[v]];
       continue;
@@ -120,11 +123,29 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
     if (keep) tables.configs[v] = kept(tables.configs[v], keep);
     const ConfigSet& configs = tables.configs[v];
-    std::vector<double>& cost = tables.objective.vertex_cost[v];
-    cost.resize(configs.size());
+    std::vector<double> cost(configs.size());
     for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
+    tables.objective.vertex_cost[v] = std::move(cost);
   }
   tables.objective.pairs.resize(graph.edges.size());
+  // An end's classes depend on its kind and the split map only: shared by
+  // every edge at an end alike, whatever the other end.
+  struct Classes {
+    SharedArray<int32_t> of;
+    std::vector<std::vector<int64_t>> splits;
+  };
+  std::map<std::vector<int64_t>, Classes> classes_of_end;
+  auto end_classes = [&](int v, const SplitMap& map) -> const Classes& {
+    std::vector<int64_t> key = {kind[static_cast<size_t>(v)]};
+    append_map(key, map);
+    auto [it, inserted] = classes_of_end.try_emplace(std::move(key));
+    if (inserted) {
+      std::vector<int32_t> class_of;
+      classify(map, tables.configs[static_cast<size_t>(v)], model.devices(), class_of, it->second.splits);
+      it->second.of = std::move(class_of);
+    }
+    return it->second;
+  };
   std::map<std::vector<int64_t>, size_t> first_of_edge_kind;
   for (size_t e = 0; e < graph.edges.size(); ++e) {
     const TensorEdge& edge = graph.edges[e];
@@ -139,20 +160,40 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     append_map(key, tables.models[edge.src].outputs[edge.src_port]);
     append_map(key, tables.models[edge.dst].inputs[edge.dst_port]);
     auto [it, inserted] = first_of_edge_kind.try_emplace(std::move(key), e);
-    if (!inserted) pair = tables.objective.pairs[it->second];  // then only its ends differ
+    if (!inserted) pair = tables.objective.pairs[it->second];  // shares its arrays; only its ends differ
     pair.u = edge.src;
     pair.v = edge.dst;
     if (!inserted) continue;
-    std::vector<std::vector<int64_t>> u_splits, v_splits;
-    classify(tables.models[edge.src].outputs[edge.src_port], tables.configs[edge.src], model.devices(), pair.u_class, u_splits);
-    classify(tables.models[edge.dst].inputs[edge.dst_port], tables.configs[edge.dst], model.devices(), pair.v_class, v_splits);
-    pair.u_classes = static_cast<int32_t>(u_splits.size());
-    pair.v_classes = static_cast<int32_t>(v_splits.size());
-    auto cost = std::make_shared<std::vector<double>>(u_splits.size() * v_splits.size());
-    model.redistribution_matrix(tensor, u_splits, v_splits, cost->data());
+    const Classes& u = end_classes(edge.src, tables.models[edge.src].outputs[edge.src_port]);
+    const Classes& v = end_classes(edge.dst, tables.models[edge.dst].inputs[edge.dst_port]);
+    pair.u_class = u.of;
+    pair.v_class = v.of;
+    pair.u_classes = static_cast<int32_t>(u.splits.size());
+    pair.v_classes = static_cast<int32_t>(v.splits.size());
+    auto cost = std::make_shared<std::vector<double>>(u.splits.size() * v.splits.size());
+    model.redistribution_matrix(tensor, u.splits, v.splits, cost->data());
     pair.cost = std::move(cost);
   }
   return tables;
+}
+
+TableFootprint table_footprint(const CostTables& tables) {
+  TableFootprint footprint;
+  std::unordered_set<const void*> seen;
+  auto add = [&](const void* storage, uint64_t bytes) {
+    if (storage && seen.insert(storage).second) {
+      footprint.bytes += bytes;
+      ++footprint.arrays;
+    }
+  };
+  for (const SharedArray<double>& cost : tables.objective.vertex_cost) add(cost.storage_id(), cost.bytes());
+  for (const ConfigSet& configs : tables.configs) add(configs.splits.storage_id(), configs.splits.bytes());
+  for (const PairCost& pair : tables.objective.pairs) {
+    add(pair.u_class.storage_id(), pair.u_class.bytes());
+    add(pair.v_class.storage_id(), pair.v_class.bytes());
+    add(pair.cost.get(), pair.cost ? pair.cost->size() * sizeof(double) : 0);
+  }
+  return footprint;
 }
 
 double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const CostModel& model,

@@ -38,6 +38,16 @@ using ConfigFilter = std::function<bool(const int32_t* config, int rank)>;
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const Machine& machine,
                                            size_t max_configs = kDefaultMaxConfigs);
 
+/// What a priced graph holds in its tables, each shared array counted once:
+/// vertex costs, configuration lists, class maps and edge matrices.
+struct TableFootprint {
+  uint64_t bytes = 0;  ///< bytes of the arrays' values
+  size_t arrays = 0;   ///< distinct arrays (each priced or enumerated once)
+};
+
+/// The footprint of `tables` (a deep model's identical blocks add nothing).
+[[nodiscard]] TableFootprint table_footprint(const CostTables& tables);
+
 /// Cost of a full strategy computed straight from the formulas (no tables):
 /// the reference the DP is checked against.
 [[nodiscard]] double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const CostModel& model,

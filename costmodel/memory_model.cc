@@ -1,6 +1,8 @@
 #include "costmodel/memory_model.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 
 #include "graphs/error.h"
 #include "graphs/layer_weights.h"
@@ -80,10 +82,11 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
   const uint64_t a = activation_element_bytes(options), S = parameter_element_bytes(options);
   const size_t n = graph.vertices.size();
   memory.offset.assign(n + 1, 0);
-  for (size_t v = 0; v < n; ++v) memory.offset[v + 1] = memory.offset[v] + tables.configs[v].size();
-  memory.weights.assign(memory.offset[n], 0);
-  memory.activations.assign(memory.offset[n], 0);
-
+  // Vertices that hold alike tensors (shape, split map, element bytes) under
+  // the same configuration list (shared storage: priced alike) have the same
+  // bytes: their entries are stored once and their offsets point there, so a
+  // deep model's repeated blocks add no bytes per block.
+  std::map<std::vector<int64_t>, size_t> offset_of_kind;
   std::vector<int64_t> split;
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
@@ -107,6 +110,21 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
     }
 
     const ConfigSet& configs = tables.configs[v];
+    std::vector<int64_t> key = {static_cast<int64_t>(reinterpret_cast<intptr_t>(configs.splits.storage_id())),
+                                static_cast<int64_t>(configs.size()), configs.rank};
+    for (const Held& h : held) {
+      key.insert(key.end(), {static_cast<int64_t>(h.weight), static_cast<int64_t>(h.element_bytes),
+                             static_cast<int64_t>(h.shape->size())});
+      key.insert(key.end(), h.shape->begin(), h.shape->end());
+      key.push_back(static_cast<int64_t>(h.split->size()));
+      for (const auto& dims : *h.split) {
+        key.push_back(static_cast<int64_t>(dims.size()));
+        key.insert(key.end(), dims.begin(), dims.end());
+      }
+    }
+    auto [kind, inserted] = offset_of_kind.try_emplace(std::move(key), memory.weights.size());
+    memory.offset[v] = kind->second;
+    if (!inserted) continue;
     for (size_t s = 0; s < configs.size(); ++s) {
       uint64_t weight_bytes = 0, activation_bytes = 0;
       for (const Held& h : held) {
@@ -117,10 +135,11 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
             add_overflows(h.weight ? weight_bytes : activation_bytes, bytes))
           throw InputError(graph.source + ": vertex '" + vertex.name + "': its bytes per device overflow 64 bits");
       }
-      memory.weights[memory.offset[v] + s] = weight_bytes;
-      memory.activations[memory.offset[v] + s] = activation_bytes;
+      memory.weights.push_back(weight_bytes);
+      memory.activations.push_back(activation_bytes);
     }
   }
+  memory.offset[n] = memory.weights.size();
   return memory;
 }
 

@@ -35,11 +35,12 @@ struct MemoryOptions {
 /// Elements of one tile of `shape` split `split` ways per dimension: prod ceil(shape_i / split_i).
 [[nodiscard]] uint64_t tile_elements(const Shape& shape, const int64_t* split);
 
-/// Per-vertex, per-configuration bytes, flat: vertex v's configurations are
-/// entries [offset[v], offset[v + 1]) of `weights` and `activations`.
+/// Per-vertex, per-configuration bytes, flat: configuration s of vertex v is
+/// entry offset[v] + s of `weights` and `activations`. Vertices with equal
+/// bytes may share entries (equal offsets), so offsets need not increase.
 struct MemoryTables {
   MemoryOptions options;
-  std::vector<size_t> offset;         ///< vertex count + 1 entries
+  std::vector<size_t> offset;         ///< vertex count + 1 entries, the last the entries' count
   std::vector<uint64_t> weights;      ///< weight tiles x S
   std::vector<uint64_t> activations;  ///< output tiles and data inputs read, x a
 

@@ -7,12 +7,14 @@
 #include <memory>
 #include <vector>
 
+#include "costmodel/shared_array.h"
+
 namespace pase {
 
 struct PairCost {
   int u = 0, v = 0;                 ///< vertices; u produces, v consumes
-  std::vector<int32_t> u_class;     ///< class of each configuration of u
-  std::vector<int32_t> v_class;     ///< class of each configuration of v
+  SharedArray<int32_t> u_class;     ///< class of each configuration of u (shared by the edges priced alike)
+  SharedArray<int32_t> v_class;     ///< class of each configuration of v
   int32_t u_classes = 0, v_classes = 0;
   /// (*cost)[u_class * v_classes + v_class]. Shared by the edges priced alike
   /// (same ends' kinds, ports and tensor): the matrices are most of the
@@ -26,7 +28,8 @@ struct PairCost {
 };
 
 struct Objective {
-  std::vector<std::vector<double>> vertex_cost;  ///< [vertex][configuration]
+  /// [vertex][configuration]; vertices priced alike share one array.
+  std::vector<SharedArray<double>> vertex_cost;
   std::vector<PairCost> pairs;
 
   [[nodiscard]] size_t vertex_count() const { return vertex_cost.size(); }

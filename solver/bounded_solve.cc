@@ -22,7 +22,13 @@ double spread(const PairCost& pair) {
 // vertices' costs: f(a) = min_b cost(a, b), g(b) = min_a (cost(a, b) - f(a)).
 Objective relax(const Objective& objective, const std::vector<char>& relaxed) {
   Objective out;
-  out.vertex_cost = objective.vertex_cost;
+  // Edited copies only of the vertices a relaxed edge touches; the others keep sharing.
+  std::vector<std::vector<double>> edited(objective.vertex_count());
+  auto costs_of = [&](int v) -> std::vector<double>& {
+    std::vector<double>& cost = edited[static_cast<size_t>(v)];
+    if (cost.empty()) cost = objective.vertex_cost[static_cast<size_t>(v)].copy();
+    return cost;
+  };
   for (size_t e = 0; e < objective.pairs.size(); ++e) {
     const PairCost& pair = objective.pairs[e];
     if (!relaxed[e]) {
@@ -37,10 +43,14 @@ Objective relax(const Objective& objective, const std::vector<char>& relaxed) {
       for (size_t j = 0; j < cols; ++j) f[i] = std::min(f[i], m[i * cols + j]);
     for (size_t i = 0; i < rows; ++i)
       for (size_t j = 0; j < cols; ++j) g[j] = std::min(g[j], m[i * cols + j] - f[i]);
-    for (size_t a = 0; a < pair.u_class.size(); ++a) out.vertex_cost[pair.u][a] += f[static_cast<size_t>(pair.u_class[a])];
-    for (size_t b = 0; b < pair.v_class.size(); ++b)
-      out.vertex_cost[pair.v][b] += std::max(0.0, g[static_cast<size_t>(pair.v_class[b])]);
+    std::vector<double>& u_cost = costs_of(pair.u);
+    for (size_t a = 0; a < pair.u_class.size(); ++a) u_cost[a] += f[static_cast<size_t>(pair.u_class[a])];
+    std::vector<double>& v_cost = costs_of(pair.v);
+    for (size_t b = 0; b < pair.v_class.size(); ++b) v_cost[b] += std::max(0.0, g[static_cast<size_t>(pair.v_class[b])]);
   }
+  out.vertex_cost = objective.vertex_cost;
+  for (size_t v = 0; v < edited.size(); ++v)
+    if (!edited[v].empty()) out.vertex_cost[v] = std::move(edited[v]);
   return out;
 }
 
@@ -97,19 +107,22 @@ std::vector<int32_t> solve_restricted(const Objective& objective, const Objectiv
     for (size_t v = 0; v < n; ++v) {
       std::vector<int32_t> order(objective.config_count(v));
       for (size_t c = 0; c < order.size(); ++c) order[c] = static_cast<int32_t>(c);
-      const std::vector<double>& price = relaxed.vertex_cost[v];
+      const SharedArray<double>& price = relaxed.vertex_cost[v];
       std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return price[static_cast<size_t>(a)] < price[static_cast<size_t>(b)]; });
       order.resize(std::min(order.size(), k));
       if (std::find(order.begin(), order.end(), seed[v]) == order.end()) order.push_back(seed[v]);
       kept[v] = order;
-      for (int32_t c : order) restricted.vertex_cost[v].push_back(objective.vertex_cost[v][static_cast<size_t>(c)]);
+      std::vector<double> cost;
+      for (int32_t c : order) cost.push_back(objective.vertex_cost[v][static_cast<size_t>(c)]);
+      restricted.vertex_cost[v] = std::move(cost);
     }
     for (const PairCost& pair : objective.pairs) {
       PairCost sub = pair;
-      sub.u_class.clear();
-      sub.v_class.clear();
-      for (int32_t c : kept[static_cast<size_t>(pair.u)]) sub.u_class.push_back(pair.u_class[static_cast<size_t>(c)]);
-      for (int32_t c : kept[static_cast<size_t>(pair.v)]) sub.v_class.push_back(pair.v_class[static_cast<size_t>(c)]);
+      std::vector<int32_t> u_class, v_class;
+      for (int32_t c : kept[static_cast<size_t>(pair.u)]) u_class.push_back(pair.u_class[static_cast<size_t>(c)]);
+      for (int32_t c : kept[static_cast<size_t>(pair.v)]) v_class.push_back(pair.v_class[static_cast<size_t>(c)]);
+      sub.u_class = std::move(u_class);
+      sub.v_class = std::move(v_class);
       restricted.pairs.push_back(std::move(sub));
     }
     const EliminationPlan plan = make_plan(undirected_neighbours(restricted), options.solve.order, restricted.config_counts());

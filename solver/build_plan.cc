@@ -72,7 +72,7 @@ class AssignmentProblem {
       complete = complete && found.complete;
       candidates_[v] = std::move(found.list);
       largest_ = std::max(largest_, candidates_[v].size());
-      objective_.vertex_cost[v].assign(candidates_[v].size(), 0.0);
+      objective_.vertex_cost[v] = std::vector<double>(candidates_[v].size(), 0.0);
     }
     keys_.assign(graph_.edges.size(), {});
     for (size_t e = 0; e < graph_.edges.size(); ++e) objective_.pairs.push_back(classify_edge(graph_.edges[e], keys_[e]));
@@ -140,8 +140,11 @@ class AssignmentProblem {
     pair.u = edge.src;
     pair.v = edge.dst;
     const Shape& tensor = graph_.vertices[edge.src].outputs[edge.src_port];
-    std::vector<AxisSpec> held = classify(tables_.models[edge.src].outputs[edge.src_port], edge.src, pair.u_class);
-    std::vector<AxisSpec> needed = classify(tables_.models[edge.dst].inputs[edge.dst_port], edge.dst, pair.v_class);
+    std::vector<int32_t> u_class, v_class;
+    std::vector<AxisSpec> held = classify(tables_.models[edge.src].outputs[edge.src_port], edge.src, u_class);
+    std::vector<AxisSpec> needed = classify(tables_.models[edge.dst].inputs[edge.dst_port], edge.dst, v_class);
+    pair.u_class = std::move(u_class);
+    pair.v_class = std::move(v_class);
     pair.u_classes = static_cast<int32_t>(held.size());
     pair.v_classes = static_cast<int32_t>(needed.size());
     key = std::make_tuple(tensor, std::move(held), std::move(needed));

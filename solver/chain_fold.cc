@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <tuple>
 
 #include <tbb/blocked_range.h>
@@ -12,40 +14,30 @@
 #include <tbb/task_arena.h>
 
 #include "graphs/check.h"
+#include "graphs/error.h"
 #include "solver/fold.h"
 
 namespace pase {
 namespace {
 
-template <typename T>
-struct DerefLess {
-  bool operator()(const T* a, const T* b) const { return *a < *b; }
-};
-
 // Equal ids: equal configuration counts and layer costs.
-std::vector<int> vertex_kinds(const Objective& objective) {
-  std::map<const std::vector<double>*, int, DerefLess<std::vector<double>>> ids;
-  std::vector<int> id(objective.vertex_count());
-  for (size_t v = 0; v < id.size(); ++v)
-    id[v] = ids.try_emplace(&objective.vertex_cost[v], static_cast<int>(ids.size())).first->second;
-  return id;
-}
+std::vector<int> vertex_kinds(const Objective& objective) { return value_ids(objective.vertex_cost); }
 
 // Equal ids: the same matrix and the same classes at both ends, so the same
 // price for every pair of configurations.
 std::vector<int> pair_kinds(const Objective& objective) {
-  std::map<const std::vector<int32_t>*, int, DerefLess<std::vector<int32_t>>> classes;
-  auto class_id = [&](const std::vector<int32_t>& map) {
-    return classes.try_emplace(&map, static_cast<int>(classes.size())).first->second;
-  };
+  std::vector<SharedArray<int32_t>> maps;
+  for (const PairCost& pair : objective.pairs) {
+    maps.push_back(pair.u_class);
+    maps.push_back(pair.v_class);
+  }
+  const std::vector<int> class_id = value_ids(maps);
   std::map<std::tuple<const void*, int, int>, int> kinds;
   std::vector<int> kind(objective.pairs.size());
-  for (size_t e = 0; e < kind.size(); ++e) {
-    const PairCost& pair = objective.pairs[e];
-    kind[e] = kinds.try_emplace({pair.cost.get(), class_id(pair.u_class), class_id(pair.v_class)},
+  for (size_t e = 0; e < kind.size(); ++e)
+    kind[e] = kinds.try_emplace({objective.pairs[e].cost.get(), class_id[2 * e], class_id[2 * e + 1]},
                                 static_cast<int>(kinds.size()))
                   .first->second;
-  }
   return kind;
 }
 
@@ -185,7 +177,7 @@ struct Product {
   }
   [[nodiscard]] int32_t digit(size_t z, size_t i) const { return static_cast<int32_t>(z / stride[i] % radix[i]); }
   // A member's class map over the product's configurations.
-  [[nodiscard]] std::vector<int32_t> classes(size_t i, const std::vector<int32_t>& member_classes) const {
+  [[nodiscard]] std::vector<int32_t> classes(size_t i, const SharedArray<int32_t>& member_classes) const {
     std::vector<int32_t> out(configs);
     for (size_t z = 0; z < configs; ++z) out[z] = member_classes[static_cast<size_t>(digit(z, i))];
     return out;
@@ -217,7 +209,7 @@ struct Builder {
   Objective objective;
   std::vector<std::string> names;
 
-  int add_vertex(std::vector<double> cost, std::string name) {
+  int add_vertex(SharedArray<double> cost, std::string name) {
     objective.vertex_cost.push_back(std::move(cost));
     names.push_back(std::move(name));
     return static_cast<int>(objective.vertex_cost.size()) - 1;
@@ -236,8 +228,8 @@ void add_pair(Builder& out, const PairCost& pair, End u, End v) {
   PairCost copy;
   copy.u = u.vertex;
   copy.v = v.vertex;
-  copy.u_class = u.product ? u.product->classes(static_cast<size_t>(u.member), pair.u_class) : pair.u_class;
-  copy.v_class = v.product ? v.product->classes(static_cast<size_t>(v.member), pair.v_class) : pair.v_class;
+  copy.u_class = u.product ? SharedArray<int32_t>(u.product->classes(static_cast<size_t>(u.member), pair.u_class)) : pair.u_class;
+  copy.v_class = v.product ? SharedArray<int32_t>(v.product->classes(static_cast<size_t>(v.member), pair.v_class)) : pair.v_class;
   copy.u_classes = pair.u_classes;
   copy.v_classes = pair.v_classes;
   copy.cost = pair.cost;
@@ -355,8 +347,11 @@ Reduction reduce(const Objective& objective, const std::vector<std::string>& nam
   PairCost run;
   run.u = r.z0;
   run.v = r.zk;
-  for (size_t z = 0; z < r.before.configs; ++z) run.u_class.push_back(static_cast<int32_t>(z));
-  for (size_t z = 0; z < r.last.configs; ++z) run.v_class.push_back(static_cast<int32_t>(z));
+  std::vector<int32_t> u_class(r.before.configs), v_class(r.last.configs);
+  std::iota(u_class.begin(), u_class.end(), 0);
+  std::iota(v_class.begin(), v_class.end(), 0);
+  run.u_class = std::move(u_class);
+  run.v_class = std::move(v_class);
   run.u_classes = static_cast<int32_t>(r.before.configs);
   run.v_classes = static_cast<int32_t>(r.last.configs);
   run.cost = std::make_shared<std::vector<double>>(r.before.configs * r.last.configs, 0.0);
@@ -389,35 +384,91 @@ std::vector<double> min_plus(const std::vector<double>& a, const std::vector<dou
   return r;
 }
 
-// T^k by squaring; the number of products it takes.
-std::vector<double> min_plus_power(const std::vector<double>& t, size_t c, size_t k, int threads) {
+// T^k by squaring (products_for(k) products, `done` called after each).
+std::vector<double> min_plus_power(const std::vector<double>& t, size_t c, size_t k, int threads,
+                                   const std::function<void()>& done) {
   std::vector<double> result, square = t;
   bool have = false;
   for (size_t e = k; e > 0; e >>= 1) {
     if (e & 1) {
-      result = have ? min_plus(result, square, c, threads) : square;
+      if (have) {
+        result = min_plus(result, square, c, threads);
+        done();
+      } else {
+        result = square;
+      }
       have = true;
     }
-    if (e > 1) square = min_plus(square, square, c, threads);
+    if (e > 1) {
+      square = min_plus(square, square, c, threads);
+      done();
+    }
   }
   return result;
 }
 
+// The min-plus products T^k takes by squaring.
 size_t products_for(size_t k) {
   size_t count = 0;
   for (size_t e = k; e > 1; e >>= 1) count += 1 + (e & 1);
   return count;
 }
 
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
+// The progress of a chained solve as one DP's: its parts (the block's DP,
+// the min-plus products, the rest's DP, back-substitution) run one after
+// another, each counted from where the ones before left off, against the
+// totals the sizing pass planned.
+class ChainProgress {
+ public:
+  ChainProgress(std::function<void(const DpProgress&)> report, uint64_t tables, uint64_t work)
+      : report_(std::move(report)) {
+    done_.tables = tables;
+    done_.work = work;
+  }
+
+  // The callback for a DP part: its own counts, on top of the parts before
+  // (a part's counts are capped at its plan: a folded DP's copied tables
+  // report more steps than it planned).
+  [[nodiscard]] std::function<void(const DpProgress&)> part() {
+    if (!report_) return {};
+    return [this](const DpProgress& local) {
+      DpProgress now = done_;
+      now.tables_done += std::min(local.tables_done, local.tables);
+      now.work_done += std::min(local.work_done, local.work);
+      send(now);
+    };
+  }
+  // A part finished: `tables` tables and `work` steps of the plan.
+  void finish(uint64_t tables, uint64_t work) {
+    done_.tables_done += tables;
+    done_.work_done = saturating_add(done_.work_done, work);
+    if (report_) send(done_);
+  }
+
+ private:
+  void send(DpProgress now) const {
+    now.tables_done = std::min(now.tables_done, now.tables);
+    now.work_done = std::min(now.work_done, now.work);
+    report_(now);
+  }
+
+  std::function<void(const DpProgress&)> report_;
+  DpProgress done_;
+};
+
 // Sizes of one DP, moved onto the objective's vertices (`to_objective`: per
 // vertex of the DP's objective, the objective's vertex or -1).
 void add_tables(TablePlan& into, const TablePlan& part, const std::vector<int>& to_objective) {
   for (size_t v = 0; v < part.entries.size(); ++v)
     if (to_objective[v] >= 0) into.entries[static_cast<size_t>(to_objective[v])] = part.entries[v];
-  into.total_entries += part.total_entries;
-  into.table_bytes += part.table_bytes;
+  into.total_entries = saturating_add(into.total_entries, part.total_entries);
+  into.table_bytes = saturating_add(into.table_bytes, part.table_bytes);
   into.working_bytes = std::max(into.working_bytes, part.working_bytes);
-  into.total_work += part.total_work;
+  into.total_work = saturating_add(into.total_work, part.total_work);
   into.threads = std::max(into.threads, part.threads);
   if (part.largest_vertex >= 0 && to_objective[static_cast<size_t>(part.largest_vertex)] >= 0 &&
       (into.largest_vertex < 0 || part.entries[static_cast<size_t>(part.largest_vertex)] > into.entries[static_cast<size_t>(into.largest_vertex)]))
@@ -461,8 +512,12 @@ std::optional<ChainFold> find_chain(const Objective& objective) {
   return best;
 }
 
-std::optional<ChainSolution> solve_chained(const Objective& objective, const std::vector<std::string>& names,
-                                           const DpOptions& options, OrderKind order, bool run) {
+namespace {
+
+// solve_chained, sizing only (`progress` null) or solving.
+std::optional<ChainSolution> chain(const Objective& objective, const std::vector<std::string>& names,
+                                   const DpOptions& options, OrderKind order, ChainProgress* progress) {
+  const bool run = progress != nullptr;
   const std::optional<ChainFold> fold = find_chain(objective);
   if (!fold) return std::nullopt;
   Reduction r = reduce(objective, names, *fold);
@@ -481,8 +536,11 @@ std::optional<ChainSolution> solve_chained(const Objective& objective, const std
   DpOptions block_options = options;
   block_options.same_as.clear();
   PartialDp block;
+  const uint64_t block_tables = r.block.objective.vertex_count() - 2;  // all but the two separators
   if (run) {
+    block_options.progress = progress->part();
     block = eliminate_dp(r.block.objective, r.block_plan, r.block.names, block_options, 2);
+    progress->finish(block_tables, block.sizes.total_work);
     block.sizes.entries[static_cast<size_t>(r.z_in)] = block.sizes.entries[static_cast<size_t>(r.z_out)] = 0;
   } else {
     block.sizes = measure_tables(r.block.objective, r.block_plan, options.threads);
@@ -495,23 +553,28 @@ std::optional<ChainSolution> solve_chained(const Objective& objective, const std
   // T, M and the squares (four C × C), and at back-substitution an argmin per
   // block and separator configuration.
   const uint64_t chain_bytes = 4 * c * c * sizeof(double) + k * c * sizeof(int32_t) + 2 * c * sizeof(double);
-  out.tables.table_bytes += chain_bytes;
-  out.tables.total_entries += c * c;
-  out.tables.total_work += products_for(k) * c * c * c + k * c * c;
+  out.tables.table_bytes = saturating_add(out.tables.table_bytes, chain_bytes);
+  out.tables.total_entries = saturating_add(out.tables.total_entries, c * c);
+  // Each product C^3 steps, back-substitution C^2 per block; each product
+  // and back-substitution count as a table in the progress.
+  const uint64_t product_work = c * c * c, back_work = k * c * c;
+  out.tables.total_work = saturating_add(out.tables.total_work, products_for(k) * product_work + back_work);
+  out.progress_tables = block_tables + products_for(k) + 1;
 
   if (run)
-    r.reduced.objective.pairs[r.run_edge].cost =
-        std::make_shared<const std::vector<double>>(min_plus_power(block.table, c, k, options.threads));
+    r.reduced.objective.pairs[r.run_edge].cost = std::make_shared<const std::vector<double>>(
+        min_plus_power(block.table, c, k, options.threads, [&] { progress->finish(1, product_work); }));
   std::vector<int> reduced_to_objective = r.reduced_vertex;
   reduced_to_objective[static_cast<size_t>(r.z0)] = r.before.members.front();
   reduced_to_objective[static_cast<size_t>(r.zk)] = r.last.members.front();
 
   // The rest: folded again if it repeats blocks, else the DP.
   DpResult rest;
-  std::optional<ChainSolution> inner = solve_chained(r.reduced.objective, r.reduced.names, options, order, run);
+  std::optional<ChainSolution> inner = chain(r.reduced.objective, r.reduced.names, options, order, progress);
   if (inner) {
     rest = std::move(inner->result);
     add_tables(out.tables, inner->tables, reduced_to_objective);
+    out.progress_tables += inner->progress_tables;
     for (ChainReport& nested : inner->folds) {
       nested.fold.first = static_cast<size_t>(reduced_to_objective[nested.fold.first]);
       for (int& v : nested.separator_vertices) v = reduced_to_objective[static_cast<size_t>(v)];
@@ -523,10 +586,17 @@ std::optional<ChainSolution> solve_chained(const Objective& objective, const std
     const EliminationPlan plan = make_plan(undirected_neighbours(small), order, small.config_counts());
     DpOptions dp = options;
     if (std::optional<Folding> folding = find_folding(small, plan)) dp.same_as = std::move(folding->same_as);
-    add_tables(out.tables, measure_tables(small, plan, options.threads, dp.same_as), reduced_to_objective);
-    if (run) rest = solve_dp(small, plan, r.reduced.names, dp);
+    const TablePlan rest_sizes = measure_tables(small, plan, options.threads, dp.same_as);
+    add_tables(out.tables, rest_sizes, reduced_to_objective);
+    out.progress_tables += small.vertex_count();
+    if (run) {
+      dp.progress = progress->part();
+      rest = solve_dp(small, plan, r.reduced.names, dp);
+      progress->finish(small.vertex_count(), rest_sizes.total_work);
+    }
     out.folds.push_back(report);
   }
+  out.tables.total_bytes = saturating_add(out.tables.table_bytes, out.tables.working_bytes);
   // Reports name the largest table's vertex: one of the objective's, even
   // when the largest is a separator's (kept, so never built).
   if (out.tables.largest_vertex < 0)
@@ -563,6 +633,7 @@ std::optional<ChainSolution> solve_chained(const Objective& objective, const std
     separator[k] = rest.choice[static_cast<size_t>(r.zk)];
     for (size_t j = k; j-- > 1;) separator[j] = argmin[j * c + static_cast<size_t>(separator[j + 1])];
   }
+  progress->finish(1, back_work);
   std::vector<int32_t> inner_choice(r.block.objective.vertex_count(), 0);
   for (size_t j = 0; j < k; ++j) {
     inner_choice[static_cast<size_t>(r.z_in)] = separator[j];
@@ -581,6 +652,42 @@ std::optional<ChainSolution> solve_chained(const Objective& objective, const std
   result.stats.peak_table_bytes =
       std::max(block.stats.peak_table_bytes, block.argmin_bytes + chain_bytes + rest.stats.peak_table_bytes);
   return out;
+}
+
+// Refuses a chained solve past the limits, as check_limits does a DP: the
+// sum of its parts, the min-plus products and T, T^k and their squares included.
+void check_chain_limits(const TablePlan& sizes, const std::vector<std::string>& names, const DpOptions& options) {
+  constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+  auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
+  const size_t v = static_cast<size_t>(sizes.largest_vertex);
+  const std::string largest = "'" + names[v] + "' with " + text(sizes.entries[v]) + " entries";
+  if (sizes.total_bytes > options.max_table_bytes)
+    throw LimitError({"max_table_bytes", "the table byte limit",
+                      "the DP tables would need " + text(sizes.total_bytes) + " bytes (" + text(sizes.working_bytes) +
+                          " of them working buffers; folded: a block's, its transfer tables and the rest's), above the limit of " +
+                          std::to_string(options.max_table_bytes) + " (",
+                      "); the largest is vertex " + largest});
+  if (sizes.total_work > options.max_work)
+    throw LimitError({"max_work", "the work limit",
+                      "the DP would take " + text(sizes.total_work) +
+                          " steps (table entries x configurations; folded: C^3 per min-plus product of transfer tables), "
+                          "above the limit of " + std::to_string(options.max_work) + " (",
+                      "; about 10^9 steps per second per core); the largest table is vertex " + largest});
+}
+
+}  // namespace
+
+std::optional<ChainSolution> solve_chained(const Objective& objective, const std::vector<std::string>& names,
+                                           const DpOptions& options, OrderKind order, bool run) {
+  // Sized first, whole: the limits and the progress line are over every
+  // part, and nothing is computed for a solve that would be refused.
+  std::optional<ChainSolution> sized = chain(objective, names, options, order, nullptr);
+  if (!sized || !run) return sized;
+  check_chain_limits(sized->tables, names, options);
+  ChainProgress progress(options.progress, sized->progress_tables, sized->tables.total_work);
+  std::optional<ChainSolution> solved = chain(objective, names, options, order, &progress);
+  PASE_ASSERT(solved && solved->tables.total_work == sized->tables.total_work, sized->tables.total_work);
+  return solved;
 }
 
 }  // namespace pase

@@ -52,13 +52,18 @@ struct ChainSolution {
   DpResult result;
   TablePlan tables;                  ///< what every DP and the chain need, per vertex of the objective
   std::vector<ChainReport> folds;    ///< the runs folded, outermost first (later ones inside the reduced objective)
+  uint64_t progress_tables = 0;      ///< steps the progress counts: tables filled, min-plus products, back-substitutions
 };
 
 /// Folds runs of repeated blocks (find_chain, again in what is left while it
 /// finds one) and solves the rest by the DP over `order` with the DP's own
 /// folding (fold.h); nullopt when there is no run. `run` false: only sizes
 /// the tables (result left empty). Exact: the optimum is the unfolded DP's up
-/// to the order of summation.
+/// to the order of summation. The limits of `options` hold for the whole
+/// (tables: every part's, T and T^k; work: the DPs', C^3 per min-plus product
+/// and back-substitution's): past them it throws LimitError before solving.
+/// `options.progress` sees one solve: tables_done of progress_tables, work
+/// of tables.total_work.
 [[nodiscard]] std::optional<ChainSolution> solve_chained(const Objective& objective,
                                                          const std::vector<std::string>& names,
                                                          const DpOptions& options, OrderKind order, bool run = true);

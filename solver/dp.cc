@@ -90,7 +90,7 @@ struct Message {
 // class of w's configuration: rows[class * Cv + s] over v's configurations.
 struct EdgeRows {
   int scope_index = 0;
-  const std::vector<int32_t>* w_class = nullptr;
+  const SharedArray<int32_t>* w_class = nullptr;
   std::vector<double> rows;
 };
 
@@ -516,7 +516,7 @@ std::vector<uint64_t> working_bytes_bound(const Objective& objective, const Elim
 // An edge's classes index its cost matrix: one class per configuration of
 // each end, each below that end's class count.
 void check_classes(const Objective& objective, const PairCost& pair) {
-  auto check_end = [&](int vertex, const std::vector<int32_t>& classes, int32_t count) {
+  auto check_end = [&](int vertex, const SharedArray<int32_t>& classes, int32_t count) {
     PASE_ASSERT(classes.size() == objective.config_count(vertex), vertex, classes.size(), objective.config_count(vertex));
     if (classes.empty()) return;
     auto [low, high] = std::minmax_element(classes.begin(), classes.end());

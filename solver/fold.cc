@@ -14,8 +14,8 @@ struct EdgeView {
   int offset = 0;
   bool produces = false;
   const std::vector<double>* cost = nullptr;
-  const std::vector<int32_t>* mine = nullptr;   // this end's class map
-  const std::vector<int32_t>* other = nullptr;  // the other end's
+  const SharedArray<int32_t>* mine = nullptr;   // this end's class map
+  const SharedArray<int32_t>* other = nullptr;  // the other end's
   int32_t other_classes = 0;
 
   [[nodiscard]] auto key() const { return std::make_tuple(offset, produces, cost, other_classes); }
@@ -24,11 +24,7 @@ struct EdgeView {
 
 // Vertex kinds: equal ids mean equal configuration counts and layer costs.
 std::vector<int> vertex_ids(const Objective& objective) {
-  std::map<std::vector<double>, int> ids;
-  std::vector<int> id(objective.vertex_count());
-  for (size_t v = 0; v < id.size(); ++v)
-    id[v] = ids.try_emplace(objective.vertex_cost[v], static_cast<int>(ids.size())).first->second;
-  return id;
+  return value_ids(objective.vertex_cost);
 }
 
 std::vector<std::vector<EdgeView>> edge_views(const Objective& objective) {

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "solver/fold.h"
 
@@ -97,14 +100,13 @@ PricedPoint MemoryPricedDp::solve(double lambda, const ByteRanges& ranges) {
   // A configuration outside `ranges` is shut out with an infinite cost; every
   // vertex keeps a finite one (the caller checks least_bytes(ranges) first).
   constexpr double kShut = std::numeric_limits<double>::infinity();
-  for (size_t v = 0; v < priced_.vertex_count(); ++v) {
-    const std::vector<double>& cost = objective_.vertex_cost[v];
-    std::vector<double>& priced = priced_.vertex_cost[v];
+  reprice(ranges, [&](size_t v, const ByteRange* range, std::vector<double>& priced) {
+    const SharedArray<double>& cost = objective_.vertex_cost[v];
     for (size_t s = 0; s < cost.size(); ++s) {
       const uint64_t bytes = memory_.bytes(v, s);
-      priced[s] = ranges.empty() || ranges[v].contains(bytes) ? cost[s] + lambda * static_cast<double>(bytes) : kShut;
+      priced[s] = !range || range->contains(bytes) ? cost[s] + lambda * static_cast<double>(bytes) : kShut;
     }
-  }
+  });
   return run(lambda);
 }
 
@@ -114,17 +116,37 @@ PricedPoint MemoryPricedDp::least_memory(const ByteRanges& ranges) {
   // shut out (infinite cost; the DP keeps the first configuration of an
   // all-infinite row, which never wins here since every vertex has a finite one).
   constexpr double kShut = std::numeric_limits<double>::infinity();
-  for (size_t v = 0; v < priced_.vertex_count(); ++v) {
-    const std::vector<double>& cost = objective_.vertex_cost[v];
-    std::vector<double>& priced = priced_.vertex_cost[v];
+  reprice(ranges, [&](size_t v, const ByteRange*, std::vector<double>& priced) {
+    const SharedArray<double>& cost = objective_.vertex_cost[v];
     const uint64_t least = least_of(v, ranges);
     for (size_t s = 0; s < cost.size(); ++s) priced[s] = memory_.bytes(v, s) == least ? cost[s] : kShut;
-  }
+  });
   PricedPoint point = run(std::numeric_limits<double>::infinity());
   if (point.memory != least_bytes(ranges))
     throw std::logic_error("the least-memory strategy needs " + std::to_string(point.memory) + " bytes, not " +
                            std::to_string(least_bytes(ranges)));
   return point;
+}
+
+void MemoryPricedDp::reprice(const ByteRanges& ranges,
+                             const std::function<void(size_t, const ByteRange*, std::vector<double>&)>& price) {
+  // Vertices with the same costs (shared storage), the same bytes (shared
+  // entries) and the same range are priced alike: priced once, shared, so the
+  // priced copy of a deep model stays one block's size too.
+  std::map<std::tuple<const void*, size_t, uint64_t, uint64_t>, size_t> first_of_kind;
+  for (size_t v = 0; v < priced_.vertex_count(); ++v) {
+    const ByteRange* range = ranges.empty() ? nullptr : &ranges[v];
+    const auto key = std::make_tuple(objective_.vertex_cost[v].storage_id(), memory_.offset[v],
+                                     range ? range->lo : 0, range ? range->hi : ~uint64_t{0});
+    auto [it, inserted] = first_of_kind.try_emplace(key, v);
+    if (!inserted) {
+      priced_.vertex_cost[v] = priced_.vertex_cost[it->second];
+      continue;
+    }
+    std::vector<double> priced(objective_.config_count(v));
+    price(v, range, priced);
+    priced_.vertex_cost[v] = std::move(priced);
+  }
 }
 
 }  // namespace pase

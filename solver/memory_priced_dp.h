@@ -7,6 +7,7 @@
 // The elimination plan and a copy of the objective are made once and serve
 // every lambda.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ class MemoryPricedDp {
 
  private:
   PricedPoint run(double lambda);
+  /// Sets priced_'s vertex costs: `price(v, range or null, row)` fills a new
+  /// row, once per kind of vertex (same costs, bytes and range), shared by its kind.
+  void reprice(const ByteRanges& ranges, const std::function<void(size_t, const ByteRange*, std::vector<double>&)>& price);
   /// v's least bytes among the configurations `ranges` allows (UINT64_MAX: none).
   [[nodiscard]] uint64_t least_of(size_t v, const ByteRanges& ranges) const;
 

@@ -37,7 +37,7 @@ MemoryTables random_memory(std::mt19937& rng, const Objective& objective, uint64
 Objective side_by_side(const Objective& a, const Objective& b) {
   Objective joined = a;
   const int shift = static_cast<int>(a.vertex_count());
-  for (const std::vector<double>& cost : b.vertex_cost) joined.vertex_cost.push_back(cost);
+  for (const SharedArray<double>& cost : b.vertex_cost) joined.vertex_cost.push_back(cost);
   for (PairCost pair : b.pairs) {
     pair.u += shift;
     pair.v += shift;

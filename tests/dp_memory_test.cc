@@ -35,17 +35,18 @@ Objective path_objective(int n, int configs, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> cost(1.0, 100.0);
   Objective objective;
-  objective.vertex_cost.assign(n, std::vector<double>(configs));
-  for (auto& row : objective.vertex_cost)
+  for (int v = 0; v < n; ++v) {
+    std::vector<double> row(static_cast<size_t>(configs));
     for (double& c : row) c = cost(rng);
+    objective.vertex_cost.push_back(std::move(row));
+  }
   for (int v = 0; v + 1 < n; ++v) {
     PairCost pair;
     pair.u = v;
     pair.v = v + 1;
-    for (int s = 0; s < configs; ++s) {
-      pair.u_class.push_back(s);
-      pair.v_class.push_back(s);
-    }
+    std::vector<int32_t> classes(static_cast<size_t>(configs));
+    for (int s = 0; s < configs; ++s) classes[static_cast<size_t>(s)] = s;
+    pair.u_class = pair.v_class = classes;
     pair.u_classes = pair.v_classes = configs;
     auto matrix = std::make_shared<std::vector<double>>(static_cast<size_t>(configs) * configs);
     for (double& c : *matrix) c = cost(rng);

@@ -13,7 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
+#include "graphs/error.h"
 #include "graphs/llm_zoo.h"
+#include "solver/bounded_solve.h"
 #include "solver/chain_fold.h"
 #include "solver/dp.h"
 #include "solver/fold.h"
@@ -107,6 +110,26 @@ void check_folding_changes_nothing(const Objective& objective, const Elimination
   }
 }
 
+// A small GPT of `layers` identical blocks.
+Graph tiny_gpt(int64_t layers) {
+  LlmShape shape;
+  shape.layers = layers;
+  shape.d_model = 64;
+  shape.heads = 4;
+  shape.kv_heads = 4;
+  shape.ff = 256;
+  shape.seq = 16;
+  shape.vocab = 100;
+  shape.batch = 8;
+  return build_graph(build_llm_graph(LlmFamily::Gpt, shape, "gpt"), "gpt");
+}
+
+Machine sixteen_devices() {
+  Machine machine;
+  machine.devices = 16;
+  return machine;
+}
+
 bool near(double result, double correct) { return std::fabs(result - correct) <= 1e-9 * std::fabs(correct); }
 
 std::vector<std::string> vertex_names(const Objective& objective) {
@@ -192,19 +215,7 @@ TEST_CASE("chain folding: the tables of a deeper model grow by a few bytes per b
   // same block tables; the chain holds one argmin per block and separator
   // configuration more (4 bytes each).
   auto plan = [](int64_t layers) {
-    LlmShape shape;
-    shape.layers = layers;
-    shape.d_model = 64;
-    shape.heads = 4;
-    shape.kv_heads = 4;
-    shape.ff = 256;
-    shape.seq = 16;
-    shape.vocab = 100;
-    shape.batch = 8;
-    Graph graph = build_graph(build_llm_graph(LlmFamily::Gpt, shape, "gpt"), "gpt");
-    Machine machine;
-    machine.devices = 16;
-    return plan_only(build_cost_tables(graph, machine), OrderKind::MinDegree, 1, true);
+    return plan_only(build_cost_tables(tiny_gpt(layers), sixteen_devices()), OrderKind::MinDegree, 1, true);
   };
   const Solution shallow = plan(6), deep = plan(24);
   REQUIRE(shallow.chains.size() == 1);
@@ -213,6 +224,160 @@ TEST_CASE("chain folding: the tables of a deeper model grow by a few bytes per b
   CHECK(deep.chains[0].block_entries == shallow.chains[0].block_entries);
   const uint64_t c = deep.chains[0].fold.separator_configs;
   CHECK(deep.tables.table_bytes - shallow.tables.table_bytes == 18 * c * sizeof(int32_t));
+}
+
+TEST_CASE("build_cost_tables: a deeper model's identical blocks share their tables") {
+  // Copies of a block hold the first copy's arrays (vertex costs,
+  // configurations, class maps, matrices, memory bytes): 24 layers hold no
+  // more table bytes than 6.
+  const Graph shallow_graph = tiny_gpt(6), deep_graph = tiny_gpt(24);
+  const CostTables shallow = build_cost_tables(shallow_graph, sixteen_devices());
+  const CostTables deep = build_cost_tables(deep_graph, sixteen_devices());
+  const TableFootprint a = table_footprint(shallow), b = table_footprint(deep);
+  CHECK(a.arrays > 10);
+  CHECK(b.arrays == a.arrays);
+  CHECK(b.bytes == a.bytes);
+  // Restated: the vertices of blocks 3 and 20 share storage with block 2's.
+  std::optional<ChainFold> fold = find_chain(deep.objective);
+  REQUIRE(fold.has_value());
+  REQUIRE(fold->blocks >= 22);
+  for (size_t o = 0; o < fold->period; ++o)
+    for (size_t j : {size_t{3}, size_t{20}}) {
+      const size_t v = fold->first + 2 * fold->period + o, w = fold->first + j * fold->period + o;
+      CHECK(deep.objective.vertex_cost[w].shares_with(deep.objective.vertex_cost[v]));
+      CHECK(deep.configs[w].splits.shares_with(deep.configs[v].splits));
+    }
+  // The bytes per device: one entry per configuration of each kind of vertex.
+  const MemoryTables shallow_memory = build_memory_tables(shallow_graph, shallow, MemoryOptions{});
+  const MemoryTables deep_memory = build_memory_tables(deep_graph, deep, MemoryOptions{});
+  CHECK(deep_memory.weights.size() == shallow_memory.weights.size());
+  for (size_t o = 0; o < fold->period; ++o) {  // shared entries: equal offsets for a block's copies
+    const size_t v = fold->first + 2 * fold->period + o, w = fold->first + 20 * fold->period + o;
+    CHECK(deep_memory.offset[w] == deep_memory.offset[v]);
+  }
+  // Same optimum as before sharing: a solve over the shared tables equals the unfolded DP's.
+  SolveOptions options;
+  options.dp.threads = 1;
+  const Solution folded = solve(deep_graph, deep, options);
+  options.fold = false;
+  const Solution unfolded = solve(deep_graph, deep, options);
+  CHECK(near(folded.cost, unfolded.cost));
+}
+
+TEST_CASE("chain folding: the limits count the whole folded solve") {
+  // --max-work counts every DP's steps, C^3 per min-plus product and
+  // back-substitution's; --max-table-bytes every part's tables with T and
+  // T^k. Just below what plan_only reports refuses before solving (solve:
+  // LimitError; solve_or_bound: the bounded solve); at it, it solves.
+  const Graph graph = tiny_gpt(8);
+  const CostTables tables = build_cost_tables(graph, sixteen_devices());
+  const Solution sized = plan_only(tables, OrderKind::MinDegree, 1, true);
+  REQUIRE(sized.chains.size() == 1);
+  const uint64_t c = sized.chains[0].fold.separator_configs;
+  CHECK(sized.tables.total_work >= 3 * c * c * c + 8 * c * c);  // 8 = 2^3: three squarings
+  CHECK(sized.tables.total_bytes >= sized.tables.table_bytes + sized.tables.working_bytes);
+  CHECK(sized.tables.table_bytes >= 4 * c * c * sizeof(double));
+  SolveOptions options;
+  options.dp.threads = 1;
+  options.fold = false;
+  const double correct = solve(graph, tables, options).cost;
+  options.fold = true;
+  for (const char* limit : {"max_work", "max_table_bytes"}) {
+    CAPTURE(limit);
+    SolveOptions below = options, at = options;
+    if (std::string(limit) == "max_work") {
+      below.dp.max_work = sized.tables.total_work - 1;
+      at.dp.max_work = sized.tables.total_work;
+    } else {
+      below.dp.max_table_bytes = sized.tables.total_bytes - 1;
+      at.dp.max_table_bytes = sized.tables.total_bytes;
+    }
+    bool refused = false;
+    try {
+      (void)solve(graph, tables, below);
+    } catch (const LimitError& error) {
+      refused = true;
+      CHECK(error.words().option == limit);
+      CHECK(std::string(error.what()).find("; folded: ") != std::string::npos);
+    }
+    CHECK(refused);
+    const Solution solved = solve(graph, tables, at);
+    CHECK(solved.chains.size() == 1);
+    CHECK(near(solved.cost, correct));
+    CHECK(solved.stats.peak_table_bytes <= sized.tables.total_bytes);
+    const Answer answer = solve_or_bound(graph, tables, below, /*exact=*/false);
+    CHECK(answer.refusal.has_value());
+    CHECK(answer.bounded.has_value());
+    CHECK(answer.solution.cost >= correct * (1 - 1e-9));
+  }
+}
+
+TEST_CASE("chain folding: one progress over the whole solve") {
+  // The block's DP, the min-plus products, the rest's DP and back-substitution
+  // report as one solve: against the planned totals, never going back, and
+  // ending at them.
+  const Graph graph = tiny_gpt(8);
+  const CostTables tables = build_cost_tables(graph, sixteen_devices());
+  std::vector<std::string> names;
+  for (const Vertex& vertex : graph.vertices) names.push_back(vertex.name);
+  DpOptions options;
+  options.threads = 1;
+  const std::optional<ChainSolution> sized = solve_chained(tables.objective, names, options, OrderKind::MinDegree, false);
+  REQUIRE(sized.has_value());
+  std::vector<DpProgress> seen;
+  options.progress = [&](const DpProgress& progress) { seen.push_back(progress); };
+  const std::optional<ChainSolution> solved = solve_chained(tables.objective, names, options, OrderKind::MinDegree);
+  REQUIRE(solved.has_value());
+  REQUIRE(!seen.empty());
+  const uint64_t c = sized->folds[0].fold.separator_configs;
+  // One block's tables, three products, the rest's DP, back-substitution.
+  CHECK(sized->progress_tables == solved->progress_tables);
+  CHECK(sized->progress_tables > 3 + 1);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    CAPTURE(i);
+    CHECK(seen[i].tables == sized->progress_tables);
+    CHECK(seen[i].work == sized->tables.total_work);
+    CHECK(seen[i].tables_done <= seen[i].tables);
+    CHECK(seen[i].work_done <= seen[i].work);
+    if (i > 0) {
+      CHECK(seen[i].tables_done >= seen[i - 1].tables_done);
+      CHECK(seen[i].work_done >= seen[i - 1].work_done);
+    }
+  }
+  CHECK(seen.back().tables_done == seen.back().tables);
+  CHECK(seen.back().work_done == seen.back().work);
+  // The products' steps arrive as products: some report moves by exactly C^3.
+  bool product_seen = false;
+  for (size_t i = 1; i < seen.size(); ++i) product_seen = product_seen || seen[i].work_done - seen[i - 1].work_done == c * c * c;
+  CHECK(product_seen);
+}
+
+TEST_CASE("pase solve --plan-only: the planned work is the folded solve's limit") {
+  // The work --plan-only reports (products and back-substitution included)
+  // is what --max-work must allow: one step less is refused (--exact: exit
+  // status 3) or answered by a bounded solve, at it the folded solve runs.
+  std::string file = test::write_temp_file("fold-budget.json", "");
+  REQUIRE(test::run_pase("models export gpt --layers 8 --d-model 64 --heads 4 --ff 256 --seq 16 --vocab 100 --batch 8 -o " +
+                         file).status == 0);
+  const std::string solve = "solve " + file + " --devices 16 --no-plan --threads 1";
+  test::CommandResult plan = test::run_pase(solve + " --plan-only --json");
+  REQUIRE(plan.status == 0);
+  const uint64_t work = nlohmann::json::parse(plan.output)["work"].get<uint64_t>();
+  test::CommandResult at = test::run_pase(solve + " --stats --max-work " + std::to_string(work));
+  CHECK(at.status == 0);
+  CHECK(at.output.find("as one block's transfer table") != std::string::npos);
+  test::CommandResult below = test::run_pase(solve + " --exact --max-work " + std::to_string(work - 1));
+  CHECK(below.status == 3);
+  CHECK(below.error == "error: refused: the DP would take " + std::to_string(work) +
+                           " steps (table entries x configurations; folded: C^3 per min-plus product of transfer tables), "
+                           "above the limit of " + std::to_string(work - 1) +
+                           " (--max-work; about 10^9 steps per second per core); the largest table is vertex '" +
+                           nlohmann::json::parse(plan.output)["largest_table_vertex"].get<std::string>() + "' with " +
+                           std::to_string(nlohmann::json::parse(plan.output)["largest_table_entries"].get<uint64_t>()) +
+                           " entries\n");
+  test::CommandResult bounded = test::run_pase(solve + " --max-work " + std::to_string(work - 1));
+  CHECK(bounded.status == 0);
+  CHECK(bounded.error.find("note: the exact DP is past --max-work") == 0);
 }
 
 TEST_CASE("folding: random deep objectives made of one block, with one- and two-vertex separators") {
