@@ -107,11 +107,16 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   // Transformer at p = 64), its many small allocations and first-touch page
   // faults being the cost, and it kept small solves from staying on one thread.
   std::unordered_map<std::string, int> first_of_kind;
+  std::unordered_map<std::string, int> first_of_model;
   std::vector<int> kind(n);
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
-    tables.models[v] = build_vertex_model(vertex);
-    std::string key = model_key(tables.models[v]);
+    VertexModel built = build_vertex_model(vertex);
+    std::string key = model_key(built);
+    // Equal keys: equal models, field by field (model_key.h): one copy.
+    auto [same_model, new_model] = first_of_model.try_emplace(key, static_cast<int>(v));
+    tables.models.set(v, new_model ? std::make_shared<const VertexModel>(std::move(built))
+                                   : tables.models.shared(static_cast<size_t>(same_model->second)));
     key.append(reinterpret_cast<const char*>(&vertex.cutoff), sizeof(vertex.cutoff));
     auto [it, inserted] = first_of_kind.try_emplace(std::move(key), static_cast<int>(v));
     kind[v] = it->second;

@@ -2,7 +2,9 @@
 // Prices every configuration of every vertex and every edge of a graph once,
 // producing the Objective the solver minimises plus what export needs.
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/configs.h"
@@ -14,11 +16,26 @@
 
 namespace pase {
 
+/// Per vertex, its model (read as models[v]); equal models are one shared
+/// copy, as a deep model's blocks would otherwise hold one each.
+class VertexModels {
+ public:
+  [[nodiscard]] const VertexModel& operator[](size_t v) const { return *models_[v]; }
+  [[nodiscard]] size_t size() const { return models_.size(); }
+  void resize(size_t n) { models_.resize(n); }
+  void set(size_t v, std::shared_ptr<const VertexModel> model) { models_[v] = std::move(model); }
+  /// The shared copy of vertex v's model.
+  [[nodiscard]] const std::shared_ptr<const VertexModel>& shared(size_t v) const { return models_[v]; }
+
+ private:
+  std::vector<std::shared_ptr<const VertexModel>> models_;
+};
+
 struct CostTables {
   Machine machine;
   std::string cost_model = "pase";  ///< name of the model that priced the tables
   std::string unit = "flop";
-  std::vector<VertexModel> models;
+  VertexModels models;
   std::vector<ConfigSet> configs;
   Objective objective;
 };

@@ -246,6 +246,7 @@ TEST_CASE("build_cost_tables: a deeper model's identical blocks share their tabl
       const size_t v = fold->first + 2 * fold->period + o, w = fold->first + j * fold->period + o;
       CHECK(deep.objective.vertex_cost[w].shares_with(deep.objective.vertex_cost[v]));
       CHECK(deep.configs[w].splits.shares_with(deep.configs[v].splits));
+      CHECK(deep.models.shared(w) == deep.models.shared(v));
     }
   // The bytes per device: one entry per configuration of each kind of vertex.
   const MemoryTables shallow_memory = build_memory_tables(shallow_graph, shallow, MemoryOptions{});
