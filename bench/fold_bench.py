@@ -10,10 +10,12 @@ folded blocks, the two times and their ratio. Cases over --timeout are
 printed as such.
 
 Then the depth check: the first preset with --depth layers (100 and 1000 by
-default) at --depth-devices, folded, printing the table bytes the solve held
-at its peak and the process's peak resident memory (`--stats`). Folded, the
-tables are one block's plus a few bytes per block; the resident memory also
-holds the priced graph, which grows with depth.
+default) at --depth-devices, folded, printing the seconds spent pricing the
+graph, the table bytes the solve held at its peak and the process's peak
+resident memory (`--stats`). Folded, the tables are one block's plus a few
+bytes per block, and identical blocks share their priced tables (priced
+once), so what grows with depth is the graph itself (names, shapes) and a
+few bytes per vertex.
 
     bench/fold_bench.py [--pase build/pase] [--presets gpt3-175b,llama2-70b]
                         [--devices 8,64,256,1024] [--repeats 3] [--timeout 600]
@@ -98,7 +100,7 @@ def field(text, before, after=""):
 
 def depth(args, tmp):
     preset = args.presets.split(",")[0]
-    print(f"\n{preset} by depth at p={args.depth_devices} (folded): {'layers':>6s} {'solve s':>8s} "
+    print(f"\n{preset} by depth at p={args.depth_devices} (folded): {'layers':>6s} {'solve s':>8s} {'price s':>8s} "
           f"{'peak table bytes':>17s} {'peak RSS bytes':>15s}")
     for layers in [int(x) for x in args.depth.split(",")]:
         graph = os.path.join(tmp, f"{preset}-{layers}.json")
@@ -109,7 +111,8 @@ def depth(args, tmp):
         seconds = time.perf_counter() - start
         tables = field(out, "peak table bytes ", ",")
         rss = field(out, "peak resident memory ")
-        print(f"{'':{len(preset) + 30}s} {layers:6d} {seconds:8.2f} {tables:17d} {rss:15d}", flush=True)
+        price = float(out.split("phases:", 1)[1].split(" price ", 1)[1].split()[0])
+        print(f"{'':{len(preset) + 30}s} {layers:6d} {seconds:8.2f} {price:8.3f} {tables:17d} {rss:15d}", flush=True)
 
 
 if __name__ == "__main__":
