@@ -1135,25 +1135,24 @@ class Lowerer {
     result_.graph.nodes.push_back(std::move(n));
     if (is_used(node.output(0))) {
       const Shape& y = shape_of(node, node.output(0));
-      std::string from = rnn;
-      if (!batch_major && directions == 1) {
-        NodeV1& out = push_helper(rnn + "/out", "transpose", rnn, {steps, batch, hidden});
-        out.perm = std::vector<int64_t>{1, 0, 2};
-        from = out.name;
-      } else if (!batch_major) {
+      if (!batch_major && directions == 2) {
         // (b, s, 2·U) -> (b, s, 2, U) -> ONNX's (s, 2, b, U).
         NodeV1& out = push_helper(rnn + "/out", "reshape", rnn, {batch, steps, 2, hidden});
         out.shape = Shape{batch, steps, 2, hidden};
         std::string out_name = out.name;
         NodeV1& shaped = push_helper(rnn + "/y", "transpose", out_name, y);
         shaped.perm = std::vector<int64_t>{1, 2, 0, 3};
-        refs_[node.output(0)] = Ref{shaped.name, last_node(), {}};
-      }
-      if (batch_major || directions == 1) {
+      } else {
+        std::string from = rnn;
+        if (!batch_major) {
+          NodeV1& out = push_helper(rnn + "/out", "transpose", rnn, {steps, batch, hidden});
+          out.perm = std::vector<int64_t>{1, 0, 2};
+          from = out.name;
+        }
         NodeV1& shaped = push_helper(rnn + "/y", "reshape", from, y);
         shaped.shape = y;
-        refs_[node.output(0)] = Ref{shaped.name, last_node(), {}};
       }
+      refs_[node.output(0)] = Ref{result_.graph.nodes.back().name, last_node(), {}};
     }
     for (int k = 1; k < node.output_size() && k < 3; ++k) {
       if (!is_used(node.output(k))) continue;
