@@ -1108,7 +1108,8 @@ class Lowerer {
     const Shape& x = shape_of(node, node.input(0));
     const int64_t hidden = int_attribute(node, "hidden_size", 0);
     if (x.size() != 3) return unsupported(node, "an input of rank " + std::to_string(x.size()) + ", not 3");
-    if (hidden < 1) return unsupported(node, "hidden_size " + std::to_string(hidden));
+    // Bounded so that D·gates·hidden and the like stay far from 2^63.
+    if (hidden < 1 || hidden > (int64_t{1} << 40)) return unsupported(node, "hidden_size " + std::to_string(hidden));
     bool used = false;
     for (int k = 0; k < node.output_size() && k < 3; ++k) used = used || is_used(node.output(k));
     if (!used) return;
@@ -1185,7 +1186,7 @@ class Lowerer {
   // ONNX's gate order, concatenates and unsqueezes ("torch"). Anything else
   // keeps the default NODE/weight.
   void name_rnn_weights(const onnx::NodeProto& node, NodeV1& n, int64_t gate_units, int64_t directions, int64_t hidden,
-                        int64_t features) const {
+                        int64_t features) {
     auto slot = [&](int k) { return k < node.input_size() ? node.input(k) : std::string(); };
     auto shaped = [&](const std::string& t, const Shape& shape) {
       const Shape* s = facts_.shape(t);
@@ -1232,7 +1233,10 @@ class Lowerer {
   // Slice, Concat, Unsqueeze, Squeeze, Reshape, Identity and Cast, each
   // once, in the order the ops read them; nullopt when it is built
   // otherwise (or from the data).
-  std::optional<std::vector<std::string>> sources_of(const std::string& tensor) const {
+  std::optional<std::vector<std::string>> sources_of(const std::string& tensor) {
+    if (producers_.empty())
+      for (int i = 0; i < graph_.node_size(); ++i)
+        for (const std::string& out : graph_.node(i).output()) producers_.emplace(out, i);
     std::vector<std::string> found;
     std::vector<std::string> pending = {tensor};
     std::set<std::string> seen;
@@ -1245,11 +1249,9 @@ class Lowerer {
         if (std::find(found.begin(), found.end(), *name) == found.end()) found.push_back(*name);
         continue;
       }
-      const onnx::NodeProto* producer = nullptr;
-      for (const onnx::NodeProto& candidate : graph_.node())
-        if (std::find(candidate.output().begin(), candidate.output().end(), t) != candidate.output().end())
-          producer = &candidate;
-      if (producer == nullptr) return std::nullopt;
+      auto made = producers_.find(t);
+      if (made == producers_.end()) return std::nullopt;
+      const onnx::NodeProto* producer = &graph_.node(made->second);
       const std::string& op = producer->op_type();
       if (op == "Concat") {
         for (int k = producer->input_size(); k-- > 0;) pending.push_back(producer->input(k));
@@ -1346,6 +1348,7 @@ class Lowerer {
   std::map<std::string, Ref> refs_;
   std::map<std::string, std::string> externals_;
   std::map<std::string, std::string> parameter_tensors_;  // parameter name -> its external tensor
+  std::map<std::string, int> producers_;                  // tensor -> the node that outputs it (built by sources_of)
   std::map<int, NormMatch> norms_;
   std::set<int> absorbed_;
   std::map<int, std::pair<int64_t, int64_t>> ranges_;
