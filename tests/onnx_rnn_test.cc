@@ -16,6 +16,7 @@
 
 #include "graphs/error.h"
 #include "graphs/graph.h"
+#include "graphs/graph_file.h"
 #include "onnximport/import_onnx.h"
 #include "test_support.h"
 #include "tiny_onnx_model.h"
@@ -298,6 +299,35 @@ TEST_CASE("import_onnx: LSTM and GRU variants") {
   }
 }
 
+TEST_CASE("import_onnx: LSTM and GRU nodes it refuses, with the reason") {
+  auto refusal = [](const std::string& path) {
+    test::CommandResult result = test::run_pase("import " + path);
+    CHECK(result.status == 1);
+    return result.error;
+  };
+  SUBCASE("a layout ONNX does not define") {
+    RnnSpec spec;
+    spec.x = {2, 5, 4};
+    spec.layout = 2;
+    const std::string path = rnn_model(spec, "lstm_layout2.onnx");
+    CHECK(refusal(path) == "error: " + path + ": node 'rnn': unsupported LSTM (layout 2); 1 unsupported node(s): LSTM x1 "
+                                              "('rnn'); --lenient imports them as zero-cost pass-through vertices\n");
+  }
+  SUBCASE("a weight computed from the data") {
+    TinyModel m;
+    m.input("x", {5, 2, 4});
+    m.input("R", {1, 16, 4});
+    m.node("w", "Reshape", {"x", "w_shape"}, {"W"});
+    m.initializer_ints("w_shape", {1, 10, 4});
+    onnx::NodeProto& rnn = m.node("rnn", "LSTM", {"x", "W", "R"}, {"y"});
+    TinyModel::attribute(rnn, "hidden_size", int64_t{4});
+    m.output("y");
+    const std::string path = m.save("lstm_data_weight.onnx");
+    CHECK(refusal(path).find("node 'rnn': unsupported LSTM (a weight or initial state computed from the data)") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("lstm: input_size, directions and weight_layout in a pase-graph file") {
   auto graph_text = [](const std::string& node) {
     return R"({"format": "pase-graph", "version": 1, "name": "t", "cutoff": 1, "tensors": {"x": [8, 5, 6], "img": [8, 8, 6, 6]},
@@ -323,6 +353,16 @@ TEST_CASE("lstm: input_size, directions and weight_layout in a pase-graph file")
     CHECK(v.weight_names.size() == 8);
     Graph stacked = test::graph_from_json(graph_text(lstm + R"(, "gates": 3, "directions": 2})"), "g.json");
     CHECK(stacked.vertices.at(0).outputs[0] == Shape{8, 5, 8});
+  }
+  SUBCASE("the fields round-trip through write_graph_file") {
+    const std::string text = graph_text(lstm + R"(, "directions": 2, "weights": ["W", "R"], "weight_layout": "onnx"})");
+    GraphFileV1 file = parse_graph_file(text, "g.json");
+    GraphFileV1 again = parse_graph_file(write_graph_file(file), "g.json");
+    const NodeV1& n = again.nodes.at(0);
+    CHECK(n.input_size == 6);
+    CHECK(n.directions == 2);
+    CHECK(n.weight_layout == "onnx");
+    CHECK(*n.weights == std::vector<std::string>{"W", "R"});
   }
   struct Case {
     std::string what, node, message;

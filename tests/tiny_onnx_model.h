@@ -65,6 +65,14 @@ class TinyModel {
     }
     for (int64_t i = 0; i < count; ++i) tensor.add_float_data(0.0f);
   }
+  /// A 1-D int64 initializer (a Reshape target, Slice bounds).
+  void initializer_ints(const std::string& name, const std::vector<int64_t>& values) {
+    onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
+    tensor.set_name(name);
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) tensor.add_int64_data(v);
+  }
   std::string save(const std::string& file_name) const {
     return test::write_temp_file(file_name, model_.SerializeAsString());
   }
