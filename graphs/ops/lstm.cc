@@ -28,11 +28,13 @@ namespace {
 
 enum Dim { kLayers = 0, kSteps = 1, kBatch = 2, kUnitsOut = 3, kUnitsIn = 4 };
 
-// How many names `weights` must hold: without and with biases.
-std::pair<size_t, size_t> name_counts(const std::string& layout, int64_t directions) {
-  if (layout == "onnx") return {2, 3};
-  if (layout == "torch") return {2 * static_cast<size_t>(directions), 4 * static_cast<size_t>(directions)};
-  return {1, 1};
+// How many `weights` names list the biases too ("onnx": W, R, B; "torch":
+// weight_ih, weight_hh, bias_ih, bias_hh per direction); with fewer, the
+// matrices alone are listed. "stacked" has no biases.
+size_t names_with_biases(const std::string& layout, int64_t directions) {
+  if (layout == "onnx") return 3;
+  if (layout == "torch") return 4 * static_cast<size_t>(directions);
+  return 0;
 }
 
 std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
@@ -59,7 +61,7 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
     node.fail("layers", "expected 1 with an input_size other than units, 2 directions or the weight_layout \"onnx\" "
                         "or \"torch\" (one layer per node), got " + std::to_string(v.layers));
   const size_t names = node.node().weights ? node.node().weights->size() : 0;
-  v.weight_bias = names == name_counts(v.weight_layout, v.directions).second && names > 1;
+  v.weight_bias = names > 0 && names == names_with_biases(v.weight_layout, v.directions);
   const int64_t gate_units = node.mul("units", v.gates, v.units);
   // The gate weights, [layers, I + U, D·gates·U] (model below).
   node.check_weight("units", {v.layers, node.add("input_size", v.input_size, v.units), node.mul("units", v.directions, gate_units)});
