@@ -83,12 +83,13 @@ std::map<std::string, Listed> listed_weights(const std::string& path, int device
 void check_listed_once(const std::string& path, const std::string& data) {
   const std::map<std::string, Shape> expected = exporter_parameters(path, data);
   const std::map<std::string, Listed> listed = listed_weights(path, 8);
-  for (const auto& [name, shape] : expected) {
+  for (const auto& entry : expected) {
+    const std::string& name = entry.first;
     CAPTURE(name);
     auto it = listed.find(name);
     REQUIRE(it != listed.end());
     CHECK(it->second.count == 1);
-    CHECK(it->second.shape == shape);
+    CHECK(it->second.shape == entry.second);
   }
   CHECK(listed.size() == expected.size());
 }
