@@ -50,6 +50,8 @@ struct Vertex {
   int64_t units = 0, vocab = 0, dim = 0, layers = 0;
   int64_t groups = 1;  ///< conv2d: channel groups (depthwise: groups = channels)
   int64_t gates = 4;   ///< lstm: gate blocks per unit (LSTM 4, GRU 3)
+  int64_t input_size = 0;  ///< lstm: the input's features (units unless set)
+  int64_t directions = 1;  ///< lstm: 2 when bidirectional
   int64_t k = 0;       ///< topk: how many to keep
   int axis = 0;
   std::vector<int> axes;
@@ -59,6 +61,8 @@ struct Vertex {
   Shape filter;
   HeightWidth stride{1, 1}, padding{0, 0}, window{0, 0}, dilation{1, 1};
   bool weight_kn = false;  ///< fc: the model holds its weight [K, N] (`weight_layout` "kn"), not [N, K]
+  std::string weight_layout;  ///< conv2d: "ncrs" or "ncr"; lstm: "stacked", "onnx" or "torch" (how the model holds its weights)
+  bool weight_bias = false;   ///< lstm: its "onnx" or "torch" weights include the biases
   std::vector<std::string> weight_names;  ///< the node's `weights`: one per op-owned weight, or empty (NODE/weight)
   std::vector<PointwiseWeight> pointwise_weights;
 };

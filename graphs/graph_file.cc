@@ -92,6 +92,8 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("layers")) out.layers = f->as_positive();
   if (auto f = node.optional("groups")) out.groups = f->as_positive();
   if (auto f = node.optional("gates")) out.gates = f->as_positive();
+  if (auto f = node.optional("input_size")) out.input_size = f->as_positive();
+  if (auto f = node.optional("directions")) out.directions = f->as_positive();
   if (auto f = node.optional("k")) out.k = f->as_positive();
   if (auto f = node.optional("axis")) out.axis = f->as_int();
   if (auto f = node.optional("equation")) out.equation = f->as_string();
@@ -111,8 +113,15 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   }
   if (auto f = node.optional("weight_layout")) {
     out.weight_layout = f->as_string();
-    if (*out.weight_layout != "nk" && *out.weight_layout != "kn")
-      f->fail("expected \"nk\" or \"kn\", got " + json(*out.weight_layout).dump());
+    const std::vector<std::string> layouts = out.op == "conv2d" ? std::vector<std::string>{"ncrs", "ncr"}
+                                             : out.op == "lstm" ? std::vector<std::string>{"stacked", "onnx", "torch"}
+                                                                : std::vector<std::string>{"nk", "kn"};
+    if (std::find(layouts.begin(), layouts.end(), *out.weight_layout) == layouts.end()) {
+      std::string expected;
+      for (size_t k = 0; k < layouts.size(); ++k)
+        expected += (k == 0 ? "" : k + 1 == layouts.size() ? " or " : ", ") + json(layouts[k]).dump();
+      f->fail("expected " + expected + ", got " + json(*out.weight_layout).dump());
+    }
   }
   if (auto f = node.optional("pointwise_weights")) out.pointwise_weights = get_pointwise_weights(*f);
   if (auto f = node.optional("parts")) {
@@ -266,6 +275,8 @@ std::string write_graph_file(const GraphFileV1& graph) {
     if (n.dim) add("dim", *n.dim);
     if (n.layers) add("layers", *n.layers);
     if (n.gates) add("gates", *n.gates);
+    if (n.input_size) add("input_size", *n.input_size);
+    if (n.directions) add("directions", *n.directions);
     if (n.k) add("k", *n.k);
     if (n.shape) add("shape", *n.shape);
     if (n.perm) add("perm", *n.perm);

@@ -40,6 +40,7 @@ struct NodeV1 {
   std::optional<int64_t> pointwise;
   std::optional<int64_t> units, vocab, dim, layers, axis;
   std::optional<int64_t> groups, gates;  ///< conv2d: channel groups; lstm: gates per unit (4 LSTM, 3 GRU)
+  std::optional<int64_t> input_size, directions;  ///< lstm: the input's features (units); 1 or 2 directions
   std::optional<int64_t> k;              ///< topk: how many to keep
   std::optional<std::string> equation;
   std::optional<Shape> filter, shape;
@@ -49,7 +50,7 @@ struct NodeV1 {
   bool parts_is_count = false;                ///< `parts` was a single number (equal parts)
   std::optional<bool> keepdims;
   std::optional<std::vector<std::string>> weights;  ///< names of the op's own weights (conv2d, fc, embedding, lstm)
-  std::optional<std::string> weight_layout;         ///< fc: "nk" (the default, PyTorch's Linear) or "kn" (held [K, N])
+  std::optional<std::string> weight_layout;  ///< how the model holds the op's weights: fc "nk" (PyTorch's Linear) or "kn"; conv2d "ncrs" or "ncr"; lstm "stacked", "onnx" or "torch"
   std::optional<std::vector<PointwiseWeightV1>> pointwise_weights;
 };
 

@@ -1,5 +1,6 @@
 #include "onnximport/fold_constants.h"
 
+#include <cmath>
 #include <limits>
 #include <set>
 #include <string>
@@ -120,8 +121,16 @@ bool rebatch_reshapes(onnx::GraphProto& graph, TensorFacts& facts, const BatchCh
       have *= d;
     }
     if (!plain || want == have) continue;
-    if ((*in)[0] != batch.to || t[0] != static_cast<double>(batch.from) ||
-        have / static_cast<double>(batch.from) * static_cast<double>(batch.to) != want)
+    // The input leads with the new batch or w times it (batch·windows after
+    // Swin's window partition), and the target with the old batch or v times
+    // it, v = w where both are multiples (x.view(b, ...), x.view(b·w, ...),
+    // the window partition and its reverse): its leading size scales by
+    // new/old.
+    const auto from = static_cast<double>(batch.from), to = static_cast<double>(batch.to);
+    const double lead = static_cast<double>((*in)[0]);
+    const bool multiples = std::fmod(lead, to) == 0 && std::fmod(t[0], from) == 0;
+    const bool scales = multiples && (lead == to || t[0] == from || lead / to == t[0] / from);
+    if (!scales || have / from * to != want)
       throw InputError(source + ": node '" + node.name() + "': Reshape target [" + [&] {
         std::string text;
         for (size_t k = 0; k < t.size(); ++k) text += (k ? ", " : "") + std::to_string(static_cast<int64_t>(t[k]));
@@ -129,7 +138,7 @@ bool rebatch_reshapes(onnx::GraphProto& graph, TensorFacts& facts, const BatchCh
       }() + "] does not hold the " + std::to_string(static_cast<int64_t>(want)) + " elements of its input " +
                        shape_to_string(*in) + " at batch " + std::to_string(batch.to) +
                        ": the export baked a size into it that re-batching cannot rewrite; export with a dynamic batch axis (dynamic_axes)");
-    t[0] = static_cast<double>(batch.to);
+    t[0] = t[0] / from * to;
     for (onnx::TensorProto& init : *graph.mutable_initializer())
       if (init.name() == node.input(1)) init = constant_to_tensor(target->second, init.name());
     rewrote = true;

@@ -9,12 +9,14 @@ system interpreter from the repository root:
 Every model is exported at opset 14, in training mode, without weights
 (export_params=False), so each file holds only the graph; the tiny
 parameter_layouts model alone keeps its values (see its docstring). Image
-models run at batch 128 (ConvNeXt-T at 2, see models()), token models at
-batch 16 and sequence 128. Stochastic depth is off (its Bernoulli noise
-does not trace in training mode); dropout stays. Large
+models run at batch 128 (ConvNeXt-T and Swin-T at 2, see models()), token
+models at batch 16 and sequence 128. Stochastic depth is off (its Bernoulli
+noise does not trace in training mode); dropout stays. Large
 constants that the exporter still embeds are replaced by empty
 ConstantOfShape-free placeholders (see strip_big_constants) to keep the
-files small; pase only needs their shapes.
+files small; pase only needs their shapes. The models in SHORT_NAMES also
+get short intermediate value names (see shorten_names): pase imports them
+to the same graph.
 """
 import argparse
 import math
@@ -29,6 +31,10 @@ from onnx import numpy_helper
 BATCH = 128
 OPSET = 14
 BIG_CONSTANT_BYTES = 4096
+# Graph output names where a model returns more than one tensor.
+OUTPUT_NAMES = {"rnn_encoder": ["output", "hidden"]}
+# Fixtures whose intermediate names are shortened (see shorten_names).
+SHORT_NAMES = {"swin_t", "rnn_encoder"}
 
 
 class Encoder(torch.nn.Module):
@@ -267,6 +273,23 @@ class RnnLm(torch.nn.Module):
         return self.head(self.rnn(self.embed(ids))[0])
 
 
+class RnnEncoder(torch.nn.Module):
+    """A speech-style encoder: a Conv1d over 80 features, then a 2-layer
+    bidirectional LSTM of 256 units (input 128 in the first layer, 512 in
+    the second), batch_first; returns the outputs and the final hidden
+    states (ONNX's Y_h)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(80, 128, 3, padding=1)
+        self.rnn = torch.nn.LSTM(128, 256, num_layers=2, bidirectional=True, batch_first=True)
+
+    def forward(self, x):  # x: [batch, seq, 80]
+        h = torch.relu(self.conv(x.transpose(1, 2))).transpose(1, 2)
+        y, (h_n, _) = self.rnn(h)
+        return y, h_n
+
+
 def ids(batch=LM_BATCH, seq=SEQ):
     return ("ids", torch.randint(0, VOCAB, (batch, seq)))
 
@@ -294,6 +317,7 @@ def models():
         "moe": (Moe, [floats("input", LM_BATCH, SEQ, 256)]),
         "lstm_lm": (lambda: RnnLm(torch.nn.LSTM), [ids()]),
         "gru_lm": (lambda: RnnLm(torch.nn.GRU), [ids()]),
+        "rnn_encoder": (RnnEncoder, [floats("input", LM_BATCH, SEQ, 80)]),
         "mobilenet_v2": (lambda: tv.mobilenet_v2(weights=None), image),
         "efficientnet_b0": (lambda: tv.efficientnet_b0(weights=None, stochastic_depth_prob=0.0), image),
         # Tracing ConvNeXt-T in training mode at batch 128 takes many minutes
@@ -301,11 +325,12 @@ def models():
         # so `--batch 128` re-batches the batch-2 file.
         "convnext_tiny": (lambda: tv.convnext_tiny(weights=None, stochastic_depth_prob=0.0),
                           [floats("input", 2, 3, 224, 224)]),
-        # Swin-T's layers with 2 blocks per stage instead of 2-2-6-2 (the op
-        # mix is the same; every block's shifted-window mask arithmetic makes
-        # the file large), batch 2 as ConvNeXt-T.
-        "swin_t": (lambda: torchvision.models.swin_transformer.SwinTransformer(
-            patch_size=[4, 4], embed_dim=96, depths=[2, 2, 2, 2], num_heads=[3, 6, 12, 24], window_size=[7, 7],
+        # Swin-T (2-2-6-2 blocks), batch 2 as ConvNeXt-T. Every block's
+        # shifted-window mask arithmetic adds a hundred small nodes; their
+        # names are shortened (SHORT_NAMES), or the file would be 1.4 MB.
+        # (tv.swin_t fixes stochastic_depth_prob at 0.2, hence the constructor.)
+        "swin_t": (lambda: tv.swin_transformer.SwinTransformer(
+            patch_size=[4, 4], embed_dim=96, depths=[2, 2, 6, 2], num_heads=[3, 6, 12, 24], window_size=[7, 7],
             stochastic_depth_prob=0.0), [floats("input", 2, 3, 224, 224)]),
     }
 
@@ -338,6 +363,62 @@ def strip_big_constants(model):
     return stripped
 
 
+def shorten_names(model):
+    """Renames intermediate values to short ids and drops the names of nodes
+    that compute only from constants and shapes.
+
+    Most of a traced transformer's bytes are names such as
+    "/features/features.1/features.1.0/attn/Constant_12_output_0". pase names
+    a vertex after its ONNX node and a weight after its graph input, so graph
+    inputs, outputs and initializers keep their names, and so does every node
+    that reads a graph input (directly or through other such nodes, Shape and
+    Size cutting the chain, as pase's activations do). The others (Constant,
+    Shape and the index arithmetic on them, shifted-window masks) never
+    become vertices; pase calls an unnamed node OPTYPE_N.
+    """
+    graph = model.graph
+    kept = {v.name for v in graph.input} | {v.name for v in graph.output} | {t.name for t in graph.initializer}
+    derived = {v.name for v in graph.input}
+    kept_nodes = set()
+    for node in graph.node:
+        if node.op_type not in ("Shape", "Size") and any(i in derived for i in node.input if i):
+            derived.update(o for o in node.output if o)
+            kept_nodes.add(node.name)
+    for index, node in enumerate(graph.node):
+        # An unnamed node must not take the name of a kept one.
+        if node.name not in kept_nodes and f"{node.op_type}_{index}" not in kept_nodes:
+            node.name = ""
+    renamed, counter = {}, 0
+    for node in graph.node:
+        for k, out in enumerate(node.output):
+            if not out or out in kept:
+                continue
+            while True:
+                short = "t" + base36(counter)
+                counter += 1
+                if short not in kept:
+                    break
+            renamed[out] = short
+            node.output[k] = short
+        for k, value in enumerate(node.input):
+            if value in renamed:
+                node.input[k] = renamed[value]
+    for info in graph.value_info:
+        if info.name in renamed:
+            info.name = renamed[info.name]
+    return len(renamed)
+
+
+def base36(n):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        n, r = divmod(n, 36)
+        text = digits[r] + text
+        if n == 0:
+            return text
+
+
 def export(name, factory, inputs, export_params=False, *, out_dir):
     torch.manual_seed(0)
     model = factory()
@@ -345,9 +426,11 @@ def export(name, factory, inputs, export_params=False, *, out_dir):
     path = os.path.join(out_dir, name + ".onnx")
     torch.onnx.export(model, tuple(x for _, x in inputs), path, export_params=export_params, opset_version=OPSET,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=[n for n, _ in inputs], output_names=["output"])
+                      input_names=[n for n, _ in inputs], output_names=OUTPUT_NAMES.get(name, ["output"]))
     onnx_model = onnx.load(path)
     stripped = strip_big_constants(onnx_model)
+    if name in SHORT_NAMES:
+        shorten_names(onnx_model)
     onnx.save(onnx_model, path)
     print(f"{name}: {len(onnx_model.graph.node)} nodes, {os.path.getsize(path)} bytes"
           + (f", {stripped} big constants stripped" if stripped else ""))

@@ -28,8 +28,10 @@
 #include "solver/plan_reader.h"
 #include "solver/strategy_file.h"
 #include "test_support.h"
+#include "tiny_onnx_model.h"
 
 using namespace pase;
+using test::TinyModel;
 
 namespace {
 
@@ -44,68 +46,6 @@ const NodeV1& node_named(const GraphFileV1& file, const std::string& name) {
   return file.nodes.front();
 }
 
-// A tiny model built with the protobuf API, saved to a temporary file.
-class TinyModel {
- public:
-  TinyModel() {
-    model_.set_ir_version(7);
-    model_.add_opset_import()->set_version(14);
-    model_.mutable_graph()->set_name("tiny");
-  }
-  void input(const std::string& name, const std::vector<int64_t>& dims, int32_t type = onnx::TensorProto::FLOAT) {
-    describe(model_.mutable_graph()->add_input(), name, dims, type);
-  }
-  void output(const std::string& name) {
-    onnx::ValueInfoProto* info = model_.mutable_graph()->add_output();
-    info->set_name(name);
-    info->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  onnx::NodeProto& node(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs) {
-    onnx::NodeProto& n = *model_.mutable_graph()->add_node();
-    n.set_name(name);
-    n.set_op_type(op);
-    for (const std::string& in : inputs) n.add_input(in);
-    for (const std::string& out : outputs) n.add_output(out);
-    return n;
-  }
-  static void attribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
-    onnx::AttributeProto& a = *node.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(value);
-  }
-  static void attribute(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
-    onnx::AttributeProto& a = *node.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : values) a.add_ints(v);
-  }
-  /// A float initializer of zeros (a weight or buffer stored in the model).
-  void initializer(const std::string& name, const std::vector<int64_t>& dims) {
-    onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
-    tensor.set_name(name);
-    tensor.set_data_type(onnx::TensorProto::FLOAT);
-    int64_t count = 1;
-    for (int64_t d : dims) {
-      tensor.add_dims(d);
-      count *= d;
-    }
-    for (int64_t i = 0; i < count; ++i) tensor.add_float_data(0.0f);
-  }
-  std::string save(const std::string& file_name) const {
-    return test::write_temp_file(file_name, model_.SerializeAsString());
-  }
-
- private:
-  static void describe(onnx::ValueInfoProto* info, const std::string& name, const std::vector<int64_t>& dims, int32_t type) {
-    info->set_name(name);
-    onnx::TypeProto::Tensor& tensor = *info->mutable_type()->mutable_tensor_type();
-    tensor.set_elem_type(type);
-    for (int64_t d : dims) tensor.mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  onnx::ModelProto model_;
-};
 
 // x [2,4,8,8] -> Hardmax (no pase op) -> Relu -> y
 std::string unsupported_op_model() {
@@ -724,6 +664,18 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(columns.axis == 2);
     CHECK(*columns.shape == Shape{2, 28, 28, 96});
     CHECK(node_named(swin.graph, "/features/features.2/Concat_3").op == "concat");
+    // Swin-T's depth, 2-2-6-2: the third stage's sixth block.
+    CHECK(node_named(swin.graph, "/features/features.5/features.5.5/mlp/mlp.3/MatMul").op == "fc");
+    int blocks = 0;
+    for (const NodeV1& n : swin.graph.nodes) blocks += n.op == "softmax" ? 1 : 0;  // one attention per block
+    CHECK(blocks == 12);
+    // --batch rewrites the window partition's [batch·windows, ...] targets and their reverse.
+    OnnxImportOptions batch8;
+    batch8.batch = 8;
+    OnnxImport rebatched = import_onnx(fixture("swin_t"), batch8);
+    CHECK(rebatched.graph.tensors[0].second == Shape{8, 3, 224, 224});
+    CHECK(node_named(rebatched.graph, "/features/features.1/features.1.0/attn/Reshape_4").shape == Shape{512, 49, 96});
+    CHECK(node_named(rebatched.graph, "/head/Gemm").outputs->front() == Shape{8, 1000});
   }
   SUBCASE("a grouped Conv") {
     GraphFileV1 file = import_onnx(grouped_conv_model(), OnnxImportOptions{}).graph;

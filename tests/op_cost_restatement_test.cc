@@ -491,6 +491,23 @@ TEST_CASE("cost restated: lstm") {
   CHECK(n > 100);
 }
 
+TEST_CASE("cost restated: lstm with another input size and two directions") {
+  // x (6, 4, 10), 12 units, input_size 10, 2 directions, 3 gates (a GRU):
+  // domain "lsbnk" = (1, s, b, D·U, I). The directions' GEMMs side by side:
+  // n = 3·D·U/cn; the input and the state: k = (I + U)/ck. The state moved
+  // each step is (b, D·U), held split (cb, cn), needed split (cb, ck).
+  Graph graph = graph_of(R"("x": [6, 4, 10])",
+                         R"({"name": "l", "op": "lstm", "inputs": ["x"], "units": 12, "layers": 1, "gates": 3,
+                             "input_size": 10, "directions": 2, "cutoff": 1})");
+  size_t n = check_layer(graph, "l", {{1, 4, 6, 24, 10}, "lsbnk", {1}, false, 1}, [](const Config& c, double r) {
+    const double s = 4, b = 6, U = 12, I = 10, D = 2;
+    const double layer = gemm(r, 1.0 / c[0], s * b / (c[1] * c[2]), 3.0 * D * U / c[3], (I + U) / c[4], c[1] * c[2], c[3],
+                              c[4], 3);
+    return layer + s * r * words_to_move({b, D * U}, {c[2], c[3]}, {c[2], c[4]});
+  });
+  CHECK(n > 50);
+}
+
 TEST_CASE("cost restated: redistribution of a tensor between two splits") {
   for (const Pricing& pricing : kPricings) {
     CAPTURE(pricing.devices);

@@ -14,6 +14,9 @@
 // groups are the channel parallelism (nothing is lost for depthwise, where
 // both are 1).
 //
+// `weight_layout` "ncr" lists the filter as a 1-D convolution holds it,
+// [N, C/G, R] (S = 1); the default "ncrs" is [N, C/G, R, S].
+//
 // Dilation changes only the output size (a window of (R−1)·d + 1); the
 // work is the same R·S taps.
 #include "graphs/ops/ops.h"
@@ -36,6 +39,10 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
     node.fail("filter", "shape mismatch: filter has " + std::to_string(v.filter[1]) + " input channels but '" +
                             node.node().inputs[0] + "' has " + std::to_string(x[1]) + " (shape " + shape_to_string(x) + ")" +
                             (v.groups > 1 ? " in " + std::to_string(v.groups) + " groups" : ""));
+  v.weight_layout = node.node().weight_layout.value_or("ncrs");
+  if (v.weight_layout == "ncr" && v.filter[3] != 1)
+    node.fail("weight_layout", "\"ncr\" (a 1-D convolution's filter) needs a filter of width 1, got " +
+                                   shape_to_string(v.filter));
   v.stride = node.node().stride.value_or(HeightWidth{1, 1});
   v.padding = node.node().padding.value_or(HeightWidth{0, 0});
   v.dilation = node.node().dilation.value_or(HeightWidth{1, 1});
@@ -45,6 +52,14 @@ std::vector<Vertex> infer(const NodeContext& node, Vertex v) {
   auto [ho, wo] = window_output(node, "filter", x, reach, v.padding, v.stride);
   v.outputs = {node.checked("filter", {x[0], v.filter[0], ho, wo})};
   return lowered_to(std::move(v));
+}
+
+// A 1-D convolution's filter is held [N, C/G, R]: the same elements as the
+// [N, C/G, R, 1] filter over the unit width.
+void drop_unit_width(const Vertex& v, VertexModel& m) {
+  if (v.weight_layout != "ncr") return;
+  m.weights[0].shape.pop_back();
+  m.weights[0].split.pop_back();
 }
 
 VertexModel model(const Vertex& v) {
@@ -60,6 +75,7 @@ VertexModel model(const Vertex& v) {
     m.inputs = {{{0}, {1}, {2}, {3}}};
     m.outputs = {{{0}, {6}, {2}, {3}}};
     m.weights = {{"filter", v.filter, {{6}, {1}, {4}, {5}}}};
+    drop_unit_width(v, m);
     m.work.m = {0, 2, 3};
     m.work.n = {6};
     m.work.k = {1, 4, 5};
@@ -72,6 +88,7 @@ VertexModel model(const Vertex& v) {
   m.inputs = {{{kB}, {kG, kC}, {kH}, {kW}}};
   m.outputs = {{{kB}, {kG, kN}, {kH}, {kW}}};
   m.weights = {{"filter", v.filter, {{kG, kN}, {kC}, {kR}, {kS}}}};
+  drop_unit_width(v, m);
   m.work.batch = {kG};
   m.work.m = {kB, kH, kW};
   m.work.n = {kN};
@@ -85,7 +102,7 @@ int batch_dim(const Vertex&, const VertexModel&) { return kB; }
 
 OpDefinition conv2d() {
   return OpDefinition("conv2d", OpKind::Conv2d)
-      .fields({"filter"}, {"stride", "padding", "dilation", "groups", "pointwise", "weights"})
+      .fields({"filter"}, {"stride", "padding", "dilation", "groups", "pointwise", "weights", "weight_layout"})
       .infers(infer)
       .models(model)
       .works(describe_gemm)
