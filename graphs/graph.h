@@ -50,7 +50,7 @@ struct Vertex {
   int64_t units = 0, vocab = 0, dim = 0, layers = 0;
   int64_t groups = 1;  ///< conv2d: channel groups (depthwise: groups = channels)
   int64_t gates = 4;   ///< lstm: gate blocks per unit (LSTM 4, GRU 3)
-  int64_t k = 0;       ///< topk: how many to keep
+  int64_t k = 0;       ///< topk: how many to keep; scatter_nd: coordinates per index
   int axis = 0;
   std::vector<int> axes;
   bool keepdims = false;
