@@ -19,7 +19,11 @@ void check_distinct(const std::string& term, const std::string& what) {
 std::vector<EinsumStep> plan_einsum(const EinsumTerms& terms) {
   const std::vector<std::string>& operands = terms.operands;
   const size_t n = operands.size();
-  for (size_t j = 0; j < n; ++j) check_distinct(operands[j], "operand " + std::to_string(j));
+  for (size_t j = 0; j < n; ++j) {
+    check_distinct(operands[j], "operand " + std::to_string(j));
+    if (operands[j].empty())
+      throw std::invalid_argument("operand " + std::to_string(j) + " is a scalar, which pase does not model");
+  }
   check_distinct(terms.output, "the output");
   if (terms.output.empty()) throw std::invalid_argument("its output is a scalar, which pase does not model");
   std::vector<EinsumStep> steps;

@@ -30,8 +30,8 @@ struct EinsumStep {
 /// The steps for `terms`, the last giving the output; none when the output
 /// is the single operand as it is. Throws std::invalid_argument with a
 /// one-line reason for what pase cannot represent: a letter repeated within
-/// one term (a diagonal), a scalar output or an operand or intermediate that
-/// sums to a scalar.
+/// one term (a diagonal), a scalar operand or output, and an operand or
+/// intermediate that sums to a scalar.
 [[nodiscard]] std::vector<EinsumStep> plan_einsum(const EinsumTerms& terms);
 
 }  // namespace pase

@@ -172,6 +172,8 @@ TEST_CASE("plan_einsum") {
                          "operand 0 'ii' repeats letter 'i' (a diagonal, which pase does not model)", std::invalid_argument);
     CHECK_THROWS_WITH_AS(plan_einsum({{"ij", "ij"}, ""}), "its output is a scalar, which pase does not model",
                          std::invalid_argument);
+    CHECK_THROWS_WITH_AS(plan_einsum({{"", "ij"}, "ij"}), "operand 0 is a scalar, which pase does not model",
+                         std::invalid_argument);
     CHECK_THROWS_WITH_AS(plan_einsum({{"ab", "c"}, "c"}), "operand 0 'ab' sums to a scalar, which pase does not model",
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(plan_einsum({{"ab", "ab", "c"}, "c"}),
