@@ -87,6 +87,14 @@ class TinyModel {
     a.set_type(onnx::AttributeProto::STRING);
     a.set_s(value);
   }
+  /// An int64 initializer holding `values` (a constant depth, axis or index).
+  void int_initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+    onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
+    tensor.set_name(name);
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) tensor.add_dims(d);
+    for (int64_t v : values) tensor.add_int64_data(v);
+  }
   /// A float initializer of zeros (a weight or buffer stored in the model).
   void initializer(const std::string& name, const std::vector<int64_t>& dims) {
     onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
@@ -617,6 +625,46 @@ TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p 
       CHECK(solved.output.find("total cost ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("import_onnx: ArgMax, OneHot, CumSum and ScatterND on activations") {
+  // x [4, 6] -> ArgMax(axis 1, keepdims) [4, 1] -> OneHot(depth 5, axis 0) [5, 4, 1] -> CumSum(axis 1) -> y;
+  // and x with rows 0 and 2 replaced by the rows of u: ScatterND(x, [[0], [2]], u [2, 6]) -> z.
+  TinyModel m;
+  m.input("x", {4, 6});
+  m.input("u", {2, 6});
+  m.int_initializer("depth", {}, {5});
+  m.initializer("values", {2});  // off and on values (their numbers do not matter)
+  m.int_initializer("axis", {}, {1});
+  m.int_initializer("rows", {2, 1}, {0, 2});
+  TinyModel::attribute(m.node("top", "ArgMax", {"x"}, {"i"}), "axis", int64_t{1});
+  TinyModel::attribute(m.node("hot", "OneHot", {"i", "depth", "values"}, {"h"}), "axis", int64_t{0});
+  m.node("queue", "CumSum", {"h", "axis"}, {"y"});
+  m.node("write", "ScatterND", {"x", "rows", "u"}, {"z"});
+  m.output("y");
+  m.output("z");
+  OnnxImportOptions options;
+  options.loss = "none";
+  GraphFileV1 file = import_onnx(m.save("index_ops.onnx"), options).graph;
+  const NodeV1& top = node_named(file, "top");
+  CHECK(top.op == "argmax");
+  CHECK(top.axis == 1);
+  CHECK(top.keepdims == true);  // ONNX's default
+  CHECK(*top.outputs == std::vector<Shape>{{4, 1}});
+  const NodeV1& hot = node_named(file, "hot");
+  CHECK(hot.op == "one_hot");
+  CHECK(hot.depth == 5);
+  CHECK(hot.axis == 0);
+  CHECK(*hot.outputs == std::vector<Shape>{{5, 4, 1}});  // the depth dimension inferred by pase
+  const NodeV1& queue = node_named(file, "queue");
+  CHECK(queue.op == "cumsum");
+  CHECK(queue.axis == 1);
+  const NodeV1& write = node_named(file, "write");
+  CHECK(write.op == "scatter_nd");
+  CHECK(write.inputs == std::vector<std::string>{"x", "rows", "u"});
+  CHECK(*write.outputs == std::vector<Shape>{{4, 6}});
+  Graph graph = build_graph(file, "index_ops.onnx");
+  CHECK(graph.vertices.size() == 4);
 }
 
 TEST_CASE("import_onnx: the MoE's experts are priced by capacity, e·c·m·h") {
