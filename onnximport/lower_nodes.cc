@@ -1187,7 +1187,8 @@ class Lowerer {
     for (size_t s = 0; s < steps.size(); ++s) {
       const EinsumStep& step = steps[s];
       NodeV1 n;
-      for (int in : step.inputs) n.inputs.push_back(in >= 0 ? ref_of(node, node.input(in)).ref : names[static_cast<size_t>(-1 - in)]);
+      for (int in : step.inputs)
+        n.inputs.push_back(in >= 0 ? ref_of(node, node.input(in)).ref : names[static_cast<size_t>(-1 - in)]);
       Shape out;
       for (char c : step.term) out.push_back(size[c]);
       n.outputs = std::vector<Shape>{out};

@@ -56,7 +56,8 @@ Tensor run_plan(const std::vector<EinsumStep>& steps, const std::vector<Tensor>&
   std::vector<Tensor> results;
   for (const EinsumStep& step : steps) {
     std::vector<const Tensor*> inputs;
-    for (int in : step.inputs) inputs.push_back(in >= 0 ? &operands[static_cast<size_t>(in)] : &results[static_cast<size_t>(-1 - in)]);
+    for (int in : step.inputs)
+      inputs.push_back(in >= 0 ? &operands[static_cast<size_t>(in)] : &results[static_cast<size_t>(-1 - in)]);
     if (step.kind == EinsumStep::Kind::Contract) {
       REQUIRE(inputs.size() == 2);
       CHECK(step.equation == inputs[0]->term + "," + inputs[1]->term + "->" + step.term);
