@@ -53,9 +53,10 @@ EinsumSpec parse_einsum(const std::string& equation) {
   }
   for (char c : spec.lhs)
     if (has(spec.rhs, c) && !has(spec.out, c)) spec.reduction += c;
-  if (spec.m_letters.empty() || spec.n_letters.empty())
-    throw std::invalid_argument("needs at least one letter only in the first operand and one only in the second (a GEMM's m and n); got m='" +
-                                spec.m_letters + "', n='" + spec.n_letters + "'");
+  // Any of the four groups may be empty: "te,etd->td" has no m letter (its
+  // GEMMs are matrix-vector products), "se,sc->sec" no reduction letter (an
+  // outer product per s), "ab,ab->ab" only batch letters. The GEMM cost then
+  // reads 1 for an empty group's extent and split (docs/formats.md).
   spec.domain = spec.out + spec.reduction;
   return spec;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Parsing and classifying two-operand einsum equations ("bhlk,bhmk->bhlm").
+// Parsing and classifying two-operand einsum equations ("bhlk,bhmk->bhlm",
+// "te,etd->td", "se,sc->sec").
 #include <string>
 
 namespace pase {

@@ -52,7 +52,7 @@ struct Vertex {
   int64_t gates = 4;   ///< lstm: gate blocks per unit (LSTM 4, GRU 3)
   int64_t input_size = 0;  ///< lstm: the input's features (units unless set)
   int64_t directions = 1;  ///< lstm: 2 when bidirectional
-  int64_t k = 0;       ///< topk: how many to keep
+  int64_t k = 0;       ///< topk: how many to keep; scatter_nd: coordinates per index
   int axis = 0;
   std::vector<int> axes;
   bool keepdims = false;

@@ -95,6 +95,7 @@ NodeV1 parse_node(const JsonReader& item, size_t index) {
   if (auto f = node.optional("input_size")) out.input_size = f->as_positive();
   if (auto f = node.optional("directions")) out.directions = f->as_positive();
   if (auto f = node.optional("k")) out.k = f->as_positive();
+  if (auto f = node.optional("depth")) out.depth = f->as_positive();
   if (auto f = node.optional("axis")) out.axis = f->as_int();
   if (auto f = node.optional("equation")) out.equation = f->as_string();
   if (auto f = node.optional("filter")) out.filter = f->as_shape();
@@ -278,6 +279,7 @@ std::string write_graph_file(const GraphFileV1& graph) {
     if (n.input_size) add("input_size", *n.input_size);
     if (n.directions) add("directions", *n.directions);
     if (n.k) add("k", *n.k);
+    if (n.depth) add("depth", *n.depth);
     if (n.shape) add("shape", *n.shape);
     if (n.perm) add("perm", *n.perm);
     if (n.axes) add("axes", *n.axes);

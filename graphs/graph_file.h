@@ -42,6 +42,7 @@ struct NodeV1 {
   std::optional<int64_t> groups, gates;  ///< conv2d: channel groups; lstm: gates per unit (4 LSTM, 3 GRU)
   std::optional<int64_t> input_size, directions;  ///< lstm: the input's features (units); 1 or 2 directions
   std::optional<int64_t> k;              ///< topk: how many to keep
+  std::optional<int64_t> depth;          ///< one_hot: entries of the new axis
   std::optional<std::string> equation;
   std::optional<Shape> filter, shape;
   std::optional<HeightWidth> stride, padding, window, dilation;

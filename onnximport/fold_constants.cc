@@ -50,28 +50,51 @@ void collect_propagated(const std::unordered_map<std::string, onnx::TensorShapeP
   }
 }
 
-// Einsum outputs whose shape ONNX left at a rank: ours, as value_info that
-// later rounds keep, so that the shapes after them are inferred too.
-// Returns whether it learned one.
-bool infer_einsum_shapes(onnx::GraphProto& graph, TensorFacts& facts, std::map<std::string, onnx::ValueInfoProto>& own,
-                         const std::string& source) {
+// A OneHot's output: its indices' shape with the depth inserted at the axis.
+// ONNX 1.12 leaves the depth dimension unknown when the depth is a Constant
+// node's output rather than an initializer. nullopt while an input is unknown.
+std::optional<Shape> one_hot_shape(const onnx::NodeProto& node, const TensorFacts& facts) {
+  const Shape* indices = node.input_size() > 1 ? facts.shape(node.input(0)) : nullptr;
+  const ConstantValue* depth = node.input_size() > 1 ? facts.value(node.input(1)) : nullptr;
+  if (!indices || !depth || depth->data.size() != 1 || !(depth->data[0] >= 1 && depth->data[0] <= 9e18)) return std::nullopt;
+  const auto rank = static_cast<int64_t>(indices->size());
+  int64_t axis = int_attribute(node, "axis", -1);
+  if (axis < 0) axis += rank + 1;
+  if (axis < 0 || axis > rank) return std::nullopt;
+  Shape shape = *indices;
+  shape.insert(shape.begin() + axis, static_cast<int64_t>(depth->data[0]));
+  return shape;
+}
+
+// Outputs whose shape ONNX left at a rank or unknown (an Einsum's, a
+// OneHot's): ours, as value_info that later rounds keep, so that the shapes
+// after them are inferred too. Returns whether it learned one.
+bool infer_own_shapes(onnx::GraphProto& graph, TensorFacts& facts, std::map<std::string, onnx::ValueInfoProto>& own,
+                      const std::string& source) {
   bool learned = false;
   for (const onnx::NodeProto& node : graph.node()) {
-    if (node.op_type() != "Einsum" || node.output_size() != 1 || facts.shape(node.output(0))) continue;
-    std::vector<Shape> inputs;
-    for (const std::string& in : node.input()) {
-      const Shape* shape = facts.shape(in);
-      if (!shape) break;
-      inputs.push_back(*shape);
+    if (node.output_size() != 1 || facts.shape(node.output(0))) continue;
+    Shape shape;
+    if (node.op_type() == "OneHot") {
+      std::optional<Shape> inferred = one_hot_shape(node, facts);
+      if (!inferred) continue;
+      shape = *inferred;
+    } else if (node.op_type() == "Einsum") {
+      std::vector<Shape> inputs;
+      for (const std::string& in : node.input()) {
+        const Shape* known = facts.shape(in);
+        if (!known) break;
+        inputs.push_back(*known);
+      }
+      if (static_cast<int>(inputs.size()) != node.input_size()) continue;
+      try {
+        shape = einsum_output_shape(string_attribute(node, "equation", ""), inputs);
+      } catch (const std::invalid_argument& error) {
+        throw InputError(source + ": node '" + node.name() + "': field 'equation': " + error.what());
+      }
+    } else {
+      continue;
     }
-    if (static_cast<int>(inputs.size()) != node.input_size()) continue;
-    std::optional<Shape> shape;
-    try {
-      shape = einsum_output_shape(string_attribute(node, "equation", ""), inputs);
-    } catch (const std::invalid_argument& error) {
-      throw InputError(source + ": node '" + node.name() + "': field 'equation': " + error.what());
-    }
-    if (!shape) continue;
     onnx::ValueInfoProto info;
     for (const onnx::ValueInfoProto& inferred : graph.value_info())
       if (inferred.name() == node.output(0)) info = inferred;
@@ -80,9 +103,9 @@ bool infer_einsum_shapes(onnx::GraphProto& graph, TensorFacts& facts, std::map<s
     if (!tensor.has_elem_type()) tensor.set_elem_type(onnx::TensorProto::FLOAT);
     onnx::TensorShapeProto& dims = *tensor.mutable_shape();
     dims.clear_dim();
-    for (int64_t d : *shape) dims.add_dim()->set_dim_value(d);
+    for (int64_t d : shape) dims.add_dim()->set_dim_value(d);
     own[node.output(0)] = info;
-    facts.shapes[node.output(0)] = *shape;
+    facts.shapes[node.output(0)] = shape;
     learned = true;
   }
   return learned;
@@ -248,7 +271,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
     }
     collect_shapes(graph, facts);
     collect_propagated(propagated, facts);
-    bool learned = infer_einsum_shapes(graph, facts, own_shapes, source);
+    bool learned = infer_own_shapes(graph, facts, own_shapes, source);
     if (batch && batch->from != batch->to && rebatch_reshapes(graph, facts, *batch, source)) {
       learned = true;
       // Shapes inferred from the old targets are stale: ONNX recomputes them.

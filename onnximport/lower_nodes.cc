@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <map>
 
-#include "graphs/einsum.h"
 #include "graphs/error.h"
 #include "graphs/op_registry.h"
+#include "onnximport/einsum_chain.h"
 #include "onnximport/norm_pattern.h"
 #include "onnximport/onnx_model.h"
 #include "onnximport/tensor_roles.h"
@@ -718,6 +718,36 @@ class Lowerer {
       n.axis = int_attribute(node, "axis", 0);
       return;
     }
+    if (op == "ArgMax" || op == "ArgMin") {
+      NodeV1& n = emit(node, "argmax", {ref_of(node, x).ref}, {node.output(0)});
+      n.axis = int_attribute(node, "axis", 0);
+      n.keepdims = int_attribute(node, "keepdims", 1) != 0;
+      return;
+    }
+    if (op == "OneHot") {
+      std::optional<std::vector<int64_t>> depth = input_ints(node, 1);
+      if (slots != std::vector<int>{0} || !depth || depth->size() != 1)
+        return unsupported(node, "its depth or values are computed from the data");
+      NodeV1& n = emit(node, "one_hot", {ref_of(node, x).ref}, {node.output(0)});
+      n.depth = depth->front();
+      n.axis = int_attribute(node, "axis", -1);
+      return;
+    }
+    if (op == "CumSum") {
+      std::optional<std::vector<int64_t>> axis = input_ints(node, 1);
+      if (slots != std::vector<int>{0} || !axis || axis->size() != 1) return unsupported(node, "its axis is not a constant");
+      NodeV1& n = emit(node, "cumsum", {ref_of(node, x).ref}, {node.output(0)});
+      n.axis = axis->front();
+      return;
+    }
+    if (op == "ScatterND") {
+      // Indices (and data or updates) may be constants: external tensors of their shapes.
+      if (string_attribute(node, "reduction", "none") != "none") return unsupported(node, "a reduction");
+      emit(node, "scatter_nd",
+           {ref_of(node, node.input(0)).ref, ref_of(node, node.input(1)).ref, ref_of(node, node.input(2)).ref},
+           {node.output(0)});
+      return;
+    }
     if (op == "Pad") return lower_pad(node);
     if (op == "Slice") {
       // Not a step-1 cut (those join a split, see find_groups): a strided
@@ -1264,23 +1294,65 @@ class Lowerer {
     return found;
   }
 
-  // A two-operand ONNX Einsum that is a GEMM (pase's einsum: letters only in
-  // each operand); its operands may be activations or parameters as held.
+  // Any Einsum numpy accepts but a diagonal (onnximport/einsum_chain.h): the
+  // letters one operand alone has summed out, then pairwise contractions
+  // from the left; operands may be activations or parameters as held.
   void lower_einsum(const onnx::NodeProto& node) {
-    std::string equation;
-    for (char c : string_attribute(node, "equation", ""))
-      if (c != ' ') equation += c;
-    if (node.input_size() != 2 || equation.find("->") == std::string::npos || equation.find('.') != std::string::npos)
-      return unsupported(node, "only explicit two-operand equations without '...'");
+    const std::string equation = string_attribute(node, "equation", "");
+    std::vector<Shape> shapes;
+    std::vector<size_t> ranks;
+    for (const std::string& in : node.input()) {
+      shapes.push_back(shape_of(node, in));
+      ranks.push_back(shapes.back().size());
+    }
+    std::vector<EinsumStep> steps;
+    std::map<char, int64_t> size;
     try {
-      EinsumSpec spec = parse_einsum(equation);
-      if (spec.m_letters.empty() || spec.n_letters.empty())
-        return unsupported(node, "'" + equation + "' is no GEMM (a letter only in each operand)");
+      const EinsumTerms terms = expand_einsum(equation, ranks);
+      for (size_t j = 0; j < terms.operands.size(); ++j)
+        for (size_t d = 0; d < terms.operands[j].size(); ++d) {
+          const char c = terms.operands[j][d];
+          auto [it, fresh] = size.emplace(c, shapes[j][d]);
+          if (!fresh && it->second != shapes[j][d])
+            return unsupported(node, "'" + equation + "': letter '" + std::string(1, c) + "' is " +
+                                         std::to_string(it->second) + " in one operand and " + std::to_string(shapes[j][d]) +
+                                         " in another (a broadcast size-1 dimension)");
+        }
+      steps = plan_einsum(terms);
     } catch (const std::invalid_argument& error) {
       return unsupported(node, "'" + equation + "': " + error.what());
     }
-    NodeV1& n = emit(node, "einsum", {ref_of(node, node.input(0)).ref, ref_of(node, node.input(1)).ref}, {node.output(0)});
-    n.equation = equation;
+    if (steps.empty()) return alias(node.output(0), ref_of(node, node.input(0)));
+    // Vertices before the last: NAME/sumJ sums operand J, NAME/contractJ
+    // contracts the result so far with operand J; the last is NAME.
+    std::vector<std::string> names;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const EinsumStep& step = steps[s];
+      NodeV1 n;
+      for (int in : step.inputs)
+        n.inputs.push_back(in >= 0 ? ref_of(node, node.input(in)).ref : names[static_cast<size_t>(-1 - in)]);
+      Shape out;
+      for (char c : step.term) out.push_back(size[c]);
+      n.outputs = std::vector<Shape>{out};
+      std::string suffix;
+      if (step.kind == EinsumStep::Kind::Sum) {
+        n.op = "reduce_mean";
+        n.axes = step.axes;
+        suffix = "/sum" + std::to_string(step.operand);
+      } else if (step.kind == EinsumStep::Kind::Contract) {
+        n.op = "einsum";
+        n.equation = step.equation;
+        suffix = "/contract" + std::to_string(step.operand);
+      } else {
+        n.op = "transpose";
+        n.perm = step.perm;
+        suffix = "/transpose";
+      }
+      n.name = s + 1 == steps.size() ? claim_name(node) : unique_name(node.name() + suffix);
+      names.push_back(n.name);
+      result_.graph.nodes.push_back(std::move(n));
+    }
+    refs_[node.output(0)] = Ref{names.back(), last_node(), {}};
   }
 
   void lower_concat(const onnx::NodeProto& node) {

@@ -228,15 +228,20 @@ class Seq2Seq(torch.nn.Module):
 
 
 class Moe(torch.nn.Module):
-    """A top-2 mixture-of-experts FFN layer (8 experts, d 256, ff 512) after an
-    attention block: a router, TopK, ScatterElements building the [tokens,
-    experts] gate matrix, and the experts as batched einsums over every token
-    (dense dispatch: each expert's weight is one einsum operand; every expert
-    computes every token, so the experts' work is 8x a capacity-based
-    dispatch's)."""
+    """A capacity-based top-2 mixture-of-experts FFN layer (GShard, fairseq's
+    top2gating) after an attention block: 8 experts, d 256, ff 512, over the
+    2048 tokens of the batch. The router's softmax picks each token's top-1
+    expert (ArgMax, OneHot) and its top-2 among the rest; CumSum gives each
+    token its position in its expert's queue, and a token past the capacity
+    (2 * tokens / experts = 512) is dropped (Less). The dispatch "sec,sm->ecm"
+    gathers each expert's c slots, the experts are batched GEMMs over e on
+    [e, c, m] ("ecm,emh->ech", relu, "ech,ehm->ecm"), and the combine
+    "sec,ecm->sm" weighs the results back into tokens: the experts compute
+    e * c tokens' worth, not e * tokens."""
 
     def __init__(self, d=256, experts=8, ff=512):
         super().__init__()
+        self.experts = experts
         self.attn = torch.nn.MultiheadAttention(d, 4, batch_first=True)
         self.ln_1 = torch.nn.LayerNorm(d)
         self.ln_2 = torch.nn.LayerNorm(d)
@@ -246,18 +251,55 @@ class Moe(torch.nn.Module):
 
     def forward(self, x):
         b, s, d = x.shape
+        experts = self.experts
+        tokens = b * s
+        capacity = 2 * tokens // experts
         h = self.ln_1(x)
         x = x + self.attn(h, h, h, need_weights=False)[0]
-        t = self.ln_2(x).reshape(b * s, d)
-        probs = torch.softmax(self.router(t), dim=-1)
-        top, index = torch.topk(probs, 2, dim=-1)
-        gates = torch.zeros_like(probs).scatter(1, index, top / top.sum(-1, keepdim=True))
-        hidden = torch.relu(torch.einsum("td,edf->etf", t, self.w_in))
-        y = torch.einsum("etf,efd->etd", hidden, self.w_out)
-        # The combine as a batched matmul [t, 1, e] @ [t, e, d]: pase's einsum
-        # is a GEMM, and "te,etd->td" has no letter only in its first operand.
-        combined = torch.bmm(gates.unsqueeze(1), y.transpose(0, 1)).squeeze(1)
-        return x + combined.reshape(b, s, d)
+        t = self.ln_2(x).reshape(tokens, d)
+        logits = self.router(t)
+        gates = torch.softmax(logits, dim=1)
+        mask1 = torch.nn.functional.one_hot(torch.argmax(gates, dim=1), experts)
+        second = logits.masked_fill(mask1.bool(), float("-inf"))
+        mask2 = torch.nn.functional.one_hot(torch.argmax(second, dim=1), experts)
+        # Each token's slot in its expert's queue; the top-2 choices queue behind every top-1 choice.
+        locations1 = torch.cumsum(mask1, dim=0) - 1
+        locations2 = torch.cumsum(mask2, dim=0) - 1 + torch.sum(mask1, dim=0, keepdim=True)
+        mask1 = mask1 * torch.lt(locations1, capacity)
+        mask2 = mask2 * torch.lt(locations2, capacity)
+        slot1 = torch.sum(locations1 * mask1, dim=1)
+        slot2 = torch.sum(locations2 * mask2, dim=1)
+        gate1 = (gates * mask1).sum(dim=1)
+        gate2 = (gates * mask2).sum(dim=1)
+        total = torch.clamp(gate1 + gate2, min=1e-9)
+        gate1, gate2 = gate1 / total, gate2 / total
+        one_hot = torch.nn.functional.one_hot
+        combine = (torch.einsum("se,sc->sec", gate1.unsqueeze(1) * mask1, one_hot(slot1, capacity).to(x.dtype))
+                   + torch.einsum("se,sc->sec", gate2.unsqueeze(1) * mask2, one_hot(slot2, capacity).to(x.dtype)))
+        dispatch = combine.bool().to(x.dtype)
+        routed = torch.einsum("sec,sm->ecm", dispatch, t)
+        hidden = torch.relu(torch.einsum("ecm,emh->ech", routed, self.w_in))
+        out = torch.einsum("ech,ehm->ecm", hidden, self.w_out)
+        return x + torch.einsum("sec,ecm->sm", combine, out).reshape(b, s, d)
+
+
+class ScatterTokens(torch.nn.Module):
+    """ScatterND on activations: a projected summary of each sequence
+    overwrites the tokens at 4 fixed positions (`h[:, slots] = summary`,
+    PyTorch's index_put_), between two Linear layers. [16, 128, 256]."""
+
+    def __init__(self, d=256):
+        super().__init__()
+        self.proj = torch.nn.Linear(d, d)
+        self.summarise = torch.nn.Linear(d, d)
+        self.out = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.proj(x)
+        slots = torch.tensor([0, 32, 64, 96])
+        summary = self.summarise(x.mean(dim=1, keepdim=True)).expand(-1, slots.numel(), -1)
+        h[:, slots] = summary
+        return self.out(h)
 
 
 class RnnLm(torch.nn.Module):
@@ -315,6 +357,7 @@ def models():
         "llama": (Llama, [ids()]),
         "seq2seq": (Seq2Seq, [floats("src", LM_BATCH, SEQ, 256), floats("tgt", LM_BATCH, SEQ, 256)]),
         "moe": (Moe, [floats("input", LM_BATCH, SEQ, 256)]),
+        "scatter_tokens": (ScatterTokens, [floats("input", LM_BATCH, SEQ, 256)]),
         "lstm_lm": (lambda: RnnLm(torch.nn.LSTM), [ids()]),
         "gru_lm": (lambda: RnnLm(torch.nn.GRU), [ids()]),
         "rnn_encoder": (RnnEncoder, [floats("input", LM_BATCH, SEQ, 80)]),

@@ -534,7 +534,7 @@ TEST_CASE("build_plan: the parameter_layouts fixture with its weights split pass
 // without --lenient and the exact DP solves it at 8 and 64 devices.
 const char* const kTodayFixtures[] = {"gpt2",         "llama",        "seq2seq",         "lstm_lm",
                                       "gru_lm",       "mobilenet_v2", "efficientnet_b0", "convnext_tiny",
-                                      "moe",          "swin_t"};
+                                      "moe",          "swin_t",       "scatter_tokens"};
 
 TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p = 8 and 64") {
   for (const char* name : kTodayFixtures) {
@@ -551,6 +551,62 @@ TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p 
       CHECK(solved.output.find("total cost ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("import_onnx: ArgMax, OneHot, CumSum and ScatterND on activations") {
+  // x [4, 6] -> ArgMax(axis 1, keepdims) [4, 1] -> OneHot(depth 5, axis 0) [5, 4, 1] -> CumSum(axis 1) -> y;
+  // and x with rows 0 and 2 replaced by the rows of u: ScatterND(x, [[0], [2]], u [2, 6]) -> z.
+  TinyModel m;
+  m.input("x", {4, 6});
+  m.input("u", {2, 6});
+  m.int_initializer("depth", {}, {5});
+  m.initializer("values", {2});  // off and on values (their numbers do not matter)
+  m.int_initializer("axis", {}, {1});
+  m.int_initializer("rows", {2, 1}, {0, 2});
+  TinyModel::attribute(m.node("top", "ArgMax", {"x"}, {"i"}), "axis", int64_t{1});
+  TinyModel::attribute(m.node("hot", "OneHot", {"i", "depth", "values"}, {"h"}), "axis", int64_t{0});
+  m.node("queue", "CumSum", {"h", "axis"}, {"y"});
+  m.node("write", "ScatterND", {"x", "rows", "u"}, {"z"});
+  m.output("y");
+  m.output("z");
+  OnnxImportOptions options;
+  options.loss = "none";
+  GraphFileV1 file = import_onnx(m.save("index_ops.onnx"), options).graph;
+  const NodeV1& top = node_named(file, "top");
+  CHECK(top.op == "argmax");
+  CHECK(top.axis == 1);
+  CHECK(top.keepdims == true);  // ONNX's default
+  CHECK(*top.outputs == std::vector<Shape>{{4, 1}});
+  const NodeV1& hot = node_named(file, "hot");
+  CHECK(hot.op == "one_hot");
+  CHECK(hot.depth == 5);
+  CHECK(hot.axis == 0);
+  CHECK(*hot.outputs == std::vector<Shape>{{5, 4, 1}});  // the depth dimension inferred by pase
+  const NodeV1& queue = node_named(file, "queue");
+  CHECK(queue.op == "cumsum");
+  CHECK(queue.axis == 1);
+  const NodeV1& write = node_named(file, "write");
+  CHECK(write.op == "scatter_nd");
+  CHECK(write.inputs == std::vector<std::string>{"x", "rows", "u"});
+  CHECK(*write.outputs == std::vector<Shape>{{4, 6}});
+  Graph graph = build_graph(file, "index_ops.onnx");
+  CHECK(graph.vertices.size() == 4);
+}
+
+TEST_CASE("import_onnx: the MoE's experts are priced by capacity, e·c·m·h") {
+  Graph graph = build_graph(import_onnx(fixture("moe"), OnnxImportOptions{}).graph, "moe");
+  const int v = graph.find_vertex("/Einsum_3");  // ecm,emh->ech, then relu
+  REQUIRE(v >= 0);
+  VertexModel model = build_vertex_model(graph.vertices[static_cast<size_t>(v)]);
+  CHECK(model.letters == "echm");
+  CHECK(model.domain == Shape{8, 512, 512, 256});
+  Machine machine;
+  machine.devices = 1;
+  CostTables tables = build_cost_tables(graph, machine);
+  // Bpp = e = 8 GEMMs of c x h x m = 512 x 512 x 256 slots (three each: forward, two backward) and the
+  // fused relu (pw 1) on each c x h output: 8 · (3 · 512 · 512 · 256 + 3 · 512 · 512) = 1616904192 FLOP.
+  // A dense dispatch (every expert computing all 2048 tokens) would price 2048 where c is 512.
+  CHECK(tables.objective.vertex_cost[static_cast<size_t>(v)][0] == 1616904192.0);
 }
 
 TEST_CASE("import_onnx: what today's models lower to") {
@@ -614,20 +670,41 @@ TEST_CASE("import_onnx: what today's models lower to") {
                              .c_str(),
                          InputError);
   }
-  SUBCASE("the MoE router: TopK, ScatterElements, ReduceSum; the experts are einsums over their weights") {
+  SUBCASE("the capacity-based top-2 MoE: router masks, dispatch, experts over e x c slots, combine") {
     GraphFileV1 file = import_onnx(fixture("moe"), OnnxImportOptions{}).graph;
-    const NodeV1& top = node_named(file, "/TopK");
-    CHECK(top.op == "topk");
-    CHECK(top.k == 2);
-    CHECK(*top.outputs == std::vector<Shape>{{2048, 2}, {2048, 2}});
-    const NodeV1& gates = node_named(file, "/ScatterElements");
-    CHECK(gates.op == "scatter");
-    CHECK(gates.inputs == std::vector<std::string>{"/TopK:1", "/Div"});
-    CHECK(*gates.shape == Shape{2048, 8});
-    CHECK(node_named(file, "/ReduceSum").op == "reduce_mean");
-    CHECK(node_named(file, "/Einsum").equation == "td,edf->etf");
-    CHECK(node_named(file, "/Einsum").inputs[1] == "w_in");
+    const NodeV1& top1 = node_named(file, "/ArgMax");
+    CHECK(top1.op == "argmax");
+    CHECK(top1.axis == 1);
+    CHECK(*top1.outputs == std::vector<Shape>{{2048}});
+    const NodeV1& mask = node_named(file, "/OneHot");
+    CHECK(mask.op == "one_hot");
+    CHECK(mask.depth == 8);
+    CHECK(node_named(file, "/ArgMax_1").inputs == std::vector<std::string>{"/Where"});  // the top-2 among the rest
+    const NodeV1& queue = node_named(file, "/CumSum");
+    CHECK(queue.op == "cumsum");
+    CHECK(queue.axis == 0);
+    // Each token's slot in its expert: one-hot over the capacity 2 · 2048 tokens / 8 experts = 512.
+    const NodeV1& slot = node_named(file, "/OneHot_2");
+    CHECK(slot.depth == 512);
+    CHECK(*slot.outputs == std::vector<Shape>{{2048, 512}});
+    CHECK(node_named(file, "/Einsum").equation == "se,sc->sec");
+    CHECK(node_named(file, "/Einsum_2").equation == "sec,sm->ecm");
+    CHECK(*node_named(file, "/Einsum_2").outputs == std::vector<Shape>{{8, 512, 256}});
+    CHECK(node_named(file, "/Einsum_3").equation == "ecm,emh->ech");
+    CHECK(node_named(file, "/Einsum_3").inputs[1] == "w_in");
+    CHECK(node_named(file, "/Einsum_5").equation == "sec,ecm->sm");
     CHECK(std::count(file.parameters.begin(), file.parameters.end(), "w_out") == 1);
+  }
+  SUBCASE("ScatterND on activations: h[:, slots] = summary") {
+    GraphFileV1 file = import_onnx(fixture("scatter_tokens"), OnnxImportOptions{}).graph;
+    const NodeV1& scatter = node_named(file, "/ScatterND");
+    CHECK(scatter.op == "scatter_nd");
+    // data, the constant (batch, position) index pairs as an external tensor, the summary broadcast to 4 slots.
+    CHECK(scatter.inputs == std::vector<std::string>{"/proj/MatMul", "/Concat_output_0", "/Expand"});
+    CHECK(*scatter.outputs == std::vector<Shape>{{16, 128, 256}});
+    Graph graph = build_graph(file, "scatter_tokens");
+    VertexModel model = build_vertex_model(graph.vertices[static_cast<size_t>(graph.find_vertex("/ScatterND"))]);
+    CHECK(model.splittable == std::vector<char>{0, 0, 1});  // the two addressed dimensions stay whole
   }
   SUBCASE("a 1-D Conv is a conv2d over a unit width") {
     // x [2, 4, 16], w [8, 2, 3], 2 groups, stride 2, pads 1: L = (16 + 2 − 3) / 2 + 1 = 8.
@@ -759,12 +836,119 @@ TEST_CASE("einsum_output_shape") {
   CHECK(einsum_output_shape("td,edf->etf", {{6, 4}, {3, 4, 5}}) == Shape{3, 6, 5});
   CHECK(einsum_output_shape("ij, jk", {{2, 3}, {3, 4}}) == Shape{2, 4});  // implicit: letters used once, sorted
   CHECK(einsum_output_shape("bij,bjk->bik", {{1, 2, 3}, {5, 3, 4}}) == Shape{5, 2, 4});  // size 1 broadcasts
-  CHECK(!einsum_output_shape("...ij,...jk->...ik", {{2, 3}, {3, 4}}).has_value());
+  CHECK(einsum_output_shape("te,etd->td", {{6, 4}, {4, 6, 10}}) == Shape{6, 10});
+  CHECK(einsum_output_shape("ab,bc,cd->ad", {{2, 3}, {3, 4}, {4, 5}}) == Shape{2, 5});
+  CHECK(einsum_output_shape("ij->ji", {{2, 3}}) == Shape{3, 2});
+  CHECK(einsum_output_shape("ij,ij->i", {{2, 3}, {2, 3}}) == Shape{2});
   CHECK_THROWS_WITH_AS(einsum_output_shape("ij,jk->ik", {{2, 3}, {4, 5}}),
                        "equation 'ij,jk->ik': letter 'j' is 3 and 4", std::invalid_argument);
   CHECK_THROWS_WITH_AS(einsum_output_shape("ij,jk->iz", {{2, 3}, {3, 5}}),
                        "equation 'ij,jk->iz': output letter 'z' is in no operand or repeated", std::invalid_argument);
   CHECK_THROWS_WITH_AS(einsum_output_shape("ijk,jk->i", {{2, 3}, {3, 5}}),
                        "equation 'ijk,jk->i': operand 0 'ijk' has 3 letters but rank 2", std::invalid_argument);
+  SUBCASE("an ellipsis covers the dimensions its operand has beyond its letters, lined up from the right") {
+    CHECK(einsum_output_shape("...ij,...jk->...ik", {{2, 3}, {3, 4}}) == Shape{2, 4});
+    CHECK(einsum_output_shape("...ij,...jk->...ik", {{7, 2, 3}, {5, 7, 3, 4}}) == Shape{5, 7, 2, 4});
+    CHECK(einsum_output_shape("...ij,...jk", {{7, 2, 3}, {7, 3, 4}}) == Shape{7, 2, 4});  // implicit: the ellipsis first
+    CHECK(einsum_output_shape("b...d->bd", {{2, 3, 4, 5}}) == Shape{2, 5});
+    CHECK_THROWS_WITH_AS(einsum_output_shape("...i...,i->i", {{2, 3}, {3}}),
+                         "equation '...i...,i->i': '...i...' has more than one '...'", std::invalid_argument);
+    CHECK_THROWS_WITH_AS(einsum_output_shape("abc...,c->c", {{2, 3}, {3}}),
+                         "equation 'abc...,c->c': operand 0 'abc...' has 3 letters but rank 2", std::invalid_argument);
+  }
+  SUBCASE("expand_einsum names the ellipsis dimensions with letters the equation leaves free") {
+    EinsumTerms terms = expand_einsum("...ij,...jk->...ik", {4, 3});
+    CHECK(terms.operands == std::vector<std::string>{"ABij", "Bjk"});
+    CHECK(terms.output == "ABik");
+    CHECK(expand_einsum("ba,ac", {2, 2}).output == "bc");
+  }
+}
+
+namespace {
+
+// One Einsum `e` of `equation` over inputs x0, x1, ... of `shapes`, output y.
+GraphFileV1 import_einsum(const std::string& equation, const std::vector<Shape>& shapes) {
+  TinyModel m;
+  std::vector<std::string> inputs;
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    inputs.push_back("x" + std::to_string(j));
+    m.input(inputs.back(), shapes[j]);
+  }
+  TinyModel::attribute(m.node("e", "Einsum", inputs, {"y"}), "equation", equation);
+  m.output("y");
+  OnnxImportOptions options;
+  options.loss = "none";
+  return import_onnx(m.save("einsum.onnx"), options).graph;
+}
+
+}  // namespace
+
+TEST_CASE("import_onnx: every Einsum numpy accepts but diagonals") {
+  SUBCASE("no letter only in the first operand: one einsum vertex") {
+    GraphFileV1 file = import_einsum("te,etd->td", {{6, 4}, {4, 6, 10}});
+    REQUIRE(file.nodes.size() == 1);
+    CHECK(file.nodes[0].op == "einsum");
+    CHECK(file.nodes[0].equation == "te,etd->td");
+    CHECK(*file.nodes[0].outputs == std::vector<Shape>{{6, 10}});
+  }
+  SUBCASE("a letter one operand alone has is summed out first") {
+    GraphFileV1 file = import_einsum("abc,cd->ad", {{2, 3, 4}, {4, 5}});
+    REQUIRE(file.nodes.size() == 2);
+    CHECK(file.nodes[0].name == "e/sum0");
+    CHECK(file.nodes[0].op == "reduce_mean");
+    CHECK(*file.nodes[0].axes == std::vector<int64_t>{1});
+    CHECK(*file.nodes[0].outputs == std::vector<Shape>{{2, 4}});
+    CHECK(file.nodes[1].name == "e");
+    CHECK(file.nodes[1].equation == "ac,cd->ad");
+    CHECK(file.nodes[1].inputs == std::vector<std::string>{"e/sum0", "x1"});
+  }
+  SUBCASE("three operands: pairwise from the left, keeping the letters still needed") {
+    GraphFileV1 file = import_einsum("ab,bc,cd->ad", {{2, 3}, {3, 4}, {4, 5}});
+    REQUIRE(file.nodes.size() == 2);
+    CHECK(file.nodes[0].name == "e/contract1");
+    CHECK(file.nodes[0].equation == "ab,bc->ac");
+    CHECK(file.nodes[1].equation == "ac,cd->ad");
+    CHECK(file.nodes[1].inputs == std::vector<std::string>{"e/contract1", "x2"});
+    CHECK(*file.nodes[1].outputs == std::vector<Shape>{{2, 5}});
+    // A letter the second contraction needs stays: ab,cd,bd->ac keeps b and d after the outer product.
+    GraphFileV1 outer = import_einsum("ab,cd,bd->ac", {{2, 3}, {4, 5}, {3, 5}});
+    CHECK(outer.nodes[0].equation == "ab,cd->abcd");
+    CHECK(outer.nodes[1].equation == "abcd,bd->ac");
+  }
+  SUBCASE("an ellipsis and an implicit output") {
+    GraphFileV1 file = import_einsum("...ij,...jk->...ik", {{2, 3, 4, 5}, {3, 5, 6}});
+    REQUIRE(file.nodes.size() == 1);
+    CHECK(file.nodes[0].equation == "ABij,Bjk->ABik");
+    CHECK(*file.nodes[0].outputs == std::vector<Shape>{{2, 3, 4, 6}});
+    CHECK(import_einsum("ij,jk", {{2, 3}, {3, 4}}).nodes[0].equation == "ij,jk->ik");
+  }
+  SUBCASE("one operand: a sum, then a transpose") {
+    GraphFileV1 file = import_einsum("ijk->ki", {{2, 3, 4}});
+    REQUIRE(file.nodes.size() == 2);
+    CHECK(file.nodes[0].op == "reduce_mean");
+    CHECK(*file.nodes[0].axes == std::vector<int64_t>{1});
+    CHECK(file.nodes[1].op == "transpose");
+    CHECK(*file.nodes[1].perm == std::vector<int64_t>{1, 0});
+    CHECK(*file.nodes[1].outputs == std::vector<Shape>{{4, 2}});
+  }
+  SUBCASE("the import builds and prices as the einsum it is") {
+    GraphFileV1 file = import_einsum("te,etd->td", {{6, 4}, {4, 6, 10}});
+    Graph graph = build_graph(file, "einsum.onnx");
+    CHECK(build_vertex_model(graph.vertices.back()).letters == "tde");
+  }
+  SUBCASE("a diagonal is refused in one line naming the node") {
+    TinyModel m;
+    m.input("x0", {3, 3});
+    m.input("x1", {3, 4});
+    TinyModel::attribute(m.node("e", "Einsum", {"x0", "x1"}, {"y"}), "equation", "ii,ij->j");
+    m.output("y");
+    const std::string path = m.save("diagonal.onnx");
+    test::CommandResult result = test::run_pase("import " + path);
+    CHECK(result.status == 1);
+    CHECK(result.error == "error: " + path +
+                              ": node 'e': unsupported Einsum ('ii,ij->j': operand 0 'ii' repeats letter 'i' (a diagonal, "
+                              "which pase does not model)); 1 unsupported node(s): Einsum x1 ('e'); --lenient imports them "
+                              "as zero-cost pass-through vertices\n");
+  }
 }
 #endif  // PASE_HAVE_ONNX

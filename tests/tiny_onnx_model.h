@@ -65,6 +65,14 @@ class TinyModel {
     }
     for (int64_t i = 0; i < count; ++i) tensor.add_float_data(0.0f);
   }
+  /// An int64 initializer holding `values` (a constant depth, axis or index).
+  void int_initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+    onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
+    tensor.set_name(name);
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) tensor.add_dims(d);
+    for (int64_t v : values) tensor.add_int64_data(v);
+  }
   /// A 1-D int64 initializer (a Reshape target, Slice bounds).
   void initializer_ints(const std::string& name, const std::vector<int64_t>& values) {
     onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
