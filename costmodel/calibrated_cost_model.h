@@ -93,12 +93,6 @@ class CalibratedCostModel final : public CostModel {
  private:
   /// Ring all-reduce paying `latency_share` of the link latency per step.
   [[nodiscard]] double ring_seconds(double elements, double group, double latency_share) const;
-  [[nodiscard]] double work_seconds(const LayerWork& work, double accesses) const;
-  /// work_seconds(work, accesses) + extra_compute as parts (layer_terms).
-  void append_work_terms(const LayerWork& work, double accesses, double extra_compute, CostTerms& terms) const;
-  [[nodiscard]] double gemm_layer_seconds(const GemmShape& gemm) const;
-  [[nodiscard]] double embedding_seconds(const GemmShape& gemm) const;
-  [[nodiscard]] double normalization_seconds(const VertexModel& model, const int32_t* config) const;
 
   MachineProfile profile_;
   int64_t devices_;
