@@ -81,6 +81,37 @@ double CalibratedCostModel::fp32_op_seconds(double accesses, double elements) co
          (accesses * 4 + 4 * (2 + 4) * elements) / (profile_.memory_bandwidth * kMemoryEfficiency);
 }
 
+double CalibratedCostModel::update_seconds(double elements) const {
+  if (options_.optimizer == Optimizer::None) return 0.0;
+  // One fused (multi-tensor) kernel steps all weights at once, streaming each
+  // weight's state as the memory model lays it out (parameter_element_bytes):
+  // it reads the gradient, the FP32 weight (the master copy under 16-bit
+  // training) and the moments, and writes the FP32 weight, the moments and,
+  // with a master copy, the 16-bit weight the next step computes with.
+  // Everything but the 16-bit copy is read and everything but the gradient
+  // written: 2·S − gradient − 16-bit copy bytes per weight. Under 16-bit
+  // training the loss is scaled, so before the step every gradient is
+  // unscaled and checked for inf/NaN (GradScaler.unscale_, apex amp): one
+  // more pass reading and writing each gradient, 2·β.
+  const MemoryOptions training{options_.dtype, options_.optimizer};
+  const double state = static_cast<double>(parameter_element_bytes(training));
+  const double copy16 = bytes_ < 4 ? bytes_ : 0.0;
+  const double unscale = bytes_ < 4 ? 2 * bytes_ : 0.0;
+  return elements * (2 * state - bytes_ - copy16 + unscale) / (profile_.memory_bandwidth * kMemoryEfficiency);
+}
+
+double CalibratedCostModel::layout_transpose_seconds(double x, double w, double y) const {
+  // cuDNN's tensor-core convolutions (TF32, FP16, BF16) run on NHWC tensors;
+  // given NCHW ones it transforms each operand of a call to NHWC and the
+  // result back (its "NCHW-to-NHWC transformations"). FP32 convolutions run
+  // on CUDA cores in NCHW as stored. A training step makes three calls,
+  // forward (x, w -> y), data gradient (dy, w -> dx) and weight gradient
+  // (x, dy -> dw), and a tensor of each size (x, w, y or its gradient) is in
+  // every call: nine transposes, each a kernel reading and writing every element.
+  if (options_.channels_last || options_.dtype == Dtype::Fp32) return 0.0;
+  return 9 * kKernelSeconds + memory_seconds(3 * 2 * (x + w + y));
+}
+
 const LinkSpec& CalibratedCostModel::link(double group) const {
   // Devices are numbered node-major and a q-way group holds q consecutive
   // devices, so it stays inside one node exactly when q <= devices_per_node.
@@ -156,6 +187,15 @@ void compute_term(Sink& sink, double cost) {
   sink(CostTermKind::Compute, "compute", "", cost, 0, 1, 1);
 }
 
+// The optimizer's update of the weight tile a device holds (`weights`
+// elements): every replica steps its own copy, a split weight is stepped in
+// shards.
+template <typename Sink>
+void update_term(const CalibratedCostModel& model, Sink& sink, double weights) {
+  const double cost = model.update_seconds(weights);
+  if (cost > 0) sink(CostTermKind::Compute, "optimizer update", "", cost, 0, 1, 1);
+}
+
 // A collective or transfer term; one within a single device that costs nothing is left out.
 template <typename Sink>
 void communication_term(Sink& sink, CostTermKind kind, const char* what, const char* suffix, double cost, double words,
@@ -177,8 +217,8 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
 // critical path, the weight gradient's hidden by the backward GEMMs where it
 // can be), the halo and the transfers, each paying the link its group crosses.
 template <typename Sink>
-void work_terms(const CalibratedCostModel& model, const LayerWork& work, double accesses, double extra_compute,
-                Sink& sink) {
+void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool weight_operand, double accesses,
+                double extra_compute, Sink& sink) {
   double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + model.memory_seconds(accesses) : 0.0);
   double backward = 0;
   const GemmShape& g = work.gemm;
@@ -190,6 +230,7 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, double 
                model.memory_seconds(2 * 3 * g.pointwise * g.batch * g.m * g.n);
   }
   compute_term(sink, compute);
+  if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k);
   if (work.has_gemm) {
     // One collective per gradient carries all Bpp instances, so latency is paid once.
     communication_term(sink, CostTermKind::AllReduce, "output all-reduce", "",
@@ -214,7 +255,7 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, double 
 }
 
 template <typename Sink>
-void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, Sink& sink) {
+void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool weight_operand, Sink& sink) {
   // A gather, not a one-hot GEMM: m looked-up rows of n features from a shard
   // of k vocabulary rows. Forward reads each row and writes it (2mn); backward
   // zeroes the shard's dense gradient (kn) and adds dy into it (read dy, read
@@ -222,6 +263,7 @@ void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, Sink&
   const double forward = model.memory_seconds(2 * g.m * g.n);
   const double backward = model.memory_seconds(3 * g.m * g.n + g.k * g.n);
   compute_term(sink, g.batch * (3 * kKernelSeconds + forward + backward));
+  if (weight_operand) update_term(model, sink, g.batch * g.n * g.k);
   // A vocabulary split (Megatron's VocabParallelEmbedding): each shard writes
   // the rows it owns and zeros elsewhere, and one all-reduce over the shards
   // completes the output; dy is already on every shard. The table's gradient
@@ -274,6 +316,17 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
   weight_gradient_term(model, sink, parameters * x_axis, others, backward);
 }
 
+// Per-device elements of a convolution's input x: its batch and channel
+// dimensions follow the domain (as the input's split map says), its height
+// and width are the input's (whole: a convolution's spatial dimensions are
+// never split).
+double convolution_input_elements(const VertexModel& m, const int32_t* c) {
+  double x = m.work.in_h * m.work.in_w;
+  for (size_t t = 0; t < 2 && t < m.inputs[0].size(); ++t)
+    for (int d : m.inputs[0][t]) x *= per_device(m, c, d);
+  return x;
+}
+
 // The one description of a layer's price, op by op.
 template <typename Sink>
 void price_layer(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c, Sink& sink) {
@@ -281,7 +334,7 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
     case OpKind::Batchnorm:
     case OpKind::Norm:
     case OpKind::RmsNorm: normalization_terms(model, m, c, sink); return;
-    case OpKind::Embedding: embedding_terms(model, gemm_shape(m, c), sink); return;
+    case OpKind::Embedding: embedding_terms(model, gemm_shape(m, c), m.work.weight_operand, sink); return;
     case OpKind::Softmax: {
       // Statistics per row (max and sum forward, one sum backward), reduced over the axis's split.
       const double e = domain_elements(m, c);
@@ -296,13 +349,22 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       // Forward reads every input and writes the output; backward reads dy
       // and writes each input's gradient; a fused op adds a read and a write.
       const double inputs = static_cast<double>(m.inputs.size());
-      work_terms(model, LayerWork{}, (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, sink);
+      work_terms(model, LayerWork{}, false, (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, sink);
+      return;
+    }
+    case OpKind::Conv2d: {
+      // A GEMM layer, plus the layout transposes of its operands under NCHW.
+      const LayerWork work = describe_work(m, c);
+      const GemmShape& g = work.gemm;
+      const double transposes = model.layout_transpose_seconds(convolution_input_elements(m, c), g.batch * g.n * g.k,
+                                                               g.batch * g.m * g.n);
+      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, transposes, sink);
       return;
     }
     case OpKind::SoftmaxXent: {
       // The loss, on autocast's FP32 list: its counted operations as below.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, 0,
+      work_terms(model, work, m.work.weight_operand, 0,
                  2 * kKernelSeconds + model.fp32_op_seconds(2 * work.pointwise, domain_elements(m, c)), sink);
       return;
     }
@@ -310,7 +372,7 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       // Everything else as the `pase` model describes it; each counted
       // operation reads and writes one element.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, 2 * work.pointwise, 0.0, sink);
+      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, 0.0, sink);
       return;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "costmodel/cost_model.h"
@@ -105,9 +106,21 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   // faults being the cost, and it kept small solves from staying on one thread.
   std::unordered_map<std::string, int> first_of_kind;
   std::vector<int> kind(n);
+  std::set<std::string> updated_weights;
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
     tables.models[v] = build_vertex_model(vertex);
+    // A weight several layers read (a tied embedding and output projection)
+    // is one tensor, which the optimizer steps once: only its first reader
+    // in file order counts its update (weight_operand; the `pase` model never
+    // reads the flag).
+    WorkParams& work = tables.models[v].work;
+    if (work.weight_operand) {
+      const std::string name = !tables.models[v].weights.empty()
+                                   ? (vertex.weight_names.empty() ? vertex.name + "/weight" : vertex.weight_names[0])
+                                   : vertex.inputs[1].ref;
+      if (!updated_weights.insert(name).second) work.weight_operand = false;
+    }
     std::string key = model_key(tables.models[v]);
     key.append(reinterpret_cast<const char*>(&vertex.cutoff), sizeof(vertex.cutoff));
     auto [it, inserted] = first_of_kind.try_emplace(std::move(key), static_cast<int>(v));
