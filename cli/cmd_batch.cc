@@ -382,7 +382,7 @@ CommandRunner register_batch(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     BatchSetup setup;
     setup.options = o.get();
-    for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p, memory_options(o->memory).dtype));
+    for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p, memory_options(o->memory)));
     setup.memory_model = memory_options(o->memory);
     setup.cap = memory_cap(o->memory, *setup.models.front());
     setup.search = cap_options(o->memory);

@@ -71,7 +71,7 @@ CommandRunner register_compare(CLI::App& app) {
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     std::vector<std::unique_ptr<CostModel>> models;
-    for (int64_t p : o->devices) models.push_back(make_cost_model(o->model, p, memory_options(o->memory).dtype));  // validates every p first
+    for (int64_t p : o->devices) models.push_back(make_cost_model(o->model, p, memory_options(o->memory)));  // validates every p first
     const MemoryOptions memory_model = memory_options(o->memory);
     const std::optional<uint64_t> cap = memory_cap(o->memory, *models.front());
     const CapOptions search = cap_options(o->memory);

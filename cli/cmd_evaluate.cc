@@ -107,7 +107,7 @@ CommandRunner register_evaluate(CLI::App& app) {
     } else if (devices == 0) {
       throw UsageError("--devices: required with --baseline");
     }
-    std::unique_ptr<CostModel> model = make_cost_model(o->model, devices, memory_options(o->memory).dtype);
+    std::unique_ptr<CostModel> model = make_cost_model(o->model, devices, memory_options(o->memory));
     MemoryReport memory;
     memory.options = memory_options(o->memory);
     Graph graph = load_graph_input(o->graph);

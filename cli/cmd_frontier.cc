@@ -42,7 +42,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 std::string format_gap(double gap) { return gap == 0 ? "0" : format_number("%.3g", 100 * gap) + "%"; }
 
 int run_frontier(const FrontierCliOptions& o) {
-  std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory).dtype);
+  std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory));
   const MemoryOptions memory_model = memory_options(o.memory);
   std::optional<Mesh> mesh;
   if (!o.mesh.empty()) {

@@ -206,7 +206,7 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
 
 // `pase solve` once its options are parsed.
 int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
-  std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices, memory_options(o->memory).dtype);
+  std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices, memory_options(o->memory));
   const MemoryOptions memory_model = memory_options(o->memory);
   const std::optional<uint64_t> cap = memory_cap(o->memory, *model);
   const CapOptions search = cap_options(o->memory);

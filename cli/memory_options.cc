@@ -9,7 +9,7 @@ namespace pase {
 
 void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap) {
   command->add_option("--dtype", options.dtype, "Training dtype: fp32 (default), tf32, bf16 or fp16 (memory model; calibrated: GEMM rate and bytes moved)");
-  command->add_option("--optimizer", options.optimizer, "Optimizer state in the memory model: adam (default), sgd or none");
+  command->add_option("--optimizer", options.optimizer, "Optimizer: adam (default), sgd or none; its state in the memory model, its update in the calibrated model");
   if (with_cap)
     command->add_option("--memory-per-device", options.cap,
                         "Cap on memory per device (80GB, 16GiB, 512MiB, bytes, or machine: the --machine profile's): the best strategy that fits");

@@ -19,6 +19,8 @@ void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
                       "calibrated: on (default) hides weight-gradient all-reduces behind the backward pass; off adds them");
   command->add_option("--batchnorm", options.batchnorm,
                       "calibrated: local (default, per-device statistics) or sync (statistics all-reduced across the batch)");
+  command->add_option("--memory-format", options.memory_format,
+                      "calibrated: nhwc (default, channels-last activations) or nchw (tensor-core convolutions transpose their operands)");
 }
 
 void add_mcmc_options(CLI::App* command, McmcOptions& options) {
@@ -28,7 +30,7 @@ void add_mcmc_options(CLI::App* command, McmcOptions& options) {
   command->add_option("--mcmc-seconds", options.max_seconds, "mcmc: time budget in seconds per search (default: none)");
 }
 
-std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices, Dtype dtype) {
+std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices, const MemoryOptions& training) {
   if (devices < 1) throw UsageError("--devices: expected a positive number of devices, got " + std::to_string(devices));
   if (devices > kMaxDevices) throw UsageError("--devices: at most 2^30 devices, got " + std::to_string(devices));
   if (!(options.flops > 0)) throw UsageError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
@@ -39,11 +41,15 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
     throw UsageError("--gradient-overlap: expected on or off, got '" + options.gradient_overlap + "'");
   if (options.batchnorm != "local" && options.batchnorm != "sync")
     throw UsageError("--batchnorm: expected local or sync, got '" + options.batchnorm + "'");
+  if (options.memory_format != "nhwc" && options.memory_format != "nchw")
+    throw UsageError("--memory-format: expected nhwc or nchw, got '" + options.memory_format + "'");
   if (options.cost_model == "pase") {
     if (!options.machine_file.empty())
       throw UsageError("--machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)");
-    if (options.gradient_overlap != defaults.gradient_overlap || options.batchnorm != defaults.batchnorm)
-      throw UsageError("--gradient-overlap/--batchnorm: used only by the calibrated model (add --cost-model calibrated)");
+    if (options.gradient_overlap != defaults.gradient_overlap || options.batchnorm != defaults.batchnorm ||
+        options.memory_format != defaults.memory_format)
+      throw UsageError(
+          "--gradient-overlap/--batchnorm/--memory-format: used only by the calibrated model (add --cost-model calibrated)");
     Machine machine;
     machine.devices = devices;
     machine.flops_tflops = options.flops;
@@ -56,9 +62,11 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
     if (options.flops != defaults.flops || options.bandwidth != defaults.bandwidth)
       throw UsageError("--flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options");
     CalibratedOptions calibrated;
-    calibrated.dtype = dtype;
+    calibrated.dtype = training.dtype;
+    calibrated.optimizer = training.optimizer;
     calibrated.overlap_gradients = options.gradient_overlap == "on";
     calibrated.sync_batchnorm = options.batchnorm == "sync";
+    calibrated.channels_last = options.memory_format == "nhwc";
     return std::make_unique<CalibratedCostModel>(load_machine_profile(options.machine_file), devices, calibrated);
   }
   const std::string hint = closest_name(options.cost_model, {"pase", "calibrated"});

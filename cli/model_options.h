@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "costmodel/cost_model.h"
-#include "costmodel/dtype.h"
+#include "costmodel/memory_model.h"
 #include "solver/mcmc.h"
 
 namespace pase {
@@ -20,9 +20,10 @@ struct CostModelOptions {
   std::string machine_file;     ///< --machine NAME|FILE (built-in name or pase-machine profile)
   std::string gradient_overlap = "on";  ///< --gradient-overlap on|off (calibrated)
   std::string batchnorm = "local";      ///< --batchnorm local|sync (calibrated)
+  std::string memory_format = "nhwc";   ///< --memory-format nhwc|nchw (calibrated)
 };
 
-/// Adds --flops, --bandwidth, --cost-model, --machine, --gradient-overlap and --batchnorm to a subcommand.
+/// Adds --flops, --bandwidth, --cost-model, --machine, --gradient-overlap, --batchnorm and --memory-format to a subcommand.
 void add_cost_model_options(CLI::App* command, CostModelOptions& options);
 
 /// Adds --seed, --mcmc-iterations, --mcmc-temperature and --mcmc-seconds (the mcmc baseline's search).
@@ -31,9 +32,10 @@ void add_mcmc_options(CLI::App* command, McmcOptions& options);
 /// The most devices a cost model prices (configurations are int32 splits).
 inline constexpr int64_t kMaxDevices = int64_t{1} << 30;
 
-/// Validates the options and builds the model for `devices` devices training in
-/// `dtype` (the calibrated model's rate and bytes; InputError on bad values).
+/// Validates the options and builds the model for `devices` devices training
+/// as `training` says (the calibrated model's dtype, rate and bytes, and the
+/// optimizer whose update it prices; InputError on bad values).
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices,
-                                                         Dtype dtype = Dtype::Fp32);
+                                                         const MemoryOptions& training = {});
 
 }  // namespace pase

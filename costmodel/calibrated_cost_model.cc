@@ -81,6 +81,37 @@ double CalibratedCostModel::fp32_op_seconds(double accesses, double elements) co
          (accesses * 4 + 4 * (2 + 4) * elements) / (profile_.memory_bandwidth * kMemoryEfficiency);
 }
 
+double CalibratedCostModel::update_seconds(double elements) const {
+  if (options_.optimizer == Optimizer::None) return 0.0;
+  // One fused (multi-tensor) kernel steps all weights at once, streaming each
+  // weight's state as the memory model lays it out (parameter_element_bytes):
+  // it reads the gradient, the FP32 weight (the master copy under 16-bit
+  // training) and the moments, and writes the FP32 weight, the moments and,
+  // with a master copy, the 16-bit weight the next step computes with.
+  // Everything but the 16-bit copy is read and everything but the gradient
+  // written: 2·S − gradient − 16-bit copy bytes per weight. Under 16-bit
+  // training the loss is scaled, so before the step every gradient is
+  // unscaled and checked for inf/NaN (GradScaler.unscale_, apex amp): one
+  // more pass reading and writing each gradient, 2·β.
+  const MemoryOptions training{options_.dtype, options_.optimizer};
+  const double state = static_cast<double>(parameter_element_bytes(training));
+  const double copy16 = bytes_ < 4 ? bytes_ : 0.0;
+  const double unscale = bytes_ < 4 ? 2 * bytes_ : 0.0;
+  return elements * (2 * state - bytes_ - copy16 + unscale) / (profile_.memory_bandwidth * kMemoryEfficiency);
+}
+
+double CalibratedCostModel::layout_transpose_seconds(double x, double w, double y) const {
+  // cuDNN's tensor-core convolutions (TF32, FP16, BF16) run on NHWC tensors;
+  // given NCHW ones it transforms each operand of a call to NHWC and the
+  // result back (its "NCHW-to-NHWC transformations"). FP32 convolutions run
+  // on CUDA cores in NCHW as stored. A training step makes three calls,
+  // forward (x, w -> y), data gradient (dy, w -> dx) and weight gradient
+  // (x, dy -> dw), and a tensor of each size (x, w, y or its gradient) is in
+  // every call: nine transposes, each a kernel reading and writing every element.
+  if (options_.channels_last || options_.dtype == Dtype::Fp32) return 0.0;
+  return 9 * kKernelSeconds + memory_seconds(3 * 2 * (x + w + y));
+}
+
 const LinkSpec& CalibratedCostModel::link(double group) const {
   // Devices are numbered node-major and a q-way group holds q consecutive
   // devices, so it stays inside one node exactly when q <= devices_per_node.
@@ -128,42 +159,131 @@ double CalibratedCostModel::exposed_gradient_seconds(double all_reduce, double b
   return std::max(0.0, all_reduce - backward);
 }
 
-double CalibratedCostModel::gemm_layer_seconds(const GemmShape& g) const {
-  const std::array<GemmCall, 3> calls = training_gemms(g);
-  const double forward = gemm_seconds(calls[0], g.batch);
-  const double backward = gemm_seconds(calls[1], g.batch) + gemm_seconds(calls[2], g.batch);
-  // Fused pointwise ops: one read and one write per counted operation.
-  const double pointwise = memory_seconds(2 * 3 * g.pointwise * g.batch * g.m * g.n);
-  // One collective per gradient carries all Bpp instances, so latency is paid once.
-  return forward + backward + pointwise + all_reduce_seconds(g.batch * g.m * g.n, g.ck) +
-         all_reduce_seconds(g.batch * g.m * g.k, g.cn) +
-         exposed_gradient_seconds(gradient_all_reduce_seconds(g.batch * g.n * g.k, g.cm), backward);
+// A layer's price is described once, as its terms in order (`price_layer`
+// below), and handed to a sink: layer() adds the costs up on the pricing hot
+// path (no strings, no allocation); layer_terms() lists them for
+// explanations. A term of zero cost that moves nothing is not emitted.
+namespace {
+
+// What layer() sums: the costs only.
+struct CostSum {
+  double total = 0;
+  void operator()(CostTermKind, const char*, const char*, double cost, double, double, double) { total += cost; }
+};
+
+// What layer_terms() lists: each term named "<what><suffix>".
+struct TermList {
+  CostTerms terms;
+  void operator()(CostTermKind kind, const char* what, const char* suffix, double cost, double words, double group,
+                  double times) {
+    terms.push_back({kind, std::string(what) + suffix, cost, words, group, times});
+  }
+};
+
+constexpr const char* kNotHidden = " (not hidden by backward)";
+
+template <typename Sink>
+void compute_term(Sink& sink, double cost) {
+  sink(CostTermKind::Compute, "compute", "", cost, 0, 1, 1);
 }
 
-double CalibratedCostModel::embedding_seconds(const GemmShape& g) const {
+// The optimizer's update of the weight tile a device holds (`weights`
+// elements): every replica steps its own copy, a split weight is stepped in
+// shards.
+template <typename Sink>
+void update_term(const CalibratedCostModel& model, Sink& sink, double weights) {
+  const double cost = model.update_seconds(weights);
+  if (cost > 0) sink(CostTermKind::Compute, "optimizer update", "", cost, 0, 1, 1);
+}
+
+// A collective or transfer term; one within a single device that costs nothing is left out.
+template <typename Sink>
+void communication_term(Sink& sink, CostTermKind kind, const char* what, const char* suffix, double cost, double words,
+                        double group, double times) {
+  if (group > 1 || cost > 0) sink(kind, what, suffix, cost, words, group, times);
+}
+
+// A weight gradient's all-reduce, as much of it as `backward` seconds do not hide.
+template <typename Sink>
+void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double words, double group, double backward) {
+  communication_term(sink, CostTermKind::AllReduce, "weight-gradient all-reduce", kNotHidden,
+                     model.exposed_gradient_seconds(model.gradient_all_reduce_seconds(words, group), backward), words,
+                     group, 1);
+}
+
+// Memory-bound work of `accesses` element accesses (forward and backward
+// kernels) plus `extra_compute`, then the work's GEMM (its three kernels and
+// fused pointwise ops; the output and input-gradient all-reduces on the
+// critical path, the weight gradient's hidden by the backward GEMMs where it
+// can be), the halo and the transfers, each paying the link its group crosses.
+template <typename Sink>
+void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool weight_operand, double accesses,
+                double extra_compute, Sink& sink) {
+  double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + model.memory_seconds(accesses) : 0.0);
+  double backward = 0;
+  const GemmShape& g = work.gemm;
+  if (work.has_gemm) {
+    const std::array<GemmCall, 3> calls = training_gemms(g);
+    backward = model.gemm_seconds(calls[1], g.batch) + model.gemm_seconds(calls[2], g.batch);
+    // Fused pointwise ops: one read and one write per counted operation.
+    compute += model.gemm_seconds(calls[0], g.batch) + backward +
+               model.memory_seconds(2 * 3 * g.pointwise * g.batch * g.m * g.n);
+  }
+  compute_term(sink, compute);
+  if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k);
+  if (work.has_gemm) {
+    // One collective per gradient carries all Bpp instances, so latency is paid once.
+    communication_term(sink, CostTermKind::AllReduce, "output all-reduce", "",
+                       model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
+    communication_term(sink, CostTermKind::AllReduce, "input-gradient all-reduce", "",
+                       model.all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1);
+    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward);
+  }
+  if (work.has_halo) {
+    const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
+    if (words > 0)
+      sink(CostTermKind::Halo, "pooling halo", "", model.transfer_seconds(words, work.halo.group), words,
+           work.halo.group, 1);
+  }
+  for (const AllReduceWork& ar : work.all_reduces)
+    communication_term(sink, CostTermKind::AllReduce, ar.what, " all-reduce",
+                       ar.times * model.all_reduce_seconds(ar.words, ar.group), ar.words, ar.group, ar.times);
+  for (const TransferWork& t : work.transfers)
+    if (t.words > 0)
+      sink(CostTermKind::Transfer, t.what, " transfer", t.times * model.transfer_seconds(t.words, t.group), t.words,
+           t.group, t.times);
+}
+
+template <typename Sink>
+void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool weight_operand, Sink& sink) {
   // A gather, not a one-hot GEMM: m looked-up rows of n features from a shard
   // of k vocabulary rows. Forward reads each row and writes it (2mn); backward
   // zeroes the shard's dense gradient (kn) and adds dy into it (read dy, read
   // and write the row: 3mn). Three kernels.
-  const double forward = memory_seconds(2 * g.m * g.n);
-  const double backward = memory_seconds(3 * g.m * g.n + g.k * g.n);
+  const double forward = model.memory_seconds(2 * g.m * g.n);
+  const double backward = model.memory_seconds(3 * g.m * g.n + g.k * g.n);
+  compute_term(sink, g.batch * (3 * kKernelSeconds + forward + backward));
+  if (weight_operand) update_term(model, sink, g.batch * g.n * g.k);
   // A vocabulary split (Megatron's VocabParallelEmbedding): each shard writes
   // the rows it owns and zeros elsewhere, and one all-reduce over the shards
   // completes the output; dy is already on every shard. The table's gradient
   // is all-reduced over the batch split like any weight gradient.
-  return g.batch * (3 * kKernelSeconds + forward + backward) + all_reduce_seconds(g.batch * g.m * g.n, g.ck) +
-         exposed_gradient_seconds(gradient_all_reduce_seconds(g.batch * g.n * g.k, g.cm), g.batch * backward);
+  communication_term(sink, CostTermKind::AllReduce, "vocabulary-split output all-reduce", "",
+                     model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
+  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward);
 }
 
-double CalibratedCostModel::normalization_seconds(const VertexModel& m, const int32_t* c) const {
+template <typename Sink>
+void normalization_terms(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c, Sink& sink) {
   const double e = domain_elements(m, c);
   // Batchnorm runs in the training dtype (cuDNN keeps its statistics in FP32);
   // norm and rmsnorm are on autocast's FP32 list.
-  const double work = 2 * kKernelSeconds + (m.kind == OpKind::Batchnorm ? memory_seconds(kNormalizationAccesses * e)
-                                                                        : fp32_op_seconds(kNormalizationAccesses * e, e));
-  const double backward = kKernelSeconds + memory_seconds(5 * e);
+  const bool batchnorm = m.kind == OpKind::Batchnorm;
+  compute_term(sink, 2 * kKernelSeconds + (batchnorm ? model.memory_seconds(kNormalizationAccesses * e)
+                                                     : model.fp32_op_seconds(kNormalizationAccesses * e, e)));
+  const double backward = kKernelSeconds + model.memory_seconds(5 * e);
   const int rank = static_cast<int>(m.domain.size());
-  if (m.kind == OpKind::Batchnorm) {
+  if (batchnorm) {
     // Statistics per channel (dim 1), summed over batch (dim 0) and space
     // (dims 2…): per-device statistics by default, as frameworks compute them
     // without SyncBatchNorm, so the batch split does not reduce; a spatial
@@ -174,9 +294,11 @@ double CalibratedCostModel::normalization_seconds(const VertexModel& m, const in
     double spatial = 1;
     for (int d = 2; d < rank; ++d) spatial *= c[d];
     const double replicas = static_cast<double>(c[0]) * spatial;
-    const double statistics_group = options_.sync_batchnorm ? replicas : spatial;
-    return work + 2 * all_reduce_seconds(2 * channels, statistics_group) +
-           exposed_gradient_seconds(gradient_all_reduce_seconds(2 * channels, replicas), backward);
+    const double statistics_group = model.options().sync_batchnorm ? replicas : spatial;
+    communication_term(sink, CostTermKind::AllReduce, "batchnorm statistics all-reduce", "",
+                       2 * model.all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2);
+    weight_gradient_term(model, sink, 2 * channels, replicas, backward);
+    return;
   }
   // norm (LayerNorm) and rmsnorm over `axis`: statistics per row, reduced over
   // the axis's split (norm: two forward and two backward, rmsnorm: one each);
@@ -189,188 +311,85 @@ double CalibratedCostModel::normalization_seconds(const VertexModel& m, const in
     if (d != axis) others *= c[d];
   const double statistics = m.kind == OpKind::RmsNorm ? 2 : 4;
   const double parameters = m.kind == OpKind::RmsNorm ? 1 : 2;
-  return work + statistics * all_reduce_seconds(e / x_axis, c[axis]) +
-         exposed_gradient_seconds(gradient_all_reduce_seconds(parameters * x_axis, others), backward);
+  communication_term(sink, CostTermKind::AllReduce, "row statistics all-reduce", "",
+                     statistics * model.all_reduce_seconds(e / x_axis, c[axis]), e / x_axis, c[axis], statistics);
+  weight_gradient_term(model, sink, parameters * x_axis, others, backward);
 }
 
-double CalibratedCostModel::work_seconds(const LayerWork& work, double accesses) const {
-  // Memory-bound work as forward and backward kernels; the halo and
-  // transfers pay the latency and bandwidth of the link their group crosses.
-  double time = accesses > 0 ? 2 * kKernelSeconds + memory_seconds(accesses) : 0.0;
-  if (work.has_gemm) time += gemm_layer_seconds(work.gemm);
-  if (work.has_halo)
-    time += transfer_seconds(work.halo.batch * work.halo.channels * work.halo.added_area, work.halo.group);
-  for (const AllReduceWork& ar : work.all_reduces) time += ar.times * all_reduce_seconds(ar.words, ar.group);
-  for (const TransferWork& t : work.transfers) time += t.times * transfer_seconds(t.words, t.group);
-  return time;
+// Per-device elements of a convolution's input x: its batch and channel
+// dimensions follow the domain (as the input's split map says), its height
+// and width are the input's (whole: a convolution's spatial dimensions are
+// never split).
+double convolution_input_elements(const VertexModel& m, const int32_t* c) {
+  double x = m.work.in_h * m.work.in_w;
+  for (size_t t = 0; t < 2 && t < m.inputs[0].size(); ++t)
+    for (int d : m.inputs[0][t]) x *= per_device(m, c, d);
+  return x;
 }
 
-double CalibratedCostModel::layer(const VertexModel& model, const int32_t* config) const {
-  switch (model.kind) {
+// The one description of a layer's price, op by op.
+template <typename Sink>
+void price_layer(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c, Sink& sink) {
+  switch (m.kind) {
     case OpKind::Batchnorm:
     case OpKind::Norm:
-    case OpKind::RmsNorm: return normalization_seconds(model, config);
-    case OpKind::Embedding: return embedding_seconds(gemm_shape(model, config));
+    case OpKind::RmsNorm: normalization_terms(model, m, c, sink); return;
+    case OpKind::Embedding: embedding_terms(model, gemm_shape(m, c), m.work.weight_operand, sink); return;
     case OpKind::Softmax: {
       // Statistics per row (max and sum forward, one sum backward), reduced over the axis's split.
-      const double e = domain_elements(model, config);
-      const int axis = model.work.axis;
-      return 2 * kKernelSeconds + fp32_op_seconds(kSoftmaxAccesses * e, e) +
-             3 * all_reduce_seconds(e / per_device(model, config, axis), config[axis]);
+      const double e = domain_elements(m, c);
+      const int axis = m.work.axis;
+      const double rows = e / per_device(m, c, axis);
+      compute_term(sink, 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e));
+      communication_term(sink, CostTermKind::AllReduce, "softmax max and sum all-reduce", "",
+                         3 * model.all_reduce_seconds(rows, c[axis]), rows, c[axis], 3);
+      return;
     }
     case OpKind::Elementwise: {
       // Forward reads every input and writes the output; backward reads dy
       // and writes each input's gradient; a fused op adds a read and a write.
-      const double inputs = static_cast<double>(model.inputs.size());
-      const double e = domain_elements(model, config);
-      return work_seconds(LayerWork{}, (2 * (inputs + 1) + 2 * model.work.pointwise) * e);
+      const double inputs = static_cast<double>(m.inputs.size());
+      work_terms(model, LayerWork{}, false, (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, sink);
+      return;
+    }
+    case OpKind::Conv2d: {
+      // A GEMM layer, plus the layout transposes of its operands under NCHW.
+      const LayerWork work = describe_work(m, c);
+      const GemmShape& g = work.gemm;
+      const double transposes = model.layout_transpose_seconds(convolution_input_elements(m, c), g.batch * g.n * g.k,
+                                                               g.batch * g.m * g.n);
+      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, transposes, sink);
+      return;
     }
     case OpKind::SoftmaxXent: {
       // The loss, on autocast's FP32 list: its counted operations as below.
-      const LayerWork work = describe_work(model, config);
-      return work_seconds(work, 0) + 2 * kKernelSeconds +
-             fp32_op_seconds(2 * work.pointwise, domain_elements(model, config));
+      const LayerWork work = describe_work(m, c);
+      work_terms(model, work, m.work.weight_operand, 0,
+                 2 * kKernelSeconds + model.fp32_op_seconds(2 * work.pointwise, domain_elements(m, c)), sink);
+      return;
     }
     default: {
       // Everything else as the `pase` model describes it; each counted
       // operation reads and writes one element.
-      const LayerWork work = describe_work(model, config);
-      return work_seconds(work, 2 * work.pointwise);
+      const LayerWork work = describe_work(m, c);
+      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, 0.0, sink);
+      return;
     }
   }
-}
-
-// layer() split into its parts, branch by branch in the same order (the
-// `pase` model's work_terms names them alike). A gradient all-reduce counts
-// only what the backward pass does not hide.
-namespace {
-
-void add_communication(CostTerms& terms, CostTermKind kind, const std::string& what, double cost, double words,
-                       double group, double times) {
-  if (group > 1 || cost > 0) terms.push_back({kind, what, cost, words, group, times});
 }
 
 }  // namespace
 
-void CalibratedCostModel::append_work_terms(const LayerWork& work, double accesses, double extra_compute,
-                                            CostTerms& terms) const {
-  double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + memory_seconds(accesses) : 0.0);
-  double backward = 0;
-  if (work.has_gemm) {
-    const GemmShape& g = work.gemm;
-    const std::array<GemmCall, 3> calls = training_gemms(g);
-    backward = gemm_seconds(calls[1], g.batch) + gemm_seconds(calls[2], g.batch);
-    compute += gemm_seconds(calls[0], g.batch) + backward + memory_seconds(2 * 3 * g.pointwise * g.batch * g.m * g.n);
-  }
-  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
-  if (work.has_gemm) {
-    const GemmShape& g = work.gemm;
-    add_communication(terms, CostTermKind::AllReduce, "output all-reduce",
-                      all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
-    add_communication(terms, CostTermKind::AllReduce, "input-gradient all-reduce",
-                      all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1);
-    add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
-                      exposed_gradient_seconds(gradient_all_reduce_seconds(g.batch * g.n * g.k, g.cm), backward),
-                      g.batch * g.n * g.k, g.cm, 1);
-  }
-  if (work.has_halo) {
-    const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
-    if (words > 0)
-      terms.push_back({CostTermKind::Halo, "pooling halo", transfer_seconds(words, work.halo.group), words,
-                       work.halo.group, 1});
-  }
-  for (const AllReduceWork& ar : work.all_reduces)
-    add_communication(terms, CostTermKind::AllReduce, std::string(ar.what) + " all-reduce",
-                      ar.times * all_reduce_seconds(ar.words, ar.group), ar.words, ar.group, ar.times);
-  for (const TransferWork& t : work.transfers)
-    if (t.words > 0)
-      terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer",
-                       t.times * transfer_seconds(t.words, t.group), t.words, t.group, t.times});
+double CalibratedCostModel::layer(const VertexModel& model, const int32_t* config) const {
+  CostSum sum;
+  price_layer(*this, model, config, sum);
+  return sum.total;
 }
 
 CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
-  CostTerms terms;
-  switch (model.kind) {
-    case OpKind::Batchnorm:
-    case OpKind::Norm:
-    case OpKind::RmsNorm: {
-      // As normalization_seconds.
-      const double e = domain_elements(model, config);
-      const bool batchnorm = model.kind == OpKind::Batchnorm;
-      const double compute = 2 * kKernelSeconds + (batchnorm ? memory_seconds(kNormalizationAccesses * e)
-                                                             : fp32_op_seconds(kNormalizationAccesses * e, e));
-      const double backward = kKernelSeconds + memory_seconds(5 * e);
-      terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
-      const int rank = static_cast<int>(model.domain.size());
-      if (batchnorm) {
-        const double channels = rank > 1 ? per_device(model, config, 1) : 1;
-        double spatial = 1;
-        for (int d = 2; d < rank; ++d) spatial *= config[d];
-        const double replicas = static_cast<double>(config[0]) * spatial;
-        const double statistics_group = options_.sync_batchnorm ? replicas : spatial;
-        add_communication(terms, CostTermKind::AllReduce, "batchnorm statistics all-reduce",
-                          2 * all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2);
-        add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
-                          exposed_gradient_seconds(gradient_all_reduce_seconds(2 * channels, replicas), backward),
-                          2 * channels, replicas, 1);
-        return terms;
-      }
-      const int axis = model.work.axis;
-      const double x_axis = per_device(model, config, axis);
-      double others = 1;
-      for (int d = 0; d < rank; ++d)
-        if (d != axis) others *= config[d];
-      const double statistics = model.kind == OpKind::RmsNorm ? 2 : 4;
-      const double parameters = model.kind == OpKind::RmsNorm ? 1 : 2;
-      add_communication(terms, CostTermKind::AllReduce, "row statistics all-reduce",
-                        statistics * all_reduce_seconds(e / x_axis, config[axis]), e / x_axis, config[axis],
-                        statistics);
-      add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
-                        exposed_gradient_seconds(gradient_all_reduce_seconds(parameters * x_axis, others), backward),
-                        parameters * x_axis, others, 1);
-      return terms;
-    }
-    case OpKind::Embedding: {
-      // As embedding_seconds.
-      const GemmShape g = gemm_shape(model, config);
-      const double forward = memory_seconds(2 * g.m * g.n);
-      const double backward = memory_seconds(3 * g.m * g.n + g.k * g.n);
-      terms.push_back({CostTermKind::Compute, "compute", g.batch * (3 * kKernelSeconds + forward + backward), 0, 1, 1});
-      add_communication(terms, CostTermKind::AllReduce, "vocabulary-split output all-reduce",
-                        all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
-      add_communication(terms, CostTermKind::AllReduce, "weight-gradient all-reduce (not hidden by backward)",
-                        exposed_gradient_seconds(gradient_all_reduce_seconds(g.batch * g.n * g.k, g.cm),
-                                                 g.batch * backward),
-                        g.batch * g.n * g.k, g.cm, 1);
-      return terms;
-    }
-    case OpKind::Softmax: {
-      const double e = domain_elements(model, config);
-      const int axis = model.work.axis;
-      const double rows = e / per_device(model, config, axis);
-      terms.push_back({CostTermKind::Compute, "compute", 2 * kKernelSeconds + fp32_op_seconds(kSoftmaxAccesses * e, e), 0, 1, 1});
-      add_communication(terms, CostTermKind::AllReduce, "softmax max and sum all-reduce",
-                        3 * all_reduce_seconds(rows, config[axis]), rows, config[axis], 3);
-      return terms;
-    }
-    case OpKind::Elementwise: {
-      const double inputs = static_cast<double>(model.inputs.size());
-      const double e = domain_elements(model, config);
-      append_work_terms(LayerWork{}, (2 * (inputs + 1) + 2 * model.work.pointwise) * e, 0.0, terms);
-      return terms;
-    }
-    case OpKind::SoftmaxXent: {
-      const LayerWork work = describe_work(model, config);
-      append_work_terms(work, 0, 2 * kKernelSeconds + fp32_op_seconds(2 * work.pointwise, domain_elements(model, config)),
-                        terms);
-      return terms;
-    }
-    default: {
-      const LayerWork work = describe_work(model, config);
-      append_work_terms(work, 2 * work.pointwise, 0.0, terms);
-      return terms;
-    }
-  }
+  TermList list;
+  price_layer(*this, model, config, list);
+  return std::move(list.terms);
 }
 
 double CalibratedCostModel::fetch_cost(double words, double group) const {

@@ -12,6 +12,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/dtype.h"
 #include "costmodel/machine_profile.h"
+#include "costmodel/memory_model.h"
 #include "graphs/layer_work.h"
 
 namespace pase {
@@ -30,6 +31,12 @@ struct CalibratedOptions {
   Dtype dtype = Dtype::Fp32;     ///< GEMM peak rate and bytes per element
   bool overlap_gradients = true; ///< weight-gradient all-reduces run during the backward pass
   bool sync_batchnorm = false;   ///< batchnorm statistics all-reduced over the batch split
+  /// Activations are channels-last (NHWC), the layout tensor-core convolutions
+  /// run in; false (NCHW): each such convolution transposes its operands.
+  bool channels_last = true;
+  /// Whose update pass over each weight the step pays; none: the layers alone
+  /// (the command line passes --optimizer, default adam).
+  Optimizer optimizer = Optimizer::None;
 };
 
 // The model's documented defaults (docs/calibration.md#defaults): general
@@ -77,6 +84,13 @@ class CalibratedCostModel final : public CostModel {
   /// under bf16/fp16 its accesses are 4 bytes, and its `elements` are cast up
   /// before and down after it, forward and backward (4 kernels of 6 bytes each).
   [[nodiscard]] double fp32_op_seconds(double accesses, double elements) const;
+  /// Seconds of the optimizer's update of `elements` weights: bytes of every
+  /// state but the 16-bit weight read, of every state but the gradient written,
+  /// and under 16-bit training the gradient's unscaling pass.
+  [[nodiscard]] double update_seconds(double elements) const;
+  /// Seconds a tensor-core convolution spends moving NCHW operands to NHWC and its
+  /// result back: x, w and y elements per device (each kernel's two inputs and output).
+  [[nodiscard]] double layout_transpose_seconds(double x, double w, double y) const;
   /// The link a group of `group` devices uses: intra-node when group <= devices_per_node.
   [[nodiscard]] const LinkSpec& link(double group) const;
   /// Ring all-reduce of `elements` per device over `group` devices: 2(q-1)·(latency + (w/q)·bytes/bandwidth);
@@ -93,12 +107,6 @@ class CalibratedCostModel final : public CostModel {
  private:
   /// Ring all-reduce paying `latency_share` of the link latency per step.
   [[nodiscard]] double ring_seconds(double elements, double group, double latency_share) const;
-  [[nodiscard]] double work_seconds(const LayerWork& work, double accesses) const;
-  /// work_seconds(work, accesses) + extra_compute as parts (layer_terms).
-  void append_work_terms(const LayerWork& work, double accesses, double extra_compute, CostTerms& terms) const;
-  [[nodiscard]] double gemm_layer_seconds(const GemmShape& gemm) const;
-  [[nodiscard]] double embedding_seconds(const GemmShape& gemm) const;
-  [[nodiscard]] double normalization_seconds(const VertexModel& model, const int32_t* config) const;
 
   MachineProfile profile_;
   int64_t devices_;

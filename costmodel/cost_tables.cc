@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -109,9 +110,21 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   std::unordered_map<std::string, int> first_of_kind;
   std::unordered_map<std::string, int> first_of_model;
   std::vector<int> kind(n);
+  std::set<std::string> updated_weights;
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
     VertexModel built = build_vertex_model(vertex);
+    // A weight several layers read (a tied embedding and output projection)
+    // is one tensor, which the optimizer steps once: only its first reader
+    // in file order counts its update (weight_operand; the `pase` model never
+    // reads the flag).
+    WorkParams& work = built.work;
+    if (work.weight_operand) {
+      const std::string name = !built.weights.empty()
+                                   ? (vertex.weight_names.empty() ? vertex.name + "/weight" : vertex.weight_names[0])
+                                   : vertex.inputs[1].ref;
+      if (!updated_weights.insert(name).second) work.weight_operand = false;
+    }
     std::string key = model_key(built);
     // Equal keys: equal models, field by field (model_key.h): one copy.
     auto [same_model, new_model] = first_of_model.try_emplace(key, static_cast<int>(v));

@@ -65,6 +65,7 @@ std::string model_key(const VertexModel& model) {
   w.value(p.n_scale);
   w.value(p.k_scale);
   w.value(p.pointwise);
+  w.value(p.weight_operand);
   w.value(p.axis);
   w.sequence(p.axes);
   w.value(p.in_h);

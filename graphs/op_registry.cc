@@ -59,7 +59,12 @@ bool op_takes_field(const OpDefinition& op, const std::string& field) {
 VertexModel build_vertex_model(const Vertex& vertex) {
   const OpDefinition& op = op_definition(vertex.kind);
   PASE_ASSERT(op.model != nullptr, op.name);
-  return op.model(vertex);
+  VertexModel model = op.model(vertex);
+  // Whether the step updates the GEMM's B operand (the calibrated model prices
+  // the optimizer's pass over it); the ops' own builders need not know.
+  model.work.weight_operand =
+      !model.work.m.empty() && (!model.weights.empty() || (vertex.inputs.size() > 1 && vertex.inputs[1].parameter));
+  return model;
 }
 
 }  // namespace pase

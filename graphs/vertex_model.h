@@ -29,9 +29,12 @@ struct WorkParams {
   std::vector<int> batch, m, n, k;      ///< GEMM roles as domain dimension indices
   double n_scale = 1.0, k_scale = 1.0;  ///< lstm: n = 4U, k = 2U over domain extents U
   double pointwise = 0.0;
+  /// The GEMM's B operand (k x n) is a trainable weight: an op-owned weight, or
+  /// an einsum's or matmul's second input that the graph lists under `parameters`.
+  bool weight_operand = false;
   int axis = 0;                                          ///< norm, softmax
   std::vector<int> axes;                                 ///< reduce_mean
-  double in_h = 0, in_w = 0, window_r = 0, window_s = 0;  ///< pool2d halo
+  double in_h = 0, in_w = 0, window_r = 0, window_s = 0;  ///< pool2d halo; in_h, in_w: conv2d's input too
 };
 
 // model_key (costmodel/model_key.cc) writes every field of these structs: a

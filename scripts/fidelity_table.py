@@ -7,8 +7,9 @@ with the calibrated cost model and writes the table of docs/calibration.md.
 PASE is the `pase` binary (default: build/pase). For each entry, at 1 and 8
 GPUs, the graph command of the entry is run with --batch (batch per GPU x
 GPUs), then `pase evaluate --baseline data-parallel --cost-model calibrated
---machine M --dtype D --json` prices the data-parallel strategy. The table
-gives the predicted and measured step times and weak-scaling factors and the
+--machine M --dtype D --optimizer O [--memory-format F] --json` prices the
+data-parallel strategy (M, D, O, F: the entry's machine, dtype, optimizer and
+memory_format). The table gives the predicted and measured step times and weak-scaling factors and the
 errors the fidelity test bounds (|step error| <= 35%, |scaling error| <= 0.5).
 
 Without --write the table is printed; with --write it replaces the part of
@@ -40,8 +41,10 @@ def run(pase, args):
 def predicted_step(pase, entry, gpus, scratch):
     graph = os.path.join(scratch, "%s-%d.json" % (entry["id"], gpus))
     run(pase, entry["graph"].split() + ["--batch", str(entry["batch_per_gpu"] * gpus), "-o", graph])
+    layout = ["--memory-format", entry["memory_format"]] if "memory_format" in entry else []
     out = run(pase, ["evaluate", graph, "--baseline", "data-parallel", "--devices", str(gpus), "--cost-model",
-                     "calibrated", "--machine", entry["machine"], "--dtype", entry["dtype"], "--json"])
+                     "calibrated", "--machine", entry["machine"], "--dtype", entry["dtype"], "--optimizer",
+                     entry["optimizer"]] + layout + ["--json"])
     return json.loads(out)["total_cost"]
 
 

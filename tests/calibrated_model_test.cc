@@ -7,6 +7,7 @@
 #include "calibrate/validation_plan.h"
 #include "costmodel/builtin_machines.h"
 #include "costmodel/calibrated_cost_model.h"
+#include "costmodel/cost_tables.h"
 #include "costmodel/machine_profile.h"
 #include "graphs/error.h"
 #include "graphs/graph_file.h"
@@ -360,6 +361,111 @@ TEST_CASE("CalibratedCostModel: framework pricing of batchnorm, embedding and gr
   }
 }
 
+TEST_CASE("CalibratedCostModel: the optimizer's update of each weight") {
+  const MachineProfile a100 = load_machine_profile("dgx-a100");
+  const double bw = 2039e9 * 0.8;
+  auto model = [&](Dtype dtype, Optimizer optimizer) {
+    CalibratedOptions options;
+    options.dtype = dtype;
+    options.optimizer = optimizer;
+    return CalibratedCostModel(a100, 8, options);
+  };
+  SUBCASE("update_seconds: bytes per weight, by hand") {
+    // Adam in FP32: read w, g, m, v (16 B), write w, m, v (12 B).
+    CHECK(model(Dtype::Fp32, Optimizer::Adam).update_seconds(1e6) == doctest::Approx(1e6 * 28 / bw).epsilon(1e-12));
+    // Adam under fp16 with an FP32 master copy: unscale g16 (read and write 2 + 2), then
+    // read g16, w32, m, v (2 + 4 + 8), write w32, m, v, w16 (4 + 8 + 2).
+    CHECK(model(Dtype::Fp16, Optimizer::Adam).update_seconds(1e6) == doctest::Approx(1e6 * 32 / bw).epsilon(1e-12));
+    // SGD with momentum in TF32 (FP32 storage): read w, g, m (12 B), write w, m (8 B).
+    CHECK(model(Dtype::Tf32, Optimizer::Sgd).update_seconds(1e6) == doctest::Approx(1e6 * 20 / bw).epsilon(1e-12));
+    // SGD under bf16: unscale (2 + 2), read g16, w32, m (2 + 4 + 4), write w32, m, w16 (4 + 4 + 2).
+    CHECK(model(Dtype::Bf16, Optimizer::Sgd).update_seconds(1e6) == doctest::Approx(1e6 * 24 / bw).epsilon(1e-12));
+    CHECK(model(Dtype::Fp32, Optimizer::None).update_seconds(1e6) == 0.0);
+  }
+  SUBCASE("a weight's update is a term of its layer; each replica steps its own copy, a split weight its shard") {
+    Graph graph = test::graph_from_json(kFcGraph);
+    VertexModel fc = build_vertex_model(graph.vertices[0]);
+    CHECK(fc.work.weight_operand);
+    const CalibratedCostModel adam = model(Dtype::Fp32, Optimizer::Adam), none = model(Dtype::Fp32, Optimizer::None);
+    const int32_t data_parallel[3] = {8, 1, 1}, weight_split[3] = {1, 2, 4};
+    // The fc's weight is 256 x 64: data parallel steps all of it, (1, 2, 4) an eighth.
+    CHECK(adam.layer(fc, data_parallel) - none.layer(fc, data_parallel) ==
+          doctest::Approx(256 * 64 * 28 / bw).epsilon(1e-9));
+    CHECK(adam.layer(fc, weight_split) - none.layer(fc, weight_split) ==
+          doctest::Approx(256 * 64 / 8 * 28 / bw).epsilon(1e-9));
+    const CostTerms terms = adam.layer_terms(fc, data_parallel);
+    REQUIRE(terms.size() >= 2);
+    CHECK(terms[1].what == "optimizer update");
+    CHECK(terms[1].cost == doctest::Approx(256 * 64 * 28 / bw).epsilon(1e-12));
+  }
+  SUBCASE("an einsum updates its second input only when the graph lists it under parameters") {
+    Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1,
+        "tensors": {"x": [8, 16, 64], "w": [64, 32]}, "parameters": ["w"],
+        "nodes": [{"name": "proj", "op": "einsum", "inputs": ["x", "w"], "equation": "ble,ef->blf"},
+                  {"name": "scores", "op": "einsum", "inputs": ["proj", "proj"], "equation": "blf,bmf->blm"}]})");
+    VertexModel proj = build_vertex_model(graph.vertices[0]), scores = build_vertex_model(graph.vertices[1]);
+    CHECK(proj.work.weight_operand);
+    CHECK_FALSE(scores.work.weight_operand);
+    const CalibratedCostModel adam = model(Dtype::Fp16, Optimizer::Adam), none = model(Dtype::Fp16, Optimizer::None);
+    const int32_t one[4] = {1, 1, 1, 1};
+    CHECK(adam.layer(proj, one) - none.layer(proj, one) == doctest::Approx(64 * 32 * 32 / bw).epsilon(1e-9));
+    CHECK(adam.layer(scores, one) == none.layer(scores, one));
+  }
+  SUBCASE("a tied weight is stepped once, by its first reader") {
+    Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"ids": [8, 16]},
+        "nodes": [{"name": "embed", "op": "embedding", "inputs": ["ids"], "vocab": 512, "dim": 64, "weights": ["table"]},
+                  {"name": "head", "op": "fc", "inputs": ["embed"], "units": 512, "weights": ["table"]},
+                  {"name": "proj", "op": "fc", "inputs": ["head"], "units": 64}]})");
+    const CalibratedCostModel adam = model(Dtype::Fp32, Optimizer::Adam), none = model(Dtype::Fp32, Optimizer::None);
+    const CostTables with = build_cost_tables(graph, adam), without = build_cost_tables(graph, none);
+    CHECK(with.models[0].work.weight_operand);
+    CHECK_FALSE(with.models[1].work.weight_operand);
+    CHECK(with.models[2].work.weight_operand);
+    CHECK(with.objective.vertex_cost[0][0] - without.objective.vertex_cost[0][0] ==
+          doctest::Approx(512 * 64 * 28 / bw).epsilon(1e-9));
+    CHECK(with.objective.vertex_cost[1][0] == without.objective.vertex_cost[1][0]);
+    CHECK(with.objective.vertex_cost[2][0] - without.objective.vertex_cost[2][0] ==
+          doctest::Approx(512 * 64 * 28 / bw).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("CalibratedCostModel: NCHW tensor-core convolutions transpose their operands") {
+  const MachineProfile a100 = load_machine_profile("dgx-a100");
+  // x (32, 64, 56, 56), a 3x3 stride-2 convolution to 128 channels: y (32, 128, 28, 28).
+  Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [32, 64, 56, 56]},
+      "nodes": [{"name": "conv", "op": "conv2d", "inputs": ["x"], "filter": [128, 64, 3, 3], "stride": 2, "padding": 1}]})");
+  VertexModel conv = build_vertex_model(graph.vertices[0]);
+  auto model = [&](Dtype dtype, bool channels_last) {
+    CalibratedOptions options;
+    options.dtype = dtype;
+    options.channels_last = channels_last;
+    return CalibratedCostModel(a100, 8, options);
+  };
+  const double bw = 2039e9 * 0.8;
+  SUBCASE("by hand: nine transposes of x, w and y per device") {
+    const int32_t data_parallel[7] = {8, 1, 1, 1, 1, 1, 1};
+    const double x = 4.0 * 64 * 56 * 56, w = 128.0 * 64 * 9, y = 4.0 * 128 * 28 * 28;
+    CHECK(model(Dtype::Tf32, false).layout_transpose_seconds(x, w, y) ==
+          doctest::Approx(9 * 5e-6 + 6 * (x + w + y) * 4 / bw).epsilon(1e-12));
+    CHECK(model(Dtype::Tf32, false).layer(conv, data_parallel) - model(Dtype::Tf32, true).layer(conv, data_parallel) ==
+          doctest::Approx(9 * 5e-6 + 6 * (x + w + y) * 4 / bw).epsilon(1e-9));
+    // fp16: 2-byte elements.
+    CHECK(model(Dtype::Fp16, false).layer(conv, data_parallel) - model(Dtype::Fp16, true).layer(conv, data_parallel) ==
+          doctest::Approx(9 * 5e-6 + 6 * (x + w + y) * 2 / bw).epsilon(1e-9));
+  }
+  SUBCASE("a channel split shards x and w; y follows the filters' split") {
+    const int32_t channels[7] = {1, 2, 1, 1, 1, 1, 4};  // c split 2, n split 4
+    const double x = 32.0 * 32 * 56 * 56, w = 32.0 * 32 * 9, y = 32.0 * 32 * 28 * 28;
+    CHECK(model(Dtype::Bf16, false).layer(conv, channels) - model(Dtype::Bf16, true).layer(conv, channels) ==
+          doctest::Approx(9 * 5e-6 + 6 * (x + w + y) * 2 / bw).epsilon(1e-9));
+  }
+  SUBCASE("FP32 convolutions run on CUDA cores in NCHW: nothing to transpose") {
+    const int32_t one[7] = {1, 1, 1, 1, 1, 1, 1};
+    CHECK(model(Dtype::Fp32, false).layer(conv, one) == model(Dtype::Fp32, true).layer(conv, one));
+    CHECK(model(Dtype::Fp32, false).layout_transpose_seconds(1e6, 1e3, 1e6) == 0.0);
+  }
+}
+
 TEST_CASE("load_machine_profile: built-in names and files") {
   SUBCASE("every shipped profile is built in and cites its sources") {
     std::vector<std::string> names = builtin_machine_names();
@@ -434,10 +540,14 @@ TEST_CASE("calibrated model options on the command line") {
                                                 " --devices 8 --cost-model calibrated --machine dgx1 --batchnorm global");
     CHECK(bad_bn.status == 2);
     CHECK(bad_bn.error == "error: --batchnorm: expected local or sync, got 'global'\n");
+    test::CommandResult bad_format = test::run_pase("solve " + alexnet +
+                                                    " --devices 8 --cost-model calibrated --machine dgx1 --memory-format chwn");
+    CHECK(bad_format.status == 2);
+    CHECK(bad_format.error == "error: --memory-format: expected nhwc or nchw, got 'chwn'\n");
     test::CommandResult pase_model = test::run_pase("solve " + alexnet + " --devices 8 --batchnorm sync");
     CHECK(pase_model.status == 2);
     CHECK(pase_model.error ==
-          "error: --gradient-overlap/--batchnorm: used only by the calibrated model (add --cost-model calibrated)\n");
+          "error: --gradient-overlap/--batchnorm/--memory-format: used only by the calibrated model (add --cost-model calibrated)\n");
     // Turning overlap off can only add time.
     auto total = [&](const std::string& extra) {
       test::CommandResult r = test::run_pase("evaluate " + alexnet +

@@ -30,7 +30,12 @@ double predicted_step(const json& entry, int gpus) {
   test::CommandResult priced = test::run_pase("evaluate " + graph + " --baseline data-parallel --devices " +
                                               std::to_string(gpus) + " --cost-model calibrated --machine " +
                                               entry["machine"].get<std::string>() + " --dtype " +
-                                              entry["dtype"].get<std::string>() + " --json");
+                                              entry["dtype"].get<std::string>() + " --optimizer " +
+                                              entry["optimizer"].get<std::string>() +
+                                              (entry.contains("memory_format")
+                                                   ? " --memory-format " + entry["memory_format"].get<std::string>()
+                                                   : std::string()) +
+                                              " --json");
   REQUIRE_MESSAGE(priced.status == 0, priced.error);
   return json::parse(priced.output)["total_cost"].get<double>();
 }

@@ -68,6 +68,10 @@ VertexModel model(const Vertex& v) {
   VertexModel m;
   m.kind = v.kind;
   m.work.pointwise = static_cast<double>(v.pointwise);
+  // The input's height and width (the domain holds the output's): the
+  // calibrated model prices moving the input between memory layouts.
+  m.work.in_h = static_cast<double>(x[2]);
+  m.work.in_w = static_cast<double>(x[3]);
   if (v.groups == 1) {
     m.letters = "bchwrsn";
     m.domain = {x[0], x[1], y[2], y[3], v.filter[2], v.filter[3], v.filter[0]};
