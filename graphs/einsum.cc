@@ -20,7 +20,7 @@ void check_term(const std::string& term, const std::string& what) {
 
 }  // namespace
 
-EinsumSpec parse_einsum(const std::string& equation) {
+EinsumSpec parse_contraction(const std::string& equation) {
   std::string eq;
   for (char c : equation)
     if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
@@ -53,11 +53,25 @@ EinsumSpec parse_einsum(const std::string& equation) {
   }
   for (char c : spec.lhs)
     if (has(spec.rhs, c) && !has(spec.out, c)) spec.reduction += c;
-  // Any of the four groups may be empty: "te,etd->td" has no m letter (its
-  // GEMMs are matrix-vector products), "se,sc->sec" no reduction letter (an
-  // outer product per s), "ab,ab->ab" only batch letters. The GEMM cost then
-  // reads 1 for an empty group's extent and split (docs/formats.md).
+  // Any of the four groups may be empty here: "te,etd->td" has no m letter
+  // (its GEMMs are matrix-vector products), "se,sc->sec" no reduction letter
+  // (an outer product per s), "ab,ab->ab" only batch letters. The GEMM cost
+  // then reads 1 for an empty group's extent and split (docs/formats.md).
   spec.domain = spec.out + spec.reduction;
+  return spec;
+}
+
+bool is_gemm_einsum(const EinsumSpec& spec) { return !spec.m_letters.empty() && !spec.n_letters.empty(); }
+
+EinsumSpec parse_einsum(const std::string& equation) {
+  EinsumSpec spec = parse_contraction(equation);
+  // The graph format's contract: tools that know only the format read an
+  // einsum as a GEMM with both an m and an n side. Equations without one are
+  // the `contraction` extension op's.
+  if (!is_gemm_einsum(spec))
+    throw std::invalid_argument(
+        "needs at least one letter only in the first operand and one only in the second (a GEMM's m and n); got m='" +
+        spec.m_letters + "', n='" + spec.n_letters + "'");
   return spec;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "graphs/einsum.h"
 #include "graphs/error.h"
 #include "graphs/op_registry.h"
 #include "onnximport/einsum_chain.h"
@@ -36,6 +37,14 @@ bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
   for (const char* candidate : ops)
     if (op == candidate) return true;
   return false;
+}
+
+// The graph format's einsum has at least one m- and one n-letter; a
+// contraction without one (te,etd->td, or abcd,bd->ac inside a chain) is the
+// extension op `contraction`, priced alike. Keeping every other equation an
+// einsum leaves graphs that the format could already carry unchanged.
+const char* contraction_op(const std::string& equation) {
+  return is_gemm_einsum(parse_contraction(equation)) ? "einsum" : "contraction";
 }
 
 // Whether a pase op can absorb a following activation into its `pointwise` count.
@@ -1296,7 +1305,8 @@ class Lowerer {
 
   // Any Einsum numpy accepts but a diagonal (onnximport/einsum_chain.h): the
   // letters one operand alone has summed out, then pairwise contractions
-  // from the left; operands may be activations or parameters as held.
+  // from the left (each an einsum, or a contraction where a side is empty);
+  // operands may be activations or parameters as held.
   void lower_einsum(const onnx::NodeProto& node) {
     const std::string equation = string_attribute(node, "equation", "");
     std::vector<Shape> shapes;
@@ -1306,6 +1316,7 @@ class Lowerer {
       ranks.push_back(shapes.back().size());
     }
     std::vector<EinsumStep> steps;
+    std::vector<const char*> ops;  // of each Contract step
     std::map<char, int64_t> size;
     try {
       const EinsumTerms terms = expand_einsum(equation, ranks);
@@ -1319,6 +1330,8 @@ class Lowerer {
                                          " in another (a broadcast size-1 dimension)");
         }
       steps = plan_einsum(terms);
+      for (const EinsumStep& step : steps)
+        ops.push_back(step.kind == EinsumStep::Kind::Contract ? contraction_op(step.equation) : "");
     } catch (const std::invalid_argument& error) {
       return unsupported(node, "'" + equation + "': " + error.what());
     }
@@ -1340,7 +1353,7 @@ class Lowerer {
         n.axes = step.axes;
         suffix = "/sum" + std::to_string(step.operand);
       } else if (step.kind == EinsumStep::Kind::Contract) {
-        n.op = "einsum";
+        n.op = ops[s];
         n.equation = step.equation;
         suffix = "/contract" + std::to_string(step.operand);
       } else {

@@ -16,7 +16,8 @@ namespace pase {
 namespace {
 
 // Ops whose tensors, when each dimension follows one letter, form an einsum.
-const std::set<std::string> kEinsumOps = {"fc", "einsum", "matmul", "embedding", "transpose", "reduce_mean"};
+const std::set<std::string> kEinsumOps = {"fc",        "einsum",     "contraction", "matmul",
+                                         "embedding", "transpose", "reduce_mean"};
 // The shrunk problem's whole domain is at most this many points.
 constexpr int64_t kMaxShrunkPoints = int64_t{1} << 22;
 // ... and the most points all devices compute together. A replicated layer

@@ -6,15 +6,16 @@
 //   weight's grad_allreduce_axes are the layer's axes its letters lack, and
 //   the written jax, dtensor and hlo texts say what the spec says (hlo by
 //   meaning: which device holds which tile).
-// - Layers whose tensors form an einsum (fc, einsum, matmul, embedding,
-//   transpose, reduce_mean: output = the sum, over the letters the output
-//   lacks, of the product of the inputs and weights) or a sum (elementwise:
-//   inputs with the output's dims), every tensor dimension following one
-//   letter: run on a shrunk problem, each letter's extent config × a small
-//   block, with random values. Every device of the mesh computes the einsum
-//   of the tiles its layouts give it, the results are summed over the
-//   layer's reduction axes (those under letters the output lacks), and each
-//   device's result must equal its output tile of the unsharded result.
+// - Layers whose tensors form an einsum (fc, einsum, contraction, matmul,
+//   embedding, transpose, reduce_mean: output = the sum, over the letters the
+//   output lacks, of the product of the inputs and weights) or a sum
+//   (elementwise: inputs with the output's dims), every tensor dimension
+//   following one letter: run on a shrunk problem, each letter's extent
+//   config × a small block, with random values. Every device of the mesh
+//   computes the einsum of the tiles its layouts give it, the results are
+//   summed over the layer's reduction axes (those under letters the output
+//   lacks), and each device's result must equal its output tile of the
+//   unsharded result.
 // - Every input that reads another layer's output: the realized words are
 //   recomputed from the two layouts on the real shapes.
 #include <cstdint>

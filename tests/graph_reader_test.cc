@@ -66,6 +66,19 @@ TEST_CASE("pase solve: reader errors name file, node and field") {
       {"einsum letter size mismatch",
        graph(R"("a": [2, 3, 4], "w": [5, 6])", R"({"name": "e", "op": "einsum", "equation": "ble,ef->blf", "inputs": ["a", "w"]})"),
        "node 'e': field 'equation': shape mismatch: letter 'e' is 4 in operand 0 but 5 in operand 1 ('w' is [5, 6])"},
+      // The graph format's einsum is a GEMM with an m and an n side; 'contraction' carries the rest.
+      {"einsum without n letter",
+       graph(R"("a": [2, 3], "w": [3])", R"({"name": "e", "op": "einsum", "equation": "bk,k->b", "inputs": ["a", "w"]})"),
+       "node 'e': field 'equation': 'bk,k->b': needs at least one letter only in the first operand and one only in the "
+       "second (a GEMM's m and n); got m='b', n=''"},
+      {"einsum without m letter",
+       graph(R"("a": [6, 4], "w": [4, 6, 10])", R"({"name": "e", "op": "einsum", "equation": "te,etd->td", "inputs": ["a", "w"]})"),
+       "node 'e': field 'equation': 'te,etd->td': needs at least one letter only in the first operand and one only in the "
+       "second (a GEMM's m and n); got m='', n='d'"},
+      {"contraction summing a letter of one operand",
+       graph(R"("a": [2, 3], "w": [3, 4])", R"({"name": "e", "op": "contraction", "equation": "bk,kn->b", "inputs": ["a", "w"]})"),
+       "node 'e': field 'equation': 'bk,kn->b': letter 'n' appears in one operand only and not in the output (summing it "
+       "out alone is not supported)"},
       {"einsum summing a letter of one operand",
        graph(R"("a": [2, 3], "w": [3, 4])", R"({"name": "e", "op": "einsum", "equation": "bk,kn->b", "inputs": ["a", "w"]})"),
        "node 'e': field 'equation': 'bk,kn->b': letter 'n' appears in one operand only and not in the output (summing it "

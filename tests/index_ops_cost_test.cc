@@ -1,7 +1,6 @@
-// The ops a capacity-based MoE router needs (argmax, one_hot, cumsum),
-// scatter_nd, and einsums with an empty letter group: domains, tensor splits
-// and layer costs worked out by hand (r = 5000 FLOP/word: F = 10 TFLOP/s,
-// B = 16 GB/s; cutoff 1).
+// The ops a capacity-based MoE router needs (argmax, one_hot, cumsum) and
+// scatter_nd: domains, tensor splits and layer costs worked out by hand
+// (cutoff 1; tests/contraction_test.cc has the router's contractions).
 #include <doctest/doctest.h>
 
 #include "costmodel/cost_model.h"
@@ -13,8 +12,6 @@
 using namespace pase;
 
 namespace {
-
-constexpr double r = 5000;
 
 Graph one_node(const std::string& tensors, const std::string& node) {
   return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "cutoff": 1, "tensors": {)" + tensors +
@@ -41,38 +38,6 @@ std::vector<int64_t> split_of(const SplitMap& map, const std::vector<int32_t>& c
 }
 
 }  // namespace
-
-TEST_CASE("einsum: an empty letter group") {
-  SUBCASE("no letter only in the first operand: te,etd->td (a MoE combine)") {
-    // Domain "tde" = (6, 10, 4): t batch, d n, e reduction, no m.
-    Graph g = one_node(R"("a": [6, 4], "w": [4, 6, 10])",
-                       R"({"name": "c", "op": "einsum", "equation": "te,etd->td", "inputs": ["a", "w"]})");
-    CHECK(g.vertices.back().outputs[0] == Shape{6, 10});
-    VertexModel m = build_vertex_model(g.vertices.back());
-    CHECK(m.letters == "tde");
-    CHECK(m.domain == Shape{6, 10, 4});
-    // Bpp 6, m 1, n 10, k 4: 6 · 3 · 10 · 4 = 720.
-    CHECK(cost_of(g, {1, 1, 1}) == 720.0);
-    // (ct, cd, ce) = (1, 2, 2): Bpp 6, n 5, k 2; AR(mn = 5, ck = 2) = 5r, AR(mk = 2, cn = 2) = 2r, no AR(nk, cm = 1):
-    // 6 · (30 + 7r).
-    CHECK(cost_of(g, {1, 2, 2}) == 6 * (30 + 7 * r));
-  }
-  SUBCASE("no reduction letter: se,sc->sec (an outer product per s)") {
-    Graph g = one_node(R"("a": [8, 4], "b": [8, 6])",
-                       R"({"name": "o", "op": "einsum", "equation": "se,sc->sec", "inputs": ["a", "b"]})");
-    CHECK(g.vertices.back().outputs[0] == Shape{8, 4, 6});
-    CHECK(build_vertex_model(g.vertices.back()).letters == "sec");
-    // (cs, ce, cc) = (2, 2, 1): Bpp 4, m 2 (cm 2), n 6, k 1: 3 · 2 · 6 = 36, and the second operand's
-    // gradient AR(nk = 6, cm = 2) = r · 3 · 2 = 6r: 4 · (36 + 6r).
-    CHECK(cost_of(g, {2, 2, 1}) == 4 * (36 + 6 * r));
-  }
-  SUBCASE("batch letters only: ab,ab->ab") {
-    Graph g = one_node(R"("a": [4, 6], "b": [4, 6])",
-                       R"({"name": "p", "op": "einsum", "equation": "ab,ab->ab", "inputs": ["a", "b"]})");
-    // Bpp = 2 · 3: 3 · 6 = 18.
-    CHECK(cost_of(g, {2, 2}) == 18.0);
-  }
-}
 
 TEST_CASE("one_hot") {
   Graph g = one_node(R"("ids": [8, 3])", R"({"name": "h", "op": "one_hot", "inputs": ["ids"], "depth": 4})");

@@ -16,6 +16,7 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/error.h"
 #include "graphs/graph.h"
+#include "graphs/graph_file.h"
 #include "graphs/layer_weights.h"
 #include "graphs/vertex_model.h"
 #include "onnximport/constant_value.h"
@@ -593,6 +594,28 @@ TEST_CASE("import_onnx: ArgMax, OneHot, CumSum and ScatterND on activations") {
   CHECK(graph.vertices.size() == 4);
 }
 
+TEST_CASE("import_onnx: the MoE's contractions are all einsums, and its optima are unchanged") {
+  // Every Einsum of the fixture (gate x slot se,sc->sec without a reduction letter, dispatch sec,sm->ecm,
+  // the experts, combine sec,ecm->sm) has a letter only in either operand: the graph format's einsum
+  // carries each, so none becomes a contraction.
+  GraphFileV1 file = import_onnx(fixture("moe"), OnnxImportOptions{}).graph;
+  int einsums = 0;
+  for (const NodeV1& node : file.nodes) {
+    CAPTURE(node.name);
+    CHECK(node.op != "contraction");
+    if (node.op == "einsum") ++einsums;
+  }
+  CHECK(einsums == 6);
+  // The optima at p = 8 and 64, pinned.
+  for (const auto& [devices, total] : {std::pair<int, std::string>{8, "18362626048"}, {64, "10941213824"}}) {
+    CAPTURE(devices);
+    test::CommandResult solved = test::run_pase("solve " + fixture("moe") + " --devices " + std::to_string(devices) +
+                                                " --no-plan");
+    CHECK(solved.status == 0);
+    CHECK(solved.output.find("total cost " + total + " flop") != std::string::npos);
+  }
+}
+
 TEST_CASE("import_onnx: the MoE's experts are priced by capacity, e·c·m·h") {
   Graph graph = build_graph(import_onnx(fixture("moe"), OnnxImportOptions{}).graph, "moe");
   const int v = graph.find_vertex("/Einsum_3");  // ecm,emh->ech, then relu
@@ -884,10 +907,10 @@ GraphFileV1 import_einsum(const std::string& equation, const std::vector<Shape>&
 }  // namespace
 
 TEST_CASE("import_onnx: every Einsum numpy accepts but diagonals") {
-  SUBCASE("no letter only in the first operand: one einsum vertex") {
+  SUBCASE("no letter only in the first operand: one contraction vertex (the format's einsum refuses it)") {
     GraphFileV1 file = import_einsum("te,etd->td", {{6, 4}, {4, 6, 10}});
     REQUIRE(file.nodes.size() == 1);
-    CHECK(file.nodes[0].op == "einsum");
+    CHECK(file.nodes[0].op == "contraction");
     CHECK(file.nodes[0].equation == "te,etd->td");
     CHECK(*file.nodes[0].outputs == std::vector<Shape>{{6, 10}});
   }
@@ -913,7 +936,9 @@ TEST_CASE("import_onnx: every Einsum numpy accepts but diagonals") {
     // A letter the second contraction needs stays: ab,cd,bd->ac keeps b and d after the outer product.
     GraphFileV1 outer = import_einsum("ab,cd,bd->ac", {{2, 3}, {4, 5}, {3, 5}});
     CHECK(outer.nodes[0].equation == "ab,cd->abcd");
+    CHECK(outer.nodes[0].op == "einsum");
     CHECK(outer.nodes[1].equation == "abcd,bd->ac");
+    CHECK(outer.nodes[1].op == "contraction");  // no letter only in bd
   }
   SUBCASE("an ellipsis and an implicit output") {
     GraphFileV1 file = import_einsum("...ij,...jk->...ik", {{2, 3, 4, 5}, {3, 5, 6}});
@@ -931,10 +956,22 @@ TEST_CASE("import_onnx: every Einsum numpy accepts but diagonals") {
     CHECK(*file.nodes[1].perm == std::vector<int64_t>{1, 0});
     CHECK(*file.nodes[1].outputs == std::vector<Shape>{{4, 2}});
   }
-  SUBCASE("the import builds and prices as the einsum it is") {
+  SUBCASE("einsum where the graph format's einsum takes the equation, contraction where it does not") {
+    CHECK(import_einsum("se,sc->sec", {{8, 4}, {8, 6}}).nodes[0].op == "einsum");  // no reduction letter
+    CHECK(import_einsum("ij,jk", {{2, 3}, {3, 4}}).nodes[0].op == "einsum");
+    CHECK(import_einsum("bk,k->b", {{8, 6}, {6}}).nodes[0].op == "contraction");   // no letter only in k
+    CHECK(import_einsum("bk,bk->b", {{8, 6}, {8, 6}}).nodes[0].op == "contraction");
+    CHECK(import_einsum("ab,ab->ab", {{4, 6}, {4, 6}}).nodes[0].op == "contraction");
+  }
+  SUBCASE("the import builds and prices as the contraction it is") {
     GraphFileV1 file = import_einsum("te,etd->td", {{6, 4}, {4, 6, 10}});
     Graph graph = build_graph(file, "einsum.onnx");
-    CHECK(build_vertex_model(graph.vertices.back()).letters == "tde");
+    VertexModel model = build_vertex_model(graph.vertices.back());
+    CHECK(model.letters == "tde");
+    CHECK(model.work.m.empty());  // the empty group: extent 1 in the GEMM formula
+    // The written graph file reads back, and the einsum reader would refuse this equation.
+    Graph again = test::graph_from_json(write_graph_file(file));
+    CHECK(build_vertex_model(again.vertices.back()).letters == "tde");
   }
   SUBCASE("a diagonal is refused in one line naming the node") {
     TinyModel m;

@@ -274,6 +274,25 @@ TEST_CASE("cost restated: einsum") {
   CHECK(n > 150);
 }
 
+TEST_CASE("cost restated: contraction") {
+  // einsum's formula with an empty group's extent and split read as 1: no m letter (a MoE combine), no n
+  // letter (a matrix-vector product), neither (a dot product per batch), batch letters only.
+  Graph graph = graph_of(R"("t": [6, 4], "w": [4, 6, 10], "x": [10, 12], "v": [12], "p": [6, 12], "q": [6, 12])",
+                         R"({"name": "c", "op": "contraction", "equation": "te,etd->td", "inputs": ["t", "w"], "pointwise": 1},
+                            {"name": "mv", "op": "contraction", "equation": "bk,k->b", "inputs": ["x", "v"]},
+                            {"name": "dot", "op": "contraction", "equation": "bk,bk->b", "inputs": ["p", "q"]},
+                            {"name": "mul", "op": "contraction", "equation": "ab,ab->ab", "inputs": ["p", "q"]})");
+  size_t n = check_layer(graph, "c", {{6, 10, 4}, "tde", {}, false, 2},
+                         einsum_formula("te,etd->td", {{'t', 6}, {'e', 4}, {'d', 10}}, 1));
+  n += check_layer(graph, "mv", {{10, 12}, "bk", {}, false, 2}, einsum_formula("bk,k->b", {{'b', 10}, {'k', 12}}, 0));
+  n += check_layer(graph, "dot", {{6, 12}, "bk", {}, false, 2}, einsum_formula("bk,bk->b", {{'b', 6}, {'k', 12}}, 0));
+  n += check_layer(graph, "mul", {{6, 12}, "ab", {}, false, 2}, einsum_formula("ab,ab->ab", {{'a', 6}, {'b', 12}}, 0));
+  // By hand for one configuration of "c": (t, d, e) = (3, 2, 2) is Bpp 2, m 1, n 5, k 2, cm 1, cn 2, ck 2.
+  CHECK(einsum_formula("te,etd->td", {{'t', 6}, {'e', 4}, {'d', 10}}, 1)({3, 2, 2}, 5000) ==
+        gemm(5000, 2, 1, 5, 2, 1, 2, 2, 1));
+  CHECK(n > 60);
+}
+
 TEST_CASE("cost restated: matmul") {
   // (4, 10, 12) x (4, 12, 6) = einsum "bmk,bkn->bmn": domain (b, m, n, k).
   Graph graph = graph_of(R"("a": [4, 10, 12], "b": [4, 12, 6])",

@@ -26,11 +26,12 @@ const Graph& norm_graph() {
 }  // namespace
 
 TEST_CASE("op registry: every op of the file format, each defined once and completely") {
-  const std::vector<std::string> correct = {"argmax",      "batchnorm",    "concat",  "conv2d",     "cumsum",  "einsum",
-                                            "elementwise", "embedding",    "expand",  "fc",         "lstm",    "matmul",
-                                            "norm",        "one_hot",      "pool2d",  "reduce_mean", "reshape", "rmsnorm",
-                                            "scatter",     "scatter_nd",   "slice",   "softmax",    "softmax_xent", "split",
-                                            "stack",       "topk",         "transpose", "unstack"};
+  const std::vector<std::string> correct = {"argmax",      "batchnorm",   "concat",     "contraction", "conv2d",
+                                            "cumsum",      "einsum",      "elementwise", "embedding",  "expand",
+                                            "fc",          "lstm",        "matmul",     "norm",        "one_hot",
+                                            "pool2d",      "reduce_mean", "reshape",    "rmsnorm",     "scatter",
+                                            "scatter_nd",  "slice",       "softmax",    "softmax_xent", "split",
+                                            "stack",       "topk",        "transpose",  "unstack"};
   CHECK(known_ops() == correct);
   for (const std::string& name : known_ops()) {
     CAPTURE(name);

@@ -256,3 +256,24 @@ TEST_CASE("pase plan-check") {
     CHECK(result.error == "error: " + plain + ": has no plan (solve with --mesh to make one)\n");
   }
 }
+
+TEST_CASE("pase plan-check: contractions with an empty letter group compute their partial sums") {
+  // combine (te,etd->td: no m letter) splits d, its n letter; score (td,d->t: no n letter) splits d, its
+  // reduction letter, so each device's partial sum over its block of d is all-reduced.
+  const std::string graph = test::write_temp_file("plan_check_contraction.json", R"({
+    "format": "pase-graph", "version": 1, "name": "combine", "cutoff": 1,
+    "tensors": {"g": [4, 8], "y": [8, 4, 4096], "v": [4096]}, "parameters": ["y", "v"],
+    "nodes": [{"name": "combine", "op": "contraction", "equation": "te,etd->td", "inputs": ["g", "y"]},
+              {"name": "score", "op": "contraction", "equation": "td,d->t", "inputs": ["combine", "v"]}]})");
+  const std::string plan = graph + ".plan.json";
+  test::CommandResult solved =
+      test::run_pase("solve \"" + graph + "\" --devices 8 --mesh 2x4 --bandwidth 1000 -o \"" + plan + "\"");
+  REQUIRE(solved.status == 0);
+  // r = 80: combine Bpp 4 · (3 · 512 · 8 + AR(mk = 8, cn = 8) = 14r) = 53632; score 3 · 4 · 512 + AR(4, 8) = 6704.
+  CHECK(solved.output.find("combine  contraction   tde   (1,8,1)        8         53632") != std::string::npos);
+  CHECK(solved.output.find("score    contraction   td    (1,8)          8          6704") != std::string::npos);
+  test::CommandResult checked = test::run_pase("plan-check \"" + plan + "\"");
+  CHECK(checked.status == 0);
+  CHECK(checked.output ==
+        "plan-check: 2 layers checked (2 computed on a shrunk problem, 0 layout only), 1 edge checked, all consistent\n");
+}

@@ -1,9 +1,12 @@
 // The GEMM family written as two-operand einsums: einsum, matmul (batched
-// "…mk,…kn->…mn") and embedding (a one-hot (b, s, V) times the (V, D) table,
-// "abc,cd->abd"). Domain: the output letters, then the reduction letters.
+// "…mk,…kn->…mn"), embedding (a one-hot (b, s, V) times the (V, D) table,
+// "abc,cd->abd") and contraction (an einsum whose m, n, reduction or batch
+// group may be empty, "te,etd->td"). Domain: the output letters, then the
+// reduction letters.
 #include <map>
 #include <stdexcept>
 
+#include "graphs/check.h"
 #include "graphs/einsum.h"
 #include "graphs/ops/ops.h"
 
@@ -33,10 +36,13 @@ Shape einsum_output(const NodeContext& node, const EinsumSpec& spec, const std::
   return node.checked(field, out);
 }
 
-std::vector<Vertex> infer_with_equation(const NodeContext& node, Vertex v, const std::string& field) {
+using EquationParser = EinsumSpec (*)(const std::string&);
+
+std::vector<Vertex> infer_with_equation(const NodeContext& node, Vertex v, const std::string& field,
+                                        EquationParser parse = parse_einsum) {
   EinsumSpec spec;
   try {
-    spec = parse_einsum(v.equation);
+    spec = parse(v.equation);
   } catch (const std::invalid_argument& error) {
     node.fail("equation", "'" + v.equation + "': " + error.what());
   }
@@ -47,6 +53,13 @@ std::vector<Vertex> infer_with_equation(const NodeContext& node, Vertex v, const
 std::vector<Vertex> infer_einsum(const NodeContext& node, Vertex v) {
   v.equation = node.required(node.node().equation, "equation");
   return infer_with_equation(node, std::move(v), "equation");
+}
+
+// The graph format's einsum has an m and an n side (parse_einsum refuses
+// others); the extension op takes any equation the GEMM formula can price.
+std::vector<Vertex> infer_contraction(const NodeContext& node, Vertex v) {
+  v.equation = node.required(node.node().equation, "equation");
+  return infer_with_equation(node, std::move(v), "equation", parse_contraction);
 }
 
 std::vector<Vertex> infer_matmul(const NodeContext& node, Vertex v) {
@@ -74,10 +87,14 @@ std::vector<Vertex> infer_embedding(const NodeContext& node, Vertex v) {
   return lowered_to(std::move(v));
 }
 
-// Shared by the three: the einsum's domain, port maps and GEMM roles over
-// the operand shapes (embedding's are the one-hot and the table).
+// Shared by the four: the einsum's domain, port maps and GEMM roles over
+// the operand shapes (embedding's are the one-hot and the table). An empty
+// group gives an empty index list, which the GEMM cost reads as extent 1.
 VertexModel einsum_model(const Vertex& v, const Shape& lhs_shape, const Shape& rhs_shape) {
-  EinsumSpec spec = parse_einsum(v.equation);  // validated when the graph was built
+  // Validated, by the op's own parser, when the graph was built; only a
+  // contraction may leave the m or n side empty.
+  EinsumSpec spec = parse_contraction(v.equation);
+  PASE_ASSERT(v.kind == OpKind::Contraction || is_gemm_einsum(spec), v.equation, static_cast<int>(v.kind));
   VertexModel m;
   m.kind = v.kind;
   m.letters = spec.domain;
@@ -141,6 +158,13 @@ OpDefinition einsum() {
 OpDefinition matmul() {
   return OpDefinition("matmul", OpKind::Matmul).fields({}, {"pointwise"}).inputs(2, 2).infers(infer_matmul)
       .models(model_einsum).works(describe_gemm).batch_role(batch_letter);
+}
+
+OpDefinition contraction() {
+  // The roles are einsum's, so baselines treat an equation alike under either op.
+  return OpDefinition("contraction", OpKind::Contraction).fields({"equation"}, {"pointwise"}).inputs(2, 2)
+      .infers(infer_contraction).models(model_einsum).works(describe_gemm).batch_role(batch_letter)
+      .tensor_parallel_role(head_or_feature_letter);
 }
 
 OpDefinition embedding() {
