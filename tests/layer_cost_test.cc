@@ -11,6 +11,7 @@
 #include "costmodel/cost_model.h"
 #include "graphs/vertex_model.h"
 #include "graphs/zoo.h"
+#include "layer_cost_support.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -21,19 +22,9 @@ const double r = 5000.0;
 
 // Cost of `node` (the graph's last vertex) under `config`, with cutoff 1 unless given.
 double cost_of(const std::string& tensors, const std::string& node, std::vector<int32_t> config, int64_t devices = 8) {
-  std::string text = R"({"format": "pase-graph", "version": 1, "cutoff": 1, "tensors": {)" + tensors + R"(}, "nodes": [)" +
-                     node + "]}";
-  Graph graph = test::graph_from_json(text);
-  Machine machine;
-  machine.devices = devices;
-  CostTables tables = build_cost_tables(graph, machine);
-  size_t v = graph.vertices.size() - 1;
-  const ConfigSet& configs = tables.configs[v];
-  REQUIRE(configs.rank == static_cast<int>(config.size()));
-  for (size_t s = 0; s < configs.size(); ++s)
-    if (std::equal(config.begin(), config.end(), configs[s])) return tables.objective.vertex_cost[v][s];
-  FAIL("configuration is not valid");
-  return 0;
+  double cost = test::last_layer_cost(test::one_layer_graph(tensors, node), config, devices);
+  if (cost < 0) FAIL("configuration is not valid");
+  return cost;
 }
 
 }  // namespace
