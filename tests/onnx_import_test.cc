@@ -29,23 +29,16 @@
 #include "solver/plan_reader.h"
 #include "solver/strategy_file.h"
 #include "test_support.h"
-#include "tiny_onnx_model.h"
+#include "onnx_test_support.h"
 
 using namespace pase;
+using test::node_named;
+using test::onnx_fixture;
 using test::TinyModel;
 
 namespace {
 
 const char* const kFixtures[] = {"alexnet", "vgg16", "resnet50", "inception_v3", "densenet121", "transformer_encoder"};
-
-std::string fixture(const std::string& name) { return test::source_path("data/onnx/" + name + ".onnx"); }
-
-const NodeV1& node_named(const GraphFileV1& file, const std::string& name) {
-  for (const NodeV1& node : file.nodes)
-    if (node.name == name) return node;
-  FAIL("no node " << name);
-  return file.nodes.front();
-}
 
 
 // x [2,4,8,8] -> Hardmax (no pase op) -> Relu -> y
@@ -77,7 +70,7 @@ std::string grouped_conv_model() {
 TEST_CASE("import_onnx: every fixture imports and validates") {
   for (const char* name : kFixtures) {
     CAPTURE(name);
-    OnnxImport result = import_onnx(fixture(name), OnnxImportOptions{});
+    OnnxImport result = import_onnx(onnx_fixture(name), OnnxImportOptions{});
     Graph graph = build_graph(result.graph, name);
     CHECK(result.graph.name == name);
     CHECK(result.notes.empty());
@@ -89,7 +82,7 @@ TEST_CASE("import_onnx: every fixture imports and validates") {
 }
 
 TEST_CASE("import_onnx: alexnet matches torchvision's layers and the zoo's spatial shapes") {
-  GraphFileV1 result = import_onnx(fixture("alexnet"), OnnxImportOptions{}).graph;
+  GraphFileV1 result = import_onnx(onnx_fixture("alexnet"), OnnxImportOptions{}).graph;
   Graph imported = build_graph(result, "alexnet.onnx");
   Graph zoo = load_graph(test::source_path("data/graphs/alexnet.json"));
   // torchvision: 64/192/384/256/256 channels on 224x224 with padding 2 in conv1;
@@ -128,7 +121,7 @@ TEST_CASE("import_onnx: alexnet matches torchvision's layers and the zoo's spati
 }
 
 TEST_CASE("import_onnx: transformer shape arithmetic") {
-  GraphFileV1 result = import_onnx(fixture("transformer_encoder"), OnnxImportOptions{}).graph;
+  GraphFileV1 result = import_onnx(onnx_fixture("transformer_encoder"), OnnxImportOptions{}).graph;
   std::map<std::string, int> ops;
   for (const NodeV1& node : result.nodes) ++ops[node.op];
   CHECK(ops["norm"] == 12);    // two decomposed LayerNorms per layer
@@ -144,14 +137,14 @@ TEST_CASE("import_onnx: --batch and --loss") {
   SUBCASE("batch re-sizes the data input") {
     OnnxImportOptions options;
     options.batch = 32;
-    GraphFileV1 result = import_onnx(fixture("resnet50"), options).graph;
+    GraphFileV1 result = import_onnx(onnx_fixture("resnet50"), options).graph;
     CHECK(result.tensors[0].second == Shape{32, 3, 224, 224});
     CHECK(node_named(result, "/fc/Gemm").outputs->at(0) == Shape{32, 1000});
   }
   SUBCASE("no loss") {
     OnnxImportOptions options;
     options.loss = "none";
-    GraphFileV1 result = import_onnx(fixture("alexnet"), options).graph;
+    GraphFileV1 result = import_onnx(onnx_fixture("alexnet"), options).graph;
     CHECK(result.nodes.back().name == "/classifier/classifier.6/Gemm");
   }
 }
@@ -162,16 +155,16 @@ TEST_CASE("pase solve: onnx fixtures at p = 8") {
     if (std::string(name) == "densenet121") {
       // Dense joins keep up to 25 concats alive at once: the exact tables are
       // refused (a bounded solve answers without --exact: bounded_cli_test.cc).
-      test::CommandResult result = test::run_pase("solve " + fixture(name) + " --devices 8 --exact");
+      test::CommandResult result = test::run_pase("solve " + onnx_fixture(name) + " --devices 8 --exact");
       CHECK(result.status == 3);
       CHECK(result.error.rfind("error: refused: the DP tables would need more than 2^64 bytes", 0) == 0);
       continue;
     }
-    test::CommandResult result = test::run_pase("solve " + fixture(name) + " --devices 8");
+    test::CommandResult result = test::run_pase("solve " + onnx_fixture(name) + " --devices 8");
     CHECK(result.status == 0);
     CHECK(result.output.find("total cost ") != std::string::npos);
   }
-  test::CommandResult resnet = test::run_pase("solve " + fixture("resnet50") + " --devices 8 --json");
+  test::CommandResult resnet = test::run_pase("solve " + onnx_fixture("resnet50") + " --devices 8 --json");
   REQUIRE(resnet.status == 0);
   for (const char* layer : {"\"/conv1/Conv\"", "\"/layer1/layer1.0/conv1/Conv\"", "\"/layer4/layer4.2/Add\"", "\"/fc/Gemm\""})
     CHECK(resnet.output.find(std::string("\"name\":") + layer) != std::string::npos);
@@ -179,7 +172,7 @@ TEST_CASE("pase solve: onnx fixtures at p = 8") {
 
 TEST_CASE("pase import: writes a pase-graph file") {
   std::string out = test::write_temp_file("alexnet-import.json", "");
-  test::CommandResult result = test::run_pase("import " + fixture("alexnet") + " -o " + out + " --batch 64");
+  test::CommandResult result = test::run_pase("import " + onnx_fixture("alexnet") + " -o " + out + " --batch 64");
   CHECK(result.status == 0);
   Graph graph = load_graph(out);
   CHECK(graph.vertices.front().inputs[0].shape == Shape{64, 3, 224, 224});
@@ -310,7 +303,7 @@ TEST_CASE("import_onnx: errors") {
   SUBCASE("bad loss") {
     OnnxImportOptions options;
     options.loss = "mse";
-    CHECK_THROWS_WITH_AS(import_onnx(fixture("alexnet"), options),
+    CHECK_THROWS_WITH_AS(import_onnx(onnx_fixture("alexnet"), options),
                          "import option 'loss': unknown loss 'mse' (choose softmax_xent or none)", InputError);
   }
 }
@@ -445,7 +438,7 @@ TEST_CASE("pase solve: every trainable parameter of the fixtures is in the strat
   for (const char* name : {"alexnet", "vgg16", "resnet50", "inception_v3", "transformer_encoder", "parameter_layouts"}) {
     CAPTURE(name);
     onnx::ModelProto model;
-    std::ifstream in(fixture(name), std::ios::binary);
+    std::ifstream in(onnx_fixture(name), std::ios::binary);
     REQUIRE(model.ParseFromIstream(&in));
     // The exporter's parameters (graph inputs with export_params=False,
     // initializers otherwise) with their shapes, without the data input and
@@ -465,7 +458,7 @@ TEST_CASE("pase solve: every trainable parameter of the fixtures is in the strat
         expected[init.name()] = Shape(init.dims().begin(), init.dims().end());
     CHECK(expected.size() >= 9);  // parameter_layouts' 9; alexnet's 8 weights and 8 biases, and more elsewhere
 
-    test::CommandResult result = test::run_pase("solve " + fixture(name) + " --devices 8 --json");
+    test::CommandResult result = test::run_pase("solve " + onnx_fixture(name) + " --devices 8 --json");
     REQUIRE(result.status == 0);
     nlohmann::json strategy = nlohmann::json::parse(result.output);
     std::map<std::string, int> listed;
@@ -487,7 +480,7 @@ TEST_CASE("pase solve: every trainable parameter of the fixtures is in the strat
 TEST_CASE("build_plan: the parameter_layouts fixture with its weights split passes plan-check") {
   // Configurations picked by hand so that every weight held [K, N] and the
   // transposed einsum operand are split along both their dimensions.
-  GraphFileV1 file = import_onnx(fixture("parameter_layouts"), OnnxImportOptions{}).graph;
+  GraphFileV1 file = import_onnx(onnx_fixture("parameter_layouts"), OnnxImportOptions{}).graph;
   file.cutoff = 1;  // the model is tiny: let every dimension be split
   Graph graph = build_graph(file, "parameter_layouts");
   Machine machine;
@@ -540,14 +533,14 @@ const char* const kTodayFixtures[] = {"gpt2",         "llama",        "seq2seq",
 TEST_CASE("import_onnx: today's fixtures import strictly and solve exactly at p = 8 and 64") {
   for (const char* name : kTodayFixtures) {
     CAPTURE(name);
-    OnnxImport result = import_onnx(fixture(name), OnnxImportOptions{});
+    OnnxImport result = import_onnx(onnx_fixture(name), OnnxImportOptions{});
     CHECK(result.notes.empty());
     Graph graph = build_graph(result.graph, name);
     CHECK(graph.component_count() == 1);
     for (int devices : {8, 64}) {
       CAPTURE(devices);
       test::CommandResult solved =
-          test::run_pase("solve " + fixture(name) + " --devices " + std::to_string(devices) + " --exact --no-plan");
+          test::run_pase("solve " + onnx_fixture(name) + " --devices " + std::to_string(devices) + " --exact --no-plan");
       CHECK(solved.status == 0);
       CHECK(solved.output.find("total cost ") != std::string::npos);
     }
@@ -598,7 +591,7 @@ TEST_CASE("import_onnx: the MoE's contractions are all einsums, and its optima a
   // Every Einsum of the fixture (gate x slot se,sc->sec without a reduction letter, dispatch sec,sm->ecm,
   // the experts, combine sec,ecm->sm) has a letter only in either operand: the graph format's einsum
   // carries each, so none becomes a contraction.
-  GraphFileV1 file = import_onnx(fixture("moe"), OnnxImportOptions{}).graph;
+  GraphFileV1 file = import_onnx(onnx_fixture("moe"), OnnxImportOptions{}).graph;
   int einsums = 0;
   for (const NodeV1& node : file.nodes) {
     CAPTURE(node.name);
@@ -609,7 +602,7 @@ TEST_CASE("import_onnx: the MoE's contractions are all einsums, and its optima a
   // The optima at p = 8 and 64, pinned.
   for (const auto& [devices, total] : {std::pair<int, std::string>{8, "18362626048"}, {64, "10941213824"}}) {
     CAPTURE(devices);
-    test::CommandResult solved = test::run_pase("solve " + fixture("moe") + " --devices " + std::to_string(devices) +
+    test::CommandResult solved = test::run_pase("solve " + onnx_fixture("moe") + " --devices " + std::to_string(devices) +
                                                 " --no-plan");
     CHECK(solved.status == 0);
     CHECK(solved.output.find("total cost " + total + " flop") != std::string::npos);
@@ -617,7 +610,7 @@ TEST_CASE("import_onnx: the MoE's contractions are all einsums, and its optima a
 }
 
 TEST_CASE("import_onnx: the MoE's experts are priced by capacity, e·c·m·h") {
-  Graph graph = build_graph(import_onnx(fixture("moe"), OnnxImportOptions{}).graph, "moe");
+  Graph graph = build_graph(import_onnx(onnx_fixture("moe"), OnnxImportOptions{}).graph, "moe");
   const int v = graph.find_vertex("/Einsum_3");  // ecm,emh->ech, then relu
   REQUIRE(v >= 0);
   VertexModel model = build_vertex_model(graph.vertices[static_cast<size_t>(v)]);
@@ -635,13 +628,13 @@ TEST_CASE("import_onnx: the MoE's experts are priced by capacity, e·c·m·h") {
 TEST_CASE("import_onnx: what today's models lower to") {
   auto ops_of = [](const char* name) {
     std::map<std::string, int> count;
-    for (const NodeV1& n : import_onnx(fixture(name), OnnxImportOptions{}).graph.nodes) ++count[n.op];
+    for (const NodeV1& n : import_onnx(onnx_fixture(name), OnnxImportOptions{}).graph.nodes) ++count[n.op];
     return count;
   };
   SUBCASE("LSTM and GRU become lstm vertices with 4 and 3 gates, not pass-throughs") {
     for (const char* name : {"lstm_lm", "gru_lm"}) {
       CAPTURE(name);
-      GraphFileV1 file = import_onnx(fixture(name), OnnxImportOptions{}).graph;
+      GraphFileV1 file = import_onnx(onnx_fixture(name), OnnxImportOptions{}).graph;
       int rnns = 0;
       for (const NodeV1& n : file.nodes) {
         if (n.op != "lstm") continue;
@@ -654,7 +647,7 @@ TEST_CASE("import_onnx: what today's models lower to") {
     }
   }
   SUBCASE("depthwise convolutions keep their groups; squeeze-excitation scales broadcast") {
-    GraphFileV1 file = import_onnx(fixture("efficientnet_b0"), OnnxImportOptions{}).graph;
+    GraphFileV1 file = import_onnx(onnx_fixture("efficientnet_b0"), OnnxImportOptions{}).graph;
     const NodeV1& dw = node_named(file, "/features/features.1/features.1.0/block/block.0/block.0.0/Conv");
     CHECK(dw.op == "conv2d");
     CHECK(dw.groups == 32);
@@ -664,13 +657,13 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(se.outputs->front() == Shape{128, 32, 112, 112});
   }
   SUBCASE("masks and rotary tables are buffers, not data; grouped-query heads are expanded") {
-    OnnxImport llama = import_onnx(fixture("llama"), OnnxImportOptions{});
+    OnnxImport llama = import_onnx(onnx_fixture("llama"), OnnxImportOptions{});
     REQUIRE(llama.graph.tensors.size() == 1);
     CHECK(llama.graph.tensors[0].first == "ids");
     CHECK(ops_of("llama")["expand"] == 4);
     OnnxImportOptions batch4;
     batch4.batch = 4;
-    OnnxImport gpt2 = import_onnx(fixture("gpt2"), batch4);  // the [1, 1, 128, 128] mask keeps its shape
+    OnnxImport gpt2 = import_onnx(onnx_fixture("gpt2"), batch4);  // the [1, 1, 128, 128] mask keeps its shape
     REQUIRE(gpt2.graph.tensors.size() == 1);
     CHECK(gpt2.graph.tensors[0].second == Shape{4, 128});
   }
@@ -679,14 +672,14 @@ TEST_CASE("import_onnx: what today's models lower to") {
     batch4.batch = 4;
     for (const char* name : {"gpt2", "llama"}) {
       CAPTURE(name);
-      GraphFileV1 file = import_onnx(fixture(name), batch4).graph;
+      GraphFileV1 file = import_onnx(onnx_fixture(name), batch4).graph;
       CHECK(file.tensors[0].second[0] == 4);
       for (const NodeV1& n : file.nodes)
         if (n.op == "reshape" && n.shape->size() == 4) CHECK(n.shape->front() == 4);
     }
     // nn.MultiheadAttention folds batch and heads into one dimension (16·4 = 64): not rewritable.
-    CHECK_THROWS_WITH_AS(import_onnx(fixture("seq2seq"), batch4),
-                         (fixture("seq2seq") + ": node '/transformer/encoder/layers.0/self_attn/Reshape': Reshape target "
+    CHECK_THROWS_WITH_AS(import_onnx(onnx_fixture("seq2seq"), batch4),
+                         (onnx_fixture("seq2seq") + ": node '/transformer/encoder/layers.0/self_attn/Reshape': Reshape target "
                                                "[128, 64, 64] does not hold the 131072 elements of its input [128, 4, 256] at "
                                                "batch 4: the export baked a size into it that re-batching cannot rewrite; "
                                                "export with a dynamic batch axis (dynamic_axes)")
@@ -694,7 +687,7 @@ TEST_CASE("import_onnx: what today's models lower to") {
                          InputError);
   }
   SUBCASE("the capacity-based top-2 MoE: router masks, dispatch, experts over e x c slots, combine") {
-    GraphFileV1 file = import_onnx(fixture("moe"), OnnxImportOptions{}).graph;
+    GraphFileV1 file = import_onnx(onnx_fixture("moe"), OnnxImportOptions{}).graph;
     const NodeV1& top1 = node_named(file, "/ArgMax");
     CHECK(top1.op == "argmax");
     CHECK(top1.axis == 1);
@@ -719,7 +712,7 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(std::count(file.parameters.begin(), file.parameters.end(), "w_out") == 1);
   }
   SUBCASE("ScatterND on activations: h[:, slots] = summary") {
-    GraphFileV1 file = import_onnx(fixture("scatter_tokens"), OnnxImportOptions{}).graph;
+    GraphFileV1 file = import_onnx(onnx_fixture("scatter_tokens"), OnnxImportOptions{}).graph;
     const NodeV1& scatter = node_named(file, "/ScatterND");
     CHECK(scatter.op == "scatter_nd");
     // data, the constant (batch, position) index pairs as an external tensor, the summary broadcast to 4 slots.
@@ -751,7 +744,7 @@ TEST_CASE("import_onnx: what today's models lower to") {
     CHECK(*node_named(file, "c1d/out").shape == Shape{2, 8, 8});
   }
   SUBCASE("Swin: the relative-position index is a buffer; patch merging slices with a step") {
-    OnnxImport swin = import_onnx(fixture("swin_t"), OnnxImportOptions{});
+    OnnxImport swin = import_onnx(onnx_fixture("swin_t"), OnnxImportOptions{});
     REQUIRE(swin.graph.tensors.size() == 1);
     CHECK(swin.graph.tensors[0].first == "input");
     // x[..., 0::2, 0::2, :] of [2, 56, 56, 96]: rows, then columns.
@@ -772,7 +765,7 @@ TEST_CASE("import_onnx: what today's models lower to") {
     // --batch rewrites the window partition's [batch·windows, ...] targets and their reverse.
     OnnxImportOptions batch8;
     batch8.batch = 8;
-    OnnxImport rebatched = import_onnx(fixture("swin_t"), batch8);
+    OnnxImport rebatched = import_onnx(onnx_fixture("swin_t"), batch8);
     CHECK(rebatched.graph.tensors[0].second == Shape{8, 3, 224, 224});
     CHECK(node_named(rebatched.graph, "/features/features.1/features.1.0/attn/Reshape_4").shape == Shape{512, 49, 96});
     CHECK(node_named(rebatched.graph, "/head/Gemm").outputs->front() == Shape{8, 1000});
@@ -786,7 +779,7 @@ TEST_CASE("import_onnx: what today's models lower to") {
 }
 
 TEST_CASE("pase solve X.onnx: the import options; pase batch: .onnx models in a folder") {
-  test::CommandResult solved = test::run_pase("solve " + fixture("gpt2") + " --devices 8 --batch 4 --loss none --json --no-plan");
+  test::CommandResult solved = test::run_pase("solve " + onnx_fixture("gpt2") + " --devices 8 --batch 4 --loss none --json --no-plan");
   REQUIRE(solved.status == 0);
   nlohmann::json strategy = nlohmann::json::parse(solved.output);
   bool has_loss = false;
@@ -804,7 +797,7 @@ TEST_CASE("pase solve X.onnx: the import options; pase batch: .onnx models in a 
                           "/onnx_batch";
   std::filesystem::create_directories(dir);
   for (const char* name : {"lstm_lm", "gru_lm"})
-    std::filesystem::copy_file(fixture(name), dir + "/" + name + ".onnx", std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(onnx_fixture(name), dir + "/" + name + ".onnx", std::filesystem::copy_options::overwrite_existing);
   test::CommandResult batch = test::run_pase("batch " + dir + " --devices 8");
   CHECK(batch.status == 0);
   CHECK(batch.output.find("batch: 2 ok, 0 failed") != std::string::npos);

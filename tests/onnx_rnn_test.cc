@@ -19,21 +19,14 @@
 #include "graphs/graph_file.h"
 #include "onnximport/import_onnx.h"
 #include "test_support.h"
-#include "tiny_onnx_model.h"
+#include "onnx_test_support.h"
 
 using namespace pase;
+using test::node_named;
+using test::onnx_fixture;
 using test::TinyModel;
 
 namespace {
-
-std::string fixture(const std::string& name) { return test::source_path("data/onnx/" + name + ".onnx"); }
-
-const NodeV1& node_named(const GraphFileV1& file, const std::string& name) {
-  for (const NodeV1& node : file.nodes)
-    if (node.name == name) return node;
-  FAIL("no node " << name);
-  return file.nodes.front();
-}
 
 std::vector<const NodeV1*> nodes_of_op(const GraphFileV1& file, const std::string& op) {
   std::vector<const NodeV1*> found;
@@ -152,7 +145,7 @@ TEST_CASE("import_onnx: LSTM and GRU layers list PyTorch's parameters under thei
   for (const char* name : {"lstm_lm", "gru_lm"}) {
     CAPTURE(name);
     const int64_t gate_units = std::string(name) == "lstm_lm" ? 4 * 256 : 3 * 256;
-    GraphFileV1 file = import_onnx(fixture(name), OnnxImportOptions{}).graph;
+    GraphFileV1 file = import_onnx(onnx_fixture(name), OnnxImportOptions{}).graph;
     std::vector<const NodeV1*> rnns = nodes_of_op(file, "lstm");
     REQUIRE(rnns.size() == 2);
     for (size_t layer = 0; layer < 2; ++layer) {
@@ -163,8 +156,8 @@ TEST_CASE("import_onnx: LSTM and GRU layers list PyTorch's parameters under thei
       CHECK(!rnns[layer]->input_size);  // 256 features in, 256 units
       CHECK(!rnns[layer]->directions);
     }
-    check_listed_once(fixture(name), "ids");
-    const std::map<std::string, Listed> listed = listed_weights(fixture(name), 8);
+    check_listed_once(onnx_fixture(name), "ids");
+    const std::map<std::string, Listed> listed = listed_weights(onnx_fixture(name), 8);
     CHECK(listed.at("rnn.weight_ih_l0").shape == Shape{gate_units, 256});
     CHECK(listed.at("rnn.weight_ih_l0").dims == std::vector<std::string>{"n", "k"});
     CHECK(listed.at("rnn.bias_hh_l1").shape == Shape{gate_units});
@@ -173,7 +166,7 @@ TEST_CASE("import_onnx: LSTM and GRU layers list PyTorch's parameters under thei
 }
 
 TEST_CASE("import_onnx: the rnn_encoder fixture (Conv1d, bidirectional LSTM, input size != hidden size, Y_h used)") {
-  OnnxImport imported = import_onnx(fixture("rnn_encoder"), OnnxImportOptions{});
+  OnnxImport imported = import_onnx(onnx_fixture("rnn_encoder"), OnnxImportOptions{});
   CHECK(imported.notes.empty());
   const GraphFileV1& file = imported.graph;
   const NodeV1& conv = node_named(file, "/conv/Conv");
@@ -201,18 +194,18 @@ TEST_CASE("import_onnx: the rnn_encoder fixture (Conv1d, bidirectional LSTM, inp
     CHECK(node_named(file, rnn.name + "/h/last").outputs->front() == Shape{16, 1, 512});
     CHECK(node_named(file, rnn.name + "/h").outputs->front() == Shape{2, 16, 256});
   }
-  check_listed_once(fixture("rnn_encoder"), "input");
-  const std::map<std::string, Listed> listed = listed_weights(fixture("rnn_encoder"), 8);
+  check_listed_once(onnx_fixture("rnn_encoder"), "input");
+  const std::map<std::string, Listed> listed = listed_weights(onnx_fixture("rnn_encoder"), 8);
   CHECK(listed.at("conv.weight").dims == std::vector<std::string>{"n", "c", "r"});
   CHECK(listed.at("rnn.weight_ih_l1_reverse").shape == Shape{1024, 512});
   for (int devices : {8, 64}) {
     CAPTURE(devices);
-    test::CommandResult solved = test::run_pase("solve " + fixture("rnn_encoder") + " --devices " +
+    test::CommandResult solved = test::run_pase("solve " + onnx_fixture("rnn_encoder") + " --devices " +
                                                 std::to_string(devices) + " --exact --no-plan");
     CHECK(solved.status == 0);
   }
   // Its plan, weights included, passes plan-check.
-  test::CommandResult solved = test::run_pase("solve " + fixture("rnn_encoder") + " --devices 8 --json");
+  test::CommandResult solved = test::run_pase("solve " + onnx_fixture("rnn_encoder") + " --devices 8 --json");
   REQUIRE(solved.status == 0);
   const std::string plan = test::write_temp_file("rnn_encoder_plan.json", solved.output);
   test::CommandResult checked = test::run_pase("plan-check " + plan);

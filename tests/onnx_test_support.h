@@ -1,12 +1,14 @@
 #pragma once
-// A tiny ONNX model built with the protobuf API, saved to a temporary file
-// (the importer's tests).
+// The importer's tests: a tiny ONNX model built with the protobuf API and
+// saved to a temporary file, the committed fixtures, and a node by name.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
+#include "graphs/graph_file.h"
 #include "test_support.h"
 
 namespace pase::test {
@@ -94,5 +96,16 @@ class TinyModel {
   }
   onnx::ModelProto model_;
 };
+
+/// A committed ONNX fixture, data/onnx/NAME.onnx.
+inline std::string onnx_fixture(const std::string& name) { return source_path("data/onnx/" + name + ".onnx"); }
+
+/// The graph file's node named `name` (the test fails when there is none).
+inline const NodeV1& node_named(const GraphFileV1& file, const std::string& name) {
+  for (const NodeV1& node : file.nodes)
+    if (node.name == name) return node;
+  FAIL("no node " << name);
+  return file.nodes.front();
+}
 
 }  // namespace pase::test
