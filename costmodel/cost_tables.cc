@@ -10,6 +10,7 @@
 #include "costmodel/costs.h"
 #include "costmodel/model_key.h"
 #include "graphs/error.h"
+#include "graphs/layer_weights.h"
 
 namespace pase {
 namespace {
@@ -121,7 +122,7 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     WorkParams& work = built.work;
     if (work.weight_operand) {
       const std::string name = !built.weights.empty()
-                                   ? (vertex.weight_names.empty() ? vertex.name + "/weight" : vertex.weight_names[0])
+                                   ? (vertex.weight_names.empty() ? default_weight_name(vertex.name, 0) : vertex.weight_names[0])
                                    : vertex.inputs[1].ref;
       if (!updated_weights.insert(name).second) work.weight_operand = false;
     }
