@@ -203,6 +203,13 @@ void communication_term(Sink& sink, CostTermKind kind, const char* what, const c
   if (group > 1 || cost > 0) sink(kind, what, suffix, cost, words, group, times);
 }
 
+// Fused pointwise ops (activations after a GEMM or a norm): 3 counted
+// operations per element each, as the `pase` model counts them, and one read
+// and one write per counted operation.
+double fused_pointwise_seconds(const CalibratedCostModel& model, double pointwise, double elements) {
+  return model.memory_seconds(2 * 3 * pointwise * elements);
+}
+
 // A weight gradient's all-reduce, as much of it as `backward` seconds do not hide.
 template <typename Sink>
 void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double words, double group, double backward) {
@@ -225,9 +232,8 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool we
   if (work.has_gemm) {
     const std::array<GemmCall, 3> calls = training_gemms(g);
     backward = model.gemm_seconds(calls[1], g.batch) + model.gemm_seconds(calls[2], g.batch);
-    // Fused pointwise ops: one read and one write per counted operation.
     compute += model.gemm_seconds(calls[0], g.batch) + backward +
-               model.memory_seconds(2 * 3 * g.pointwise * g.batch * g.m * g.n);
+               fused_pointwise_seconds(model, g.pointwise, g.batch * g.m * g.n);
   }
   compute_term(sink, compute);
   if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k);
@@ -279,8 +285,10 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
   // Batchnorm runs in the training dtype (cuDNN keeps its statistics in FP32);
   // norm and rmsnorm are on autocast's FP32 list.
   const bool batchnorm = m.kind == OpKind::Batchnorm;
-  compute_term(sink, 2 * kKernelSeconds + (batchnorm ? model.memory_seconds(kNormalizationAccesses * e)
-                                                     : model.fp32_op_seconds(kNormalizationAccesses * e, e)));
+  compute_term(sink, 2 * kKernelSeconds +
+                         (batchnorm ? model.memory_seconds(kNormalizationAccesses * e)
+                                    : model.fp32_op_seconds(kNormalizationAccesses * e, e)) +
+                         fused_pointwise_seconds(model, m.work.pointwise, e));
   const double backward = kKernelSeconds + model.memory_seconds(5 * e);
   const int rank = static_cast<int>(m.domain.size());
   if (batchnorm) {

@@ -53,6 +53,15 @@ bool takes_pointwise(const std::string& op) {
   return definition != nullptr && op_takes_field(*definition, "pointwise");
 }
 
+// Whether a pase op's price already covers a scale and bias applied to its
+// output: a normalization's γ and β (a decomposed LayerNorm's Mul and Add)
+// are its own parameters, not extra pointwise work.
+bool prices_own_affine(const std::string& op) {
+  const OpDefinition* definition = find_op(op);
+  return definition != nullptr &&
+         (definition->kind == OpKind::Norm || definition->kind == OpKind::RmsNorm || definition->kind == OpKind::Batchnorm);
+}
+
 // Unary ops whose cost folds into the producer's pointwise count: (op, count).
 int pointwise_count(const std::string& op) {
   if (is_one_of(op, {"Identity", "Cast"})) return 0;
@@ -1079,7 +1088,11 @@ class Lowerer {
         }
       }
       for (const std::string& t : others) add_pointwise_weight(in.node, t, std::nullopt);
-      return fold(node.output(0), in, 1);
+      const bool own_affine = in.node >= 0 && prices_own_affine(result_.graph.nodes[in.node].op) &&
+                              std::all_of(others.begin(), others.end(), [&](const std::string& t) {
+                                return as_pointwise_weight(t, out, std::nullopt).has_value();
+                              });
+      return fold(node.output(0), in, own_affine ? 0 : 1);
     }
     // Activations broadcast against each other (a bias [s, d] computed from
     // the data, a squeeze-excitation scale [b, c, 1, 1]): one elementwise

@@ -341,6 +341,12 @@ TEST_CASE("CalibratedCostModel: framework pricing of batchnorm, embedding and gr
     const int32_t bn_one[4] = {1, 1, 1, 1};
     CHECK(bf16.layer(build_vertex_model(bn_graph.vertices[0]), bn_one) ==
           doctest::Approx(2 * 5e-6 + 8 * (64.0 * 256 * 14 * 14) * 2 / bw).epsilon(1e-12));
+    // A ReLU after it (pointwise 1): three counted operations per element, as
+    // a GEMM's fused pointwise ops, each a read and a write: 6 accesses.
+    Graph bn_relu_graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1,
+        "tensors": {"x": [64, 256, 14, 14]}, "nodes": [{"name": "bn", "op": "batchnorm", "inputs": ["x"], "pointwise": 1}]})");
+    CHECK(bf16.layer(build_vertex_model(bn_relu_graph.vertices[0]), bn_one) ==
+          doctest::Approx(2 * 5e-6 + (8 + 6) * (64.0 * 256 * 14 * 14) * 2 / bw).epsilon(1e-12));
   }
   SUBCASE("gradient all-reduces hide behind the layer's backward pass unless overlap is off") {
     Graph graph = test::graph_from_json(kFcGraph);

@@ -120,6 +120,30 @@ TEST_CASE("import_onnx: alexnet matches torchvision's layers and the zoo's spati
   CHECK(imported.vertices.size() == zoo.vertices.size());
 }
 
+TEST_CASE("import_onnx: an activation after a normalization folds into it; the norm's own scale and bias do not") {
+  GraphFileV1 resnet = import_onnx(onnx_fixture("resnet50"), OnnxImportOptions{}).graph;
+  // conv -> bn -> relu: the ReLU is the batchnorm's pointwise op, not the convolution's.
+  CHECK(node_named(resnet, "/layer1/layer1.0/bn1/BatchNormalization").pointwise == 1);
+  CHECK(node_named(resnet, "/layer1/layer1.0/bn2/BatchNormalization").pointwise == 1);
+  CHECK(!node_named(resnet, "/layer1/layer1.0/conv1/Conv").pointwise);
+  // bn3 -> Add -> ReLU: the ReLU follows the residual add.
+  CHECK(!node_named(resnet, "/layer1/layer1.0/bn3/BatchNormalization").pointwise);
+  CHECK(node_named(resnet, "/layer1/layer1.0/Add").pointwise == 1);
+  int batchnorms = 0, with_relu = 0;
+  for (const NodeV1& node : resnet.nodes)
+    if (node.op == "batchnorm") ++batchnorms, with_relu += node.pointwise.value_or(0) == 1;
+  CHECK(batchnorms == 53);
+  CHECK(with_relu == 33);  // the stem's and two in each of the 16 bottlenecks
+  // A decomposed LayerNorm's Mul by γ and Add of β are the norm's parameters,
+  // priced by its own formula: listed, not counted again.
+  GraphFileV1 encoder = import_onnx(onnx_fixture("transformer_encoder"), OnnxImportOptions{}).graph;
+  const NodeV1& norm = node_named(encoder, "/encoder/layers.0/norm1/ReduceMean");
+  CHECK(norm.op == "norm");
+  CHECK(!norm.pointwise);
+  REQUIRE(norm.pointwise_weights);
+  CHECK(norm.pointwise_weights->size() == 2);
+}
+
 TEST_CASE("import_onnx: transformer shape arithmetic") {
   GraphFileV1 result = import_onnx(onnx_fixture("transformer_encoder"), OnnxImportOptions{}).graph;
   std::map<std::string, int> ops;

@@ -362,27 +362,30 @@ TEST_CASE("cost restated: elementwise") {
 
 namespace {
 
-/// norm over `axis`: 16e + 4 AR(e / x_ax, c_ax) + 4 AR(x_ax, prod_{i != ax} c_i), per-device e and x_ax.
-Formula norm_formula(std::vector<double> extents, size_t axis) {
+/// norm over `axis`: 16e + 4 AR(e / x_ax, c_ax) + 4 AR(x_ax, prod_{i != ax} c_i), per-device e and x_ax;
+/// `pointwise` fused activations add 3e each.
+Formula norm_formula(std::vector<double> extents, size_t axis, double pointwise = 0) {
   return [=](const Config& c, double r) {
     const std::vector<double> x = per_device(extents, c);
     const double e = product(x);
     double others = 1.0;
     for (size_t i = 0; i < c.size(); ++i)
       if (i != axis) others *= c[i];
-    return 16.0 * e + 4.0 * ring_all_reduce(e / x[axis], c[axis], r) + 4.0 * ring_all_reduce(x[axis], others, r);
+    return (16.0 + 3.0 * pointwise) * e + 4.0 * ring_all_reduce(e / x[axis], c[axis], r) +
+           4.0 * ring_all_reduce(x[axis], others, r);
   };
 }
 
-/// rmsnorm over `axis`: 12e + 2 AR(e / x_ax, c_ax) + 2 AR(x_ax, prod_{i != ax} c_i).
-Formula rmsnorm_formula(std::vector<double> extents, size_t axis) {
+/// rmsnorm over `axis`: 12e + 2 AR(e / x_ax, c_ax) + 2 AR(x_ax, prod_{i != ax} c_i); 3e per fused activation.
+Formula rmsnorm_formula(std::vector<double> extents, size_t axis, double pointwise = 0) {
   return [=](const Config& c, double r) {
     const std::vector<double> x = per_device(extents, c);
     const double e = product(x);
     double others = 1.0;
     for (size_t i = 0; i < c.size(); ++i)
       if (i != axis) others *= c[i];
-    return 12.0 * e + 2.0 * ring_all_reduce(e / x[axis], c[axis], r) + 2.0 * ring_all_reduce(x[axis], others, r);
+    return (12.0 + 3.0 * pointwise) * e + 2.0 * ring_all_reduce(e / x[axis], c[axis], r) +
+           2.0 * ring_all_reduce(x[axis], others, r);
   };
 }
 
@@ -394,13 +397,19 @@ TEST_CASE("cost restated: norm, batchnorm and rmsnorm") {
                             {"name": "middle", "op": "norm", "inputs": ["x"], "axis": 1},
                             {"name": "bn", "op": "batchnorm", "inputs": ["y"]},
                             {"name": "rms", "op": "rmsnorm", "inputs": ["x"]},
-                            {"name": "rms1", "op": "rmsnorm", "inputs": ["x"], "axis": 1})");
+                            {"name": "rms1", "op": "rmsnorm", "inputs": ["x"], "axis": 1},
+                            {"name": "bn_relu", "op": "batchnorm", "inputs": ["y"], "pointwise": 1},
+                            {"name": "norm_act", "op": "norm", "inputs": ["x"], "pointwise": 2},
+                            {"name": "rms_act", "op": "rmsnorm", "inputs": ["x"], "axis": 1, "pointwise": 1})");
   size_t n = check_layer(graph, "last", {{6, 10, 12}, "", {}, false, 2}, norm_formula({6, 10, 12}, 2));
   n += check_layer(graph, "middle", {{6, 10, 12}, "", {}, false, 2}, norm_formula({6, 10, 12}, 1));
   n += check_layer(graph, "bn", {{12, 10}, "", {}, false, 2}, norm_formula({12, 10}, 0));
   n += check_layer(graph, "rms", {{6, 10, 12}, "", {}, false, 2}, rmsnorm_formula({6, 10, 12}, 2));
   n += check_layer(graph, "rms1", {{6, 10, 12}, "", {}, false, 2}, rmsnorm_formula({6, 10, 12}, 1));
-  CHECK(n > 100);
+  n += check_layer(graph, "bn_relu", {{12, 10}, "", {}, false, 2}, norm_formula({12, 10}, 0, 1));
+  n += check_layer(graph, "norm_act", {{6, 10, 12}, "", {}, false, 2}, norm_formula({6, 10, 12}, 2, 2));
+  n += check_layer(graph, "rms_act", {{6, 10, 12}, "", {}, false, 2}, rmsnorm_formula({6, 10, 12}, 1, 1));
+  CHECK(n > 160);
 }
 
 namespace {

@@ -3,6 +3,12 @@
 // normalised axis or the others are split. rmsnorm (RMSNorm over `axis`,
 // default −1): a layer norm without the mean, so 12 operations per element and
 // half the all-reduces (one statistic, one parameter gradient).
+//
+// Each takes an optional `pointwise` count: activations applied to its output
+// (a ReLU after a batchnorm, as ResNets run it), priced as a GEMM's fused
+// pointwise ops, 3 operations per element each (forward, and backward's read
+// of the saved output and its product with dy). Without the field the price
+// is the paper's.
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -21,11 +27,12 @@ std::vector<Vertex> infer_batchnorm(const NodeContext&, Vertex v) {
 VertexModel model(const Vertex& v) {
   VertexModel m = shape_domain(v.kind, v.inputs[0].shape, 1, 1);
   m.work.axis = v.axis;
+  m.work.pointwise = static_cast<double>(v.pointwise);
   return m;
 }
 
-// `per_element` operations per element; `times` all-reduces of the per-row
-// statistics over the normalised axis's split, and `times` of the per-feature
+// `per_element` operations per element, and 3 per fused pointwise op; `times`
+// all-reduces of the per-row statistics over the normalised axis's split, and `times` of the per-feature
 // parameter gradients over the other dimensions' splits.
 void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& work, double per_element, double times) {
   const int axis = m.work.axis;
@@ -34,7 +41,7 @@ void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& w
   double others = 1;
   for (int d = 0; d < static_cast<int>(m.domain.size()); ++d)
     if (d != axis) others *= c[d];
-  work.pointwise = per_element * elements;
+  work.pointwise = (per_element + 3 * m.work.pointwise) * elements;
   work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), times, "norm statistics"});
   work.all_reduces.add({x_axis, others, times, "norm parameter-gradient"});
 }
@@ -53,15 +60,17 @@ void describe_rms(const VertexModel& m, const int32_t* c, LayerWork& work) { des
 }  // namespace
 
 OpDefinition norm() {
-  return OpDefinition("norm", OpKind::Norm).fields({}, {"axis"}).infers(infer_norm).models(model).works(describe);
+  return OpDefinition("norm", OpKind::Norm).fields({}, {"axis", "pointwise"}).infers(infer_norm).models(model)
+      .works(describe);
 }
 
 OpDefinition rmsnorm() {
-  return OpDefinition("rmsnorm", OpKind::RmsNorm).fields({}, {"axis"}).infers(infer_norm).models(model).works(describe_rms);
+  return OpDefinition("rmsnorm", OpKind::RmsNorm).fields({}, {"axis", "pointwise"}).infers(infer_norm).models(model)
+      .works(describe_rms);
 }
 
 OpDefinition batchnorm() {
-  return OpDefinition("batchnorm", OpKind::Batchnorm).infers(infer_batchnorm).models(model).works(describe);
+  return OpDefinition("batchnorm", OpKind::Batchnorm).fields({}, {"pointwise"}).infers(infer_batchnorm).models(model).works(describe);
 }
 
 }  // namespace pase::ops
