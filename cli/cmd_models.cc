@@ -27,6 +27,7 @@ struct ModelsOptions {
   int64_t batch = 0;  // read only when given; else the paper's batch, or kLlmDefaultBatch for a language model
   std::string out;
   std::string preset;
+  bool dropout = false;
   CLI::Option* batch_option = nullptr;
   CLI::Option* preset_option = nullptr;
   std::vector<ShapeFlag> shape_flags = {
@@ -71,6 +72,7 @@ GraphFileV1 zoo_graph(const ModelsOptions& options) {
       throw UsageError(std::string(f.flag) + ": only the gpt and llama families take it, not '" + options.name + "'");
   if (options.preset_option->count() > 0)
     throw UsageError("--preset: only the gpt and llama families have presets, not '" + options.name + "'");
+  if (options.dropout) throw UsageError("--dropout: only the gpt family takes it, not '" + options.name + "'");
   // Not given: the paper's batch (1 for an unknown name, which is then refused as such).
   int64_t batch = options.batch;
   if (options.batch_option->count() == 0) {
@@ -113,6 +115,7 @@ GraphFileV1 language_model(const ModelsOptions& options, LlmFamily family, const
       overridden = true;
     }
   if (options.batch_option->count() > 0) shape.batch = options.batch;
+  shape.dropout = options.dropout;
   const auto given = [&](const char* field) {
     for (const ShapeFlag& f : options.shape_flags)
       if (std::string(f.field) == field) return f.option->count() > 0;
@@ -132,6 +135,7 @@ GraphFileV1 language_model(const ModelsOptions& options, LlmFamily family, const
     const OptionWords& words = error.words();
     for (const ShapeFlag& f : options.shape_flags)
       if (words.option == f.field) throw UsageError(words.with(f.flag));
+    if (words.option == "dropout") throw UsageError(words.with("--dropout"));
     throw UsageError(words.with(words.option == "batch" ? "--batch" : words.name));
   }
 }
@@ -149,6 +153,9 @@ CommandRunner register_models(CLI::App& app) {
   exporter->add_option("--out,-o", options->out, "Output file (default: stdout)");
   options->preset_option = exporter->add_option("--preset", options->preset, "gpt/llama: start from a preset");
   for (ShapeFlag& f : options->shape_flags) f.option = exporter->add_option(f.flag, f.value, f.help);
+  exporter->add_flag("--dropout", options->dropout,
+                     "gpt: price the dropout GPT-2 and BERT train with (embeddings, attention probabilities, "
+                     "attention and MLP outputs)");
   return [models, exporter, options]() -> int {
     if (!models->parsed()) return -1;
     if (!exporter->parsed()) {

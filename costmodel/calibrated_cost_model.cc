@@ -348,7 +348,8 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       const double e = domain_elements(m, c);
       const int axis = m.work.axis;
       const double rows = e / per_device(m, c, axis);
-      compute_term(sink, 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e));
+      compute_term(sink, 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e) +
+                             fused_pointwise_seconds(model, m.work.pointwise, e));
       communication_term(sink, CostTermKind::AllReduce, "softmax max and sum all-reduce", "",
                          3 * model.all_reduce_seconds(rows, c[axis]), rows, c[axis], 3);
       return;

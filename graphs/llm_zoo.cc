@@ -27,6 +27,7 @@ constexpr FieldWords kFf{"ff", "the MLP width"};
 constexpr FieldWords kSeq{"seq", "the sequence length"};
 constexpr FieldWords kVocab{"vocab", "the vocabulary size"};
 constexpr FieldWords kBatch{"batch", "the batch size"};
+constexpr FieldWords kDropout{"dropout", "dropout"};
 
 // A block's vertices are a few dozen nodes each; a cap keeps a typo from
 // building a graph that exhausts memory before anything is solved.
@@ -93,8 +94,12 @@ GraphFileV1 gpt(const LlmShape& s, const std::string& name) {
     return z.add(std::move(n));
   };
 
+  // Dropout, where asked, at GPT-2's sites (embd_pdrop, attn_pdrop, and
+  // resid_pdrop after each block's two projections): one pointwise op each.
+  const int64_t dropout = s.dropout ? 1 : 0;
   std::string x = z.elementwise("transformer/embeddings",
-                                {embedding("transformer/wte", ids, s.vocab), embedding("transformer/wpe", positions, s.seq)});
+                                {embedding("transformer/wte", ids, s.vocab), embedding("transformer/wpe", positions, s.seq)},
+                                dropout);
   for (int64_t l = 0; l < s.layers; ++l) {
     const std::string p = "transformer/" + block_path("h", l);
     std::string a = layer_norm(p + "/ln_1", x);
@@ -105,13 +110,14 @@ GraphFileV1 gpt(const LlmShape& s, const std::string& name) {
     const std::string logits = z.einsum(p + "/attn/logits", "blhk,bmhk->bhlm", {split + ":0", split + ":1"});
     NodeV1 softmax = ZooBuilder::node(p + "/attn/softmax", "softmax", {logits});
     softmax.axis = 3;
+    if (dropout > 0) softmax.pointwise = dropout;
     const std::string weights = z.add(std::move(softmax));
     const std::string context = z.einsum(p + "/attn/context", "bhlm,bmhk->blhk", {weights, split + ":2"});
-    a = projection(p + "/attn/c_proj", "blhk,hke->ble", context, {h, hd, d}, {d}, 0);
+    a = projection(p + "/attn/c_proj", "blhk,hke->ble", context, {h, hd, d}, {d}, dropout);
     x = z.elementwise(p + "/attn/residual", {x, a});
     std::string m = layer_norm(p + "/ln_2", x);
     m = projection(p + "/mlp/c_fc", "ble,ef->blf", m, {d, s.ff}, {s.ff}, /*activations=*/1);  // GELU
-    m = projection(p + "/mlp/c_proj", "blf,fe->ble", m, {s.ff, d}, {d}, 0);
+    m = projection(p + "/mlp/c_proj", "blf,fe->ble", m, {s.ff, d}, {d}, dropout);
     x = z.elementwise(p + "/mlp/residual", {x, m});
   }
   x = layer_norm("transformer/ln_f", x);
@@ -182,7 +188,7 @@ GraphFileV1 llama(const LlmShape& s, const std::string& name) {
 
 bool LlmShape::operator==(const LlmShape& o) const {
   return layers == o.layers && d_model == o.d_model && heads == o.heads && kv_heads == o.kv_heads && ff == o.ff &&
-         seq == o.seq && vocab == o.vocab && batch == o.batch;
+         seq == o.seq && vocab == o.vocab && batch == o.batch && dropout == o.dropout;
 }
 
 const std::vector<LlmPreset>& llm_presets() {
@@ -231,6 +237,8 @@ void check_llm_shape(LlmFamily family, const LlmShape& s) {
                          std::to_string(s.kv_heads) + "; grouped-query attention is llama's");
   if (s.heads % s.kv_heads != 0)
     refuse(kKvHeads, std::to_string(s.kv_heads) + " does not divide the " + std::to_string(s.heads) + " heads");
+  if (family == LlmFamily::Llama && s.dropout)
+    refuse(kDropout, "llama models train without dropout (LLaMA-2 sets none); only gpt takes it");
   check_sizes(s);
 }
 

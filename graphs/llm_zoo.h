@@ -26,6 +26,9 @@ struct LlmShape {
   int64_t seq = 0;       ///< tokens per sequence (gpt: also the position table's rows)
   int64_t vocab = 0;
   int64_t batch = 0;     ///< sequences per step
+  /// gpt: price the dropout GPT-2 and BERT train with, one pointwise op at each
+  /// site (embeddings, attention probabilities, attention and MLP outputs)
+  bool dropout = false;
   bool operator==(const LlmShape& other) const;
 };
 

@@ -367,6 +367,16 @@ class Lowerer {
     return slots;
   }
 
+  // A Dropout whose ratio is a constant 0 (the `ratio` attribute before
+  // opset 12, input 1 since): frameworks hand the input back unchanged, so
+  // it adds no work (Swin-T's attention and projection dropouts).
+  bool drops_nothing(const onnx::NodeProto& node) const {
+    if (const onnx::AttributeProto* ratio = find_attribute(node, "ratio")) return ratio->f() == 0.0f;
+    if (node.input_size() < 2 || node.input(1).empty()) return false;
+    const ConstantValue* ratio = facts_.value(node.input(1));
+    return ratio != nullptr && ratio->data.size() == 1 && ratio->data[0] == 0.0;
+  }
+
   std::optional<std::vector<int64_t>> input_ints(const onnx::NodeProto& node, int k) const {
     if (k >= node.input_size() || node.input(k).empty()) return std::nullopt;
     const ConstantValue* v = facts_.value(node.input(k));
@@ -641,7 +651,7 @@ class Lowerer {
 
     if (op == "Dropout") {
       if (node.output_size() > 1 && is_used(node.output(1))) return unsupported(node, "its mask output is used");
-      return fold(node.output(0), ref_of(node, x), 1);
+      return fold(node.output(0), ref_of(node, x), drops_nothing(node) ? 0 : 1);
     }
     if (int pw = pointwise_count(op); pw >= 0 && slots.size() == 1 && slots[0] == 0) {
       if (shape_of(node, node.output(0)) != shape_of(node, x)) return unsupported(node, "changes the shape");

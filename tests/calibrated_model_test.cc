@@ -335,6 +335,11 @@ TEST_CASE("CalibratedCostModel: framework pricing of batchnorm, embedding and gr
     // bf16: still 4-byte accesses, plus four cast kernels of (2 + 4) bytes per element.
     CHECK(bf16.layer(ln, one) == doctest::Approx(6 * 5e-6 + (8 * e * 4 + 24 * e) / bw).epsilon(1e-12));
     CHECK(bf16.layer(sm, one) == doctest::Approx(6 * 5e-6 + (6 * e * 4 + 24 * e) / bw).epsilon(1e-12));
+    // Dropout on the probabilities (pointwise 1) streams 6 accesses of the training dtype.
+    Graph dropout_graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 128, 1024]},
+        "nodes": [{"name": "sm", "op": "softmax", "inputs": ["x"], "axis": 2, "pointwise": 1}]})");
+    CHECK(bf16.layer(build_vertex_model(dropout_graph.vertices[0]), one) ==
+          doctest::Approx(6 * 5e-6 + (6 * e * 4 + 24 * e + 6 * e * 2) / bw).epsilon(1e-12));
     // Batchnorm is not on the list: it streams 2-byte elements.
     Graph bn_graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "tensors": {"x": [64, 256, 14, 14]},
         "nodes": [{"name": "bn", "op": "batchnorm", "inputs": ["x"]}]})");

@@ -105,6 +105,8 @@ TEST_CASE("layer_cost: elementwise, norm, batchnorm, softmax, softmax_xent, redu
   CHECK(cost_of(x, R"({"name": "n", "op": "norm", "inputs": ["x"], "pointwise": 2})", {2, 4}) == 100088.0);
   // softmax axis 1, config (2,2): e = 8, f = 2, d_ax = 8; 32 + 64 + 2 AR(2, 2) = 20000 + AR(16, 2) = 80000
   CHECK(cost_of(x, R"({"name": "s", "op": "softmax", "inputs": ["x"]})", {2, 2}) == 100096.0);
+  // dropout on the probabilities (pointwise 1) adds 3e = 24
+  CHECK(cost_of(x, R"({"name": "s", "op": "softmax", "inputs": ["x"], "pointwise": 1})", {2, 2}) == 100120.0);
   // softmax_xent, config (2,2): e = 8, beta = 2; 32 + 4 + 2 r beta = 20000
   CHECK(cost_of(x, R"({"name": "l", "op": "softmax_xent", "inputs": ["x"]})", {2, 2}) == 20036.0);
   CHECK(cost_of(x, R"({"name": "l", "op": "softmax_xent", "inputs": ["x"]})", {2, 1}) == 68.0);

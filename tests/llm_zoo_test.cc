@@ -64,6 +64,12 @@ Graph built(LlmFamily family, const LlmShape& shape) {
   return build_graph(build_llm_graph(family, shape, llm_family_name(family)), "model.json");
 }
 
+const NodeV1& node_of(const GraphFileV1& file, const std::string& name) {
+  const auto it = std::find_if(file.nodes.begin(), file.nodes.end(), [&](const NodeV1& n) { return n.name == name; });
+  REQUIRE(it != file.nodes.end());
+  return *it;
+}
+
 const Vertex& vertex(const Graph& graph, const std::string& name) {
   return graph.vertices.at(static_cast<size_t>(graph.find_vertex(name)));
 }
@@ -118,6 +124,30 @@ TEST_CASE("build_llm_graph: gpt blocks, weights and parameter count") {
   CHECK(w.shapes.at("transformer.h.1.mlp.c_fc.weight") == Shape{64, 256});  // Conv1D: [in, out]
   CHECK(vertex(graph, "transformer/h.0/attn/logits").outputs[0] == Shape{2, 4, 16, 16});
   CHECK(vertex(graph, "transformer/h.0/mlp/c_fc").pointwise == 2);  // bias and GELU
+}
+
+TEST_CASE("build_llm_graph: gpt with dropout prices GPT-2's four sites and nothing else") {
+  LlmShape shape = kTinyGpt;
+  shape.dropout = true;
+  const Graph with = built(LlmFamily::Gpt, shape), without = built(LlmFamily::Gpt, kTinyGpt);
+  REQUIRE(with.vertices.size() == without.vertices.size());
+  // embd_pdrop on the embeddings' sum; per block attn_pdrop on the attention
+  // probabilities and resid_pdrop after attn.c_proj and mlp.c_proj.
+  std::set<std::string> changed;
+  for (size_t i = 0; i < with.vertices.size(); ++i) {
+    CHECK(with.vertices[i].name == without.vertices[i].name);
+    if (with.vertices[i].pointwise != without.vertices[i].pointwise) {
+      CHECK(with.vertices[i].pointwise == without.vertices[i].pointwise + 1);
+      changed.insert(with.vertices[i].name);
+    }
+  }
+  CHECK(changed == std::set<std::string>{"transformer/embeddings", "transformer/h.0/attn/softmax",
+                                         "transformer/h.0/attn/c_proj", "transformer/h.0/mlp/c_proj",
+                                         "transformer/h.1/attn/softmax", "transformer/h.1/attn/c_proj",
+                                         "transformer/h.1/mlp/c_proj"});
+  CHECK(weights_of(with).parameters == weights_of(without).parameters);
+  // Without the flag the file is the one it always was: no pointwise on a softmax.
+  CHECK(!node_of(build_llm_graph(LlmFamily::Gpt, kTinyGpt, "gpt"), "transformer/h.0/attn/softmax").pointwise);
 }
 
 TEST_CASE("build_llm_graph: llama blocks, grouped-query attention and parameter count") {
@@ -275,6 +305,8 @@ TEST_CASE("pase models export gpt|llama: bad options are one line and exit statu
       {"transformer --layers 2", "--layers: only the gpt and llama families take it, not 'transformer'"},
       {"alexnet --preset gpt2-xl", "--preset: only the gpt and llama families have presets, not 'alexnet'"},
       {"gpt --preset gpt2-xl --layers 20000", "--layers: at most 10000 layers, got 20000"},
+      {"llama --preset llama2-7b --dropout", "--dropout: llama models train without dropout (LLaMA-2 sets none); only gpt takes it"},
+      {"alexnet --dropout", "--dropout: only the gpt family takes it, not 'alexnet'"},
   };
   for (const auto& [args, message] : cases) {
     CAPTURE(args);

@@ -142,6 +142,28 @@ TEST_CASE("import_onnx: an activation after a normalization folds into it; the n
   CHECK(!norm.pointwise);
   REQUIRE(norm.pointwise_weights);
   CHECK(norm.pointwise_weights->size() == 2);
+  // The attention's Dropout (ratio 0.1, exported in training mode) is the softmax's pointwise op.
+  CHECK(node_named(encoder, "/encoder/layers.0/self_attn/Softmax").pointwise == 1);
+}
+
+TEST_CASE("import_onnx: a Dropout of ratio 0 adds nothing") {
+  // torchvision's Swin-T exports its attention and projection dropouts with ratio 0.0.
+  GraphFileV1 swin = import_onnx(onnx_fixture("swin_t"), OnnxImportOptions{}).graph;
+  CHECK(!node_named(swin, "/features/features.1/features.1.0/attn/Softmax").pointwise);
+  CHECK(node_named(swin, "/features/features.1/features.1.0/attn/MatMul_3").pointwise == 1);  // its bias only
+  // A Dropout with ratio 0.5 counts, one with ratio 0 does not.
+  for (const float ratio : {0.5f, 0.0f}) {
+    CAPTURE(ratio);
+    TinyModel m;
+    m.input("x", {4, 16});
+    m.initializer("w", {16, 8});
+    m.float_initializer("ratio", {}, {ratio});
+    m.node("fc", "MatMul", {"x", "w"}, {"h"});
+    m.node("drop", "Dropout", {"h", "ratio"}, {"y"});
+    m.output("y");
+    GraphFileV1 graph = import_onnx(m.save("dropout.onnx"), OnnxImportOptions{}).graph;
+    CHECK(node_named(graph, "fc").pointwise.value_or(0) == (ratio > 0 ? 1 : 0));
+  }
 }
 
 TEST_CASE("import_onnx: transformer shape arithmetic") {

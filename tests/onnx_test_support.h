@@ -67,6 +67,14 @@ class TinyModel {
     }
     for (int64_t i = 0; i < count; ++i) tensor.add_float_data(0.0f);
   }
+  /// A float initializer holding `values` (a constant ratio or scale).
+  void float_initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values) {
+    onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();
+    tensor.set_name(name);
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) tensor.add_dims(d);
+    for (float v : values) tensor.add_float_data(v);
+  }
   /// An int64 initializer holding `values` (a constant depth, axis or index).
   void int_initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
     onnx::TensorProto& tensor = *model_.mutable_graph()->add_initializer();

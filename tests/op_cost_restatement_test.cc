@@ -415,12 +415,13 @@ TEST_CASE("cost restated: norm, batchnorm and rmsnorm") {
 namespace {
 
 /// softmax over `axis`: 4e + e d_ax + 2 AR(f, c_ax) + AR(f d_ax, c_ax); e and f = prod_{i != ax} x_i
-/// per device, d_ax the whole extent.
-Formula softmax_formula(std::vector<double> extents, size_t axis) {
+/// per device, d_ax the whole extent; 3e more per fused pointwise op (dropout on the probabilities).
+Formula softmax_formula(std::vector<double> extents, size_t axis, double pointwise = 0) {
   return [=](const Config& c, double r) {
     const std::vector<double> x = per_device(extents, c);
     const double e = product(x), f = e / x[axis], d = extents[axis];
-    return 4.0 * e + e * d + 2.0 * ring_all_reduce(f, c[axis], r) + ring_all_reduce(f * d, c[axis], r);
+    return (4.0 + 3.0 * pointwise) * e + e * d + 2.0 * ring_all_reduce(f, c[axis], r) +
+           ring_all_reduce(f * d, c[axis], r);
   };
 }
 
@@ -441,13 +442,15 @@ TEST_CASE("cost restated: softmax and softmax_xent") {
                             {"name": "s2", "op": "softmax", "inputs": ["x"], "axis": -1},
                             {"name": "s0", "op": "softmax", "inputs": ["y"], "axis": 0},
                             {"name": "l2", "op": "softmax_xent", "inputs": ["y"]},
-                            {"name": "l3", "op": "softmax_xent", "inputs": ["x"]})");
+                            {"name": "l3", "op": "softmax_xent", "inputs": ["x"]},
+                            {"name": "s_drop", "op": "softmax", "inputs": ["x"], "axis": 2, "pointwise": 1})");
   size_t n = check_layer(graph, "s1", {{6, 10, 12}, "", {}, false, 2}, softmax_formula({6, 10, 12}, 1));
   n += check_layer(graph, "s2", {{6, 10, 12}, "", {}, false, 2}, softmax_formula({6, 10, 12}, 2));
   n += check_layer(graph, "s0", {{12, 10}, "", {}, false, 2}, softmax_formula({12, 10}, 0));
   n += check_layer(graph, "l2", {{12, 10}, "", {}, false, 2}, softmax_xent_formula({12, 10}));
   n += check_layer(graph, "l3", {{6, 10, 12}, "", {}, false, 2}, softmax_xent_formula({6, 10, 12}));
-  CHECK(n > 150);
+  n += check_layer(graph, "s_drop", {{6, 10, 12}, "", {}, false, 2}, softmax_formula({6, 10, 12}, 2, 1));
+  CHECK(n > 180);
 }
 
 TEST_CASE("cost restated: reduce_mean") {
