@@ -58,8 +58,8 @@ bool takes_pointwise(const std::string& op) {
 // are its own parameters, not extra pointwise work.
 bool prices_own_affine(const std::string& op) {
   const OpDefinition* definition = find_op(op);
-  return definition != nullptr &&
-         (definition->kind == OpKind::Norm || definition->kind == OpKind::RmsNorm || definition->kind == OpKind::Batchnorm);
+  if (definition == nullptr) return false;
+  return definition->kind == OpKind::Norm || definition->kind == OpKind::RmsNorm || definition->kind == OpKind::Batchnorm;
 }
 
 // Unary ops whose cost folds into the producer's pointwise count: (op, count).

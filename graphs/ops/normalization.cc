@@ -32,8 +32,9 @@ VertexModel model(const Vertex& v) {
 }
 
 // `per_element` operations per element, and 3 per fused pointwise op; `times`
-// all-reduces of the per-row statistics over the normalised axis's split, and `times` of the per-feature
-// parameter gradients over the other dimensions' splits.
+// all-reduces of the per-row statistics over the normalised axis's split, and
+// `times` of the per-feature parameter gradients over the other dimensions'
+// splits.
 void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& work, double per_element, double times) {
   const int axis = m.work.axis;
   const double elements = domain_elements(m, c);
@@ -70,7 +71,8 @@ OpDefinition rmsnorm() {
 }
 
 OpDefinition batchnorm() {
-  return OpDefinition("batchnorm", OpKind::Batchnorm).fields({}, {"pointwise"}).infers(infer_batchnorm).models(model).works(describe);
+  return OpDefinition("batchnorm", OpKind::Batchnorm).fields({}, {"pointwise"}).infers(infer_batchnorm).models(model)
+      .works(describe);
 }
 
 }  // namespace pase::ops

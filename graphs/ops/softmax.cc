@@ -46,8 +46,8 @@ void describe_xent(const VertexModel& m, const int32_t* c, LayerWork& work) {
 }  // namespace
 
 OpDefinition softmax() {
-  return OpDefinition("softmax", OpKind::Softmax).fields({}, {"axis", "pointwise"}).infers(infer_softmax).models(model)
-      .works(describe_softmax);
+  return OpDefinition("softmax", OpKind::Softmax).fields({}, {"axis", "pointwise"}).infers(infer_softmax)
+      .models(model).works(describe_softmax);
 }
 
 OpDefinition softmax_xent() {
