@@ -203,9 +203,9 @@ void communication_term(Sink& sink, CostTermKind kind, const char* what, const c
   if (group > 1 || cost > 0) sink(kind, what, suffix, cost, words, group, times);
 }
 
-// Fused pointwise ops (activations after a GEMM or a norm): 3 counted
-// operations per element each, as the `pase` model counts them, and one read
-// and one write per counted operation.
+// Fused pointwise ops (activations after a GEMM, a normalization or a
+// softmax): 3 counted operations per element each, as the `pase` model counts
+// a GEMM's, and one read and one write per counted operation.
 double fused_pointwise_seconds(const CalibratedCostModel& model, double pointwise, double elements) {
   return model.memory_seconds(2 * 3 * pointwise * elements);
 }

@@ -5,10 +5,9 @@
 // half the all-reduces (one statistic, one parameter gradient).
 //
 // Each takes an optional `pointwise` count: activations applied to its output
-// (a ReLU after a batchnorm, as ResNets run it), priced as a GEMM's fused
-// pointwise ops, 3 operations per element each (forward, and backward's read
-// of the saved output and its product with dy). Without the field the price
-// is the paper's.
+// (a ReLU after a batchnorm, as ResNets run it). The paper's formulas have no
+// pointwise term, so this `pase` price leaves it out (docs/formats.md's
+// cost model, exactly); the calibrated model prices it as memory traffic.
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -31,10 +30,9 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-// `per_element` operations per element, and 3 per fused pointwise op; `times`
-// all-reduces of the per-row statistics over the normalised axis's split, and
-// `times` of the per-feature parameter gradients over the other dimensions'
-// splits.
+// `per_element` operations per element; `times` all-reduces of the per-row
+// statistics over the normalised axis's split, and `times` of the per-feature
+// parameter gradients over the other dimensions' splits.
 void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& work, double per_element, double times) {
   const int axis = m.work.axis;
   const double elements = domain_elements(m, c);
@@ -42,7 +40,7 @@ void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& w
   double others = 1;
   for (int d = 0; d < static_cast<int>(m.domain.size()); ++d)
     if (d != axis) others *= c[d];
-  work.pointwise = (per_element + 3 * m.work.pointwise) * elements;
+  work.pointwise = per_element * elements;
   work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), times, "norm statistics"});
   work.all_reduces.add({x_axis, others, times, "norm parameter-gradient"});
 }

@@ -1,7 +1,8 @@
 // softmax over `axis` (default 1), and softmax_xent: the loss, a softmax
 // over the last dimension with a cross-entropy. softmax takes an optional
-// `pointwise` count (dropout on attention probabilities), 3 operations per
-// element each as for a norm's; without it the price is the paper's.
+// `pointwise` count (dropout on attention probabilities), which, as for the
+// normalizations, only the calibrated model prices: the paper's formula has
+// no pointwise term.
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {
@@ -21,15 +22,15 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-// 4 operations per element and one per element per class, and 3 per fused
-// pointwise op; the maxima and sums along a split axis are all-reduced.
+// 4 operations per element and one per element per class; the maxima and
+// sums along a split axis are all-reduced.
 void describe_softmax(const VertexModel& m, const int32_t* c, LayerWork& work) {
   const int axis = m.work.axis;
   const double elements = domain_elements(m, c);
   const double f = elements / per_device(m, c, axis);
   const double d_axis = static_cast<double>(m.domain[axis]);
   const double group = static_cast<double>(c[axis]);
-  work.pointwise = (4 + 3 * m.work.pointwise) * elements + elements * d_axis;
+  work.pointwise = 4 * elements + elements * d_axis;
   work.all_reduces.add({f, group, 2, "softmax max and sum"});
   work.all_reduces.add({f * d_axis, group, 1, "softmax row"});
 }
