@@ -30,12 +30,11 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { work.pointwise = domain_elements(m, c); }
-
 }  // namespace
 
 OpDefinition argmax() {
-  return OpDefinition("argmax", OpKind::ArgMax).fields({"axis"}, {"keepdims"}).infers(infer).models(model).works(describe);
+  return OpDefinition("argmax", OpKind::ArgMax).fields({"axis"}, {"keepdims"}).infers(infer).models(model)
+      .works(describe_one_per_element);
 }
 
 }  // namespace pase::ops

@@ -26,12 +26,11 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { work.pointwise = domain_elements(m, c); }
-
 }  // namespace
 
 OpDefinition one_hot() {
-  return OpDefinition("one_hot", OpKind::OneHot).fields({"depth"}, {"axis"}).infers(infer).models(model).works(describe);
+  return OpDefinition("one_hot", OpKind::OneHot).fields({"depth"}, {"axis"}).infers(infer).models(model)
+      .works(describe_one_per_element);
 }
 
 }  // namespace pase::ops

@@ -44,6 +44,10 @@ double domain_elements(const VertexModel& model, const int32_t* config) {
   return elements;
 }
 
+void describe_one_per_element(const VertexModel& model, const int32_t* config, LayerWork& work) {
+  work.pointwise = domain_elements(model, config);
+}
+
 void describe_gemm(const VertexModel& model, const int32_t* config, LayerWork& work) {
   work.has_gemm = true;
   work.gemm = gemm_shape(model, config);

@@ -30,6 +30,10 @@ namespace pase::ops {
 /// Per-device elements of the whole domain: Π d_i / c_i.
 [[nodiscard]] double domain_elements(const VertexModel& model, const int32_t* config);
 
+/// Work of one operation per element of the domain (a comparison, a write or
+/// an addition each): argmax, cumsum, one_hot, scatter, scatter_nd, topk.
+void describe_one_per_element(const VertexModel& model, const int32_t* config, LayerWork& work);
+
 /// Work of a GEMM layer: its shape from model.work's roles.
 void describe_gemm(const VertexModel& model, const int32_t* config, LayerWork& work);
 

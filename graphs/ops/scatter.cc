@@ -50,13 +50,11 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { work.pointwise = domain_elements(m, c); }
-
 }  // namespace
 
 OpDefinition scatter() {
   return OpDefinition("scatter", OpKind::Scatter).fields({}, {"shape", "axis"}).inputs(2, 3).infers(infer).models(model)
-      .works(describe);
+      .works(describe_one_per_element);
 }
 
 }  // namespace pase::ops

@@ -42,12 +42,11 @@ VertexModel model(const Vertex& v) {
   return m;
 }
 
-void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { work.pointwise = domain_elements(m, c); }
-
 }  // namespace
 
 OpDefinition scatter_nd() {
-  return OpDefinition("scatter_nd", OpKind::ScatterNd).inputs(3, 3).infers(infer).models(model).works(describe);
+  return OpDefinition("scatter_nd", OpKind::ScatterNd).inputs(3, 3).infers(infer).models(model)
+      .works(describe_one_per_element);
 }
 
 }  // namespace pase::ops
