@@ -121,9 +121,7 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     // reads the flag).
     WorkParams& work = built.work;
     if (work.weight_operand) {
-      const std::string name = !built.weights.empty()
-                                   ? (vertex.weight_names.empty() ? default_weight_name(vertex.name, 0) : vertex.weight_names[0])
-                                   : vertex.inputs[1].ref;
+      const std::string name = !built.weights.empty() ? owned_weight_name(vertex, 0) : vertex.inputs[1].ref;
       if (!updated_weights.insert(name).second) work.weight_operand = false;
     }
     std::string key = model_key(built);

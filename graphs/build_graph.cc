@@ -313,7 +313,7 @@ class Builder {
       const std::vector<Shape>& owned = owned_weights_[i];
       for (size_t k = 0; k < owned.size(); ++k) {
         bool named = k < vertex.weight_names.size();
-        claim(i, named ? vertex.weight_names[k] : default_weight_name(vertex.name, k), owned[k],
+        claim(i, owned_weight_name(vertex, k), owned[k],
               [&] { return named ? "weights[" + std::to_string(k) + "]" : std::string("weights"); }, !named);
       }
       for (size_t k = 0; k < vertex.pointwise_weights.size(); ++k)

@@ -8,6 +8,10 @@ std::string default_weight_name(const std::string& node, size_t index) {
   return node + "/weight" + (index == 0 ? "" : "_" + std::to_string(index));
 }
 
+std::string owned_weight_name(const Vertex& vertex, size_t index) {
+  return index < vertex.weight_names.size() ? vertex.weight_names[index] : default_weight_name(vertex.name, index);
+}
+
 std::vector<LayerWeight> layer_weights(const Vertex& vertex, const VertexModel& model) {
   std::vector<LayerWeight> weights;
   auto add = [&weights](LayerWeight weight) {
@@ -16,7 +20,7 @@ std::vector<LayerWeight> layer_weights(const Vertex& vertex, const VertexModel& 
   };
   for (size_t k = 0; k < model.weights.size(); ++k) {
     const WeightTensor& w = model.weights[k];
-    add({k < vertex.weight_names.size() ? vertex.weight_names[k] : default_weight_name(vertex.name, k), w.shape, w.split});
+    add({owned_weight_name(vertex, k), w.shape, w.split});
   }
   for (size_t j = 0; j < vertex.inputs.size() && j < model.inputs.size(); ++j)
     if (vertex.inputs[j].parameter) add({vertex.inputs[j].ref, vertex.inputs[j].shape, model.inputs[j]});

@@ -24,6 +24,10 @@ struct LayerWeight {
 /// "NODE/weight": the name of an op-owned weight the node's `weights` does not name.
 [[nodiscard]] std::string default_weight_name(const std::string& node, size_t index);
 
+/// The name of the op-owned weight `index` of `vertex`: its node's `weights`
+/// entry, or default_weight_name where the node names none.
+[[nodiscard]] std::string owned_weight_name(const Vertex& vertex, size_t index);
+
 /// The weights `vertex` reads, in that order: op-owned, parameter inputs, pointwise; each name once.
 [[nodiscard]] std::vector<LayerWeight> layer_weights(const Vertex& vertex, const VertexModel& model);
 
