@@ -10,6 +10,7 @@ packages=(
   build-essential cmake ninja-build
   libboost-graph-dev nlohmann-json3-dev libcli11-dev libtbb-dev doctest-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  python3
 )
 case "${1:-}" in
   "") ;;
