@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "graphs/error.h"
+#include "base/error.h"
 
 namespace pase {
 

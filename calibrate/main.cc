@@ -16,9 +16,9 @@
 #include "calibrate/validation_plan.h"
 #include "costmodel/builtin_machines.h"
 #include "cli/exit_status.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph.h"
-#include "graphs/graph_file.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "graphs/error.h"
-#include "solver/strategy_reader.h"
+#include "base/error.h"
+#include "strategy/strategy_reader.h"
 
 namespace pase {
 

@@ -34,12 +34,12 @@
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "graphs/json_document.h"
-#include "graphs/json_reader.h"
-#include "solver/memory_cap.h"
-#include "solver/solve.h"
+#include "base/error.h"
+#include "base/json_document.h"
+#include "base/json_reader.h"
+#include "memorycap/memory_cap.h"
+#include "dp/solve.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {
@@ -256,7 +256,7 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     CostTables tables = build_cost_tables(graph, *setup.models[i]);
     const MemoryTables memory = build_memory_tables(graph, tables, setup.memory_model);
     if (!setup.cap) {
-      Solution solution = solve(graph, tables, options);
+      Solution solution = solve(tables.objective, graph.vertex_names(), options);
       r.cost = solution.cost;
       r.memory = plan_memory(memory, solution.choice).total();
     } else {

@@ -22,11 +22,11 @@
 #include "cli/model_options.h"
 #include "cli/svg_chart.h"
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/baselines.h"
-#include "solver/memory_cap.h"
-#include "solver/solve.h"
+#include "base/error.h"
+#include "strategy/baselines.h"
+#include "memorycap/memory_cap.h"
+#include "dp/solve.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {
@@ -93,7 +93,7 @@ CommandRunner register_compare(CLI::App& app) {
       std::string optimum_note;
       double bound = 0.0;  // no strategy (within the cap) costs less
       if (!cap) {
-        optimum = solve(graph, tables, SolveOptions{});
+        optimum = solve(tables.objective, graph.vertex_names(), SolveOptions{});
         bound = optimum.cost;
       } else {
         auto start = std::chrono::steady_clock::now();

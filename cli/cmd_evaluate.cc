@@ -14,12 +14,12 @@
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/baselines.h"
-#include "solver/config_lookup.h"
-#include "solver/strategy_file.h"
-#include "solver/strategy_reader.h"
+#include "base/error.h"
+#include "strategy/baselines.h"
+#include "strategy/config_lookup.h"
+#include "strategy/strategy_file.h"
+#include "strategy/strategy_reader.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

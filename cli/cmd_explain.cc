@@ -1,7 +1,7 @@
 // `pase explain GRAPH --devices N (--layer NAME | --all) [--strategy FILE]`:
 // why a layer of the optimum (or of a given strategy) has its configuration,
 // against its best alternatives with every other layer held fixed
-// (solver/explain.h does the work; this file parses and prints).
+// (strategy/explain.h does the work; this file parses and prints).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -15,14 +15,14 @@
 #include "cli/model_options.h"
 #include "cli/text_output.h"
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/bounded_solve.h"
-#include "solver/config_lookup.h"
-#include "solver/duration_text.h"
-#include "solver/explain.h"
-#include "solver/solve.h"
-#include "solver/strategy_reader.h"
+#include "base/error.h"
+#include "dp/bounded_solve.h"
+#include "strategy/config_lookup.h"
+#include "base/duration_text.h"
+#include "strategy/explain.h"
+#include "dp/solve.h"
+#include "strategy/strategy_reader.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {
@@ -201,7 +201,7 @@ int run_explain(const ExplainCliOptions& o) {
     choice = strategy_choice(*file, graph, tables);
     strategy_words = o.strategy;
   } else {
-    Answer answer = solve_or_bound(graph, tables, SolveOptions{}, /*exact=*/false);
+    Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), SolveOptions{}, /*exact=*/false);
     choice = std::move(answer.solution.choice);
     strategy_words = "the optimum";
     if (answer.bounded && !answer.bounded->proven_optimal())

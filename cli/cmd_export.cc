@@ -1,13 +1,13 @@
 // `pase export PLAN --format jax|dtensor|hlo [-o FILE] [--max-devices N]`: a plan's layouts in
-// one framework's terms (solver/plan_export.h, docs/plans.md).
+// one framework's terms (plans/plan_export.h, docs/plans.md).
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/plan_export.h"
-#include "solver/plan_reader.h"
+#include "base/error.h"
+#include "plans/plan_export.h"
+#include "plans/plan_reader.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

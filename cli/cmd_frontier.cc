@@ -18,10 +18,10 @@
 #include "cli/text_output.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/memory_frontier.h"
-#include "solver/mesh.h"
+#include "base/error.h"
+#include "memorycap/memory_frontier.h"
+#include "plans/mesh.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

@@ -5,8 +5,9 @@
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/onnx_loader.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph_file.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

@@ -3,10 +3,12 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/llm_zoo.h"
 #include "graphs/zoo.h"
+#include "base/text_file.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {

@@ -1,14 +1,14 @@
 // `pase plan-check PLAN [--seed S] [--max-devices N]`: checks a plan's semantics by running it
-// (solver/plan_check.h, docs/plans.md). One line per inconsistent layer or
+// (plans/plan_check.h, docs/plans.md). One line per inconsistent layer or
 // edge, then a summary; exit status 1 on any inconsistency.
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/plan_check.h"
-#include "solver/plan_reader.h"
+#include "base/error.h"
+#include "plans/plan_check.h"
+#include "plans/plan_reader.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

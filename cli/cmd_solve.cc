@@ -21,18 +21,18 @@
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
+#include "base/error.h"
 #include "graphs/graph.h"
 #include "cli/progress_line.h"
 #include "cli/text_output.h"
-#include "solver/bounded_solve.h"
-#include "solver/build_plan.h"
-#include "solver/duration_text.h"
-#include "solver/memory_cap.h"
-#include "solver/mesh.h"
-#include "solver/solve.h"
-#include "solver/strategy_file.h"
+#include "dp/bounded_solve.h"
+#include "plans/build_plan.h"
+#include "base/duration_text.h"
+#include "memorycap/memory_cap.h"
+#include "plans/mesh.h"
+#include "dp/solve.h"
+#include "strategy/strategy_file.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {
@@ -259,7 +259,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   CostTables tables = build_cost_tables(graph, *model, kDefaultMaxConfigs, on_mesh);
   double price_seconds = seconds_since(t1);
   if (o->plan_only) {
-    Solution plan = plan_only(tables, options.order, options.dp.threads, options.fold);
+    Solution plan = plan_only(tables.objective, options.order, options.dp.threads, options.fold);
     if (o->json) {
       nlohmann::ordered_json doc = {{"graph", graph.name},
                                     {"devices", tables.machine.devices},
@@ -296,7 +296,7 @@ int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
   if (!cap) {
     ProgressLine progress;
     if (progress.active()) options.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
-    Answer answer = solve_or_bound(graph, tables, options, o->exact);
+    Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), options, o->exact);
     solution = std::move(answer.solution);
     bounded = std::move(answer.bounded);
     if (answer.refusal)

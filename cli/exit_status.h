@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "graphs/error.h"
+#include "base/error.h"
 
 namespace pase {
 

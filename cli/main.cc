@@ -9,8 +9,8 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/process_memory.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
+#include "base/error.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/memory_model.h"
-#include "solver/memory_cap.h"
+#include "memorycap/memory_cap.h"
 
 namespace pase {
 

@@ -4,8 +4,8 @@
 #include "costmodel/builtin_machines.h"
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/machine_profile.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
+#include "base/error.h"
+#include "base/closest_name.h"
 
 namespace pase {
 

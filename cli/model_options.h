@@ -9,7 +9,7 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/memory_model.h"
-#include "solver/mcmc.h"
+#include "strategy/mcmc.h"
 
 namespace pase {
 

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <mutex>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "onnximport/onnx_plugin.h"
 
 namespace pase {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "solver/dp.h"
+#include "dp/dp.h"
 
 namespace pase {
 

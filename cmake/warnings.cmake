@@ -2,7 +2,7 @@
 function(pase_target_defaults target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
   # __FILE__ relative to the source tree: PASE_ASSERT messages name
-  # "solver/dp.cc", not the path of the machine that built them.
+  # "dp/dp.cc", not the path of the machine that built them.
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=>)
   if(PASE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
+#include "base/error.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {

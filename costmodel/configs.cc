@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "graphs/error.h"
+#include "base/error.h"
 
 namespace pase {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "costmodel/shared_array.h"
+#include "base/shared_array.h"
 #include "graphs/vertex_model.h"
 
 namespace pase {

@@ -9,7 +9,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/costs.h"
 #include "costmodel/model_key.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/layer_weights.h"
 
 namespace pase {
@@ -55,19 +55,6 @@ void append_map(std::vector<int64_t>& key, const SplitMap& map) {
 }
 
 }  // namespace
-
-std::vector<size_t> Objective::config_counts() const {
-  std::vector<size_t> counts(vertex_count());
-  for (size_t v = 0; v < counts.size(); ++v) counts[v] = config_count(v);
-  return counts;
-}
-
-double Objective::evaluate(const std::vector<int32_t>& choice) const {
-  double total = 0.0;
-  for (size_t v = 0; v < vertex_cost.size(); ++v) total += vertex_cost[v][choice[v]];
-  for (const PairCost& pair : pairs) total += pair.at(choice[pair.u], choice[pair.v]);
-  return total;
-}
 
 CostTables build_cost_tables(const Graph& graph, const Machine& machine, size_t max_configs) {
   return build_cost_tables(graph, PaseCostModel(machine), max_configs);

@@ -10,7 +10,7 @@
 #include "costmodel/configs.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/machine.h"
-#include "costmodel/objective.h"
+#include "dp/objective.h"
 #include "graphs/vertex_model.h"
 #include "graphs/graph.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // A layer's cost split into the parts a cost model adds up: its compute and
 // each collective or transfer, named by what it moves. Only explanations read
-// it (solver/explain.h); the solver prices with CostModel::layer, whose value
+// it (strategy/explain.h); the solver prices with CostModel::layer, whose value
 // the terms add up to (up to rounding: the sum runs in another order).
 #include <string>
 #include <vector>

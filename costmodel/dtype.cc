@@ -1,6 +1,6 @@
 #include "costmodel/dtype.h"
 
-#include "graphs/error.h"
+#include "base/error.h"
 
 namespace pase {
 

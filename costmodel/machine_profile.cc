@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "graphs/json_document.h"
-#include "graphs/json_reader.h"
+#include "base/error.h"
+#include "base/json_document.h"
+#include "base/json_reader.h"
+#include "base/text_file.h"
 
 namespace pase {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <map>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/layer_weights.h"
 
 namespace pase {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "graphs/error.h"
+#include "base/error.h"
 
 namespace pase::fuzz {
 

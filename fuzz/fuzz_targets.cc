@@ -7,16 +7,16 @@
 #include "costmodel/cost_tables.h"
 #include "costmodel/machine_profile.h"
 #include "costmodel/memory_model.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph.h"
 #include "graphs/graph_file.h"
 #include "graphs/zoo.h"
-#include "solver/bounded_solve.h"
-#include "solver/plan_check.h"
-#include "solver/plan_export.h"
-#include "solver/plan_reader.h"
-#include "solver/strategy_file.h"
-#include "solver/strategy_reader.h"
+#include "dp/bounded_solve.h"
+#include "plans/plan_check.h"
+#include "plans/plan_export.h"
+#include "plans/plan_reader.h"
+#include "strategy/strategy_file.h"
+#include "strategy/strategy_reader.h"
 
 namespace pase::fuzz {
 namespace {
@@ -85,7 +85,7 @@ void graph_input(const std::string& text) {
   options.dp.threads = 1;
   options.dp.max_table_bytes = uint64_t{16} << 20;
   options.dp.max_work = uint64_t{2} * 1000 * 1000;
-  const Answer answer = solve_or_bound(graph, tables, options, /*exact=*/false);
+  const Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), options, /*exact=*/false);
   const MemoryTables memory = build_memory_tables(graph, tables, MemoryOptions{});
   (void)plan_memory(memory, answer.solution.choice);
   check_strategy_round_trip(graph, tables, answer.solution);

@@ -9,12 +9,13 @@
 #include <boost/graph/connected_components.hpp>
 #include <boost/graph/undirected_graph.hpp>
 
-#include "graphs/check.h"
-#include "graphs/error.h"
+#include "base/check.h"
+#include "base/error.h"
 #include "graphs/graph.h"
 #include "graphs/layer_weights.h"
 #include "graphs/node_context.h"
 #include "graphs/op_registry.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {
@@ -346,6 +347,13 @@ int Graph::find_vertex(const std::string& vertex_name) const {
   for (size_t v = 0; v < vertices.size(); ++v)
     if (vertices[v].name == vertex_name) return static_cast<int>(v);
   return -1;
+}
+
+std::vector<std::string> Graph::vertex_names() const {
+  std::vector<std::string> names;
+  names.reserve(vertices.size());
+  for (const Vertex& vertex : vertices) names.push_back(vertex.name);
+  return names;
 }
 
 int Graph::component_count() const {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "graphs/graph_file.h"
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 
@@ -82,6 +82,7 @@ struct Graph {
   std::vector<ReplacedNodeV1> replaced;  ///< source-model nodes a lenient import replaced by pass-throughs
 
   [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent
+  [[nodiscard]] std::vector<std::string> vertex_names() const;       ///< in vertex order (how solvers name them)
   [[nodiscard]] int component_count() const;                            ///< weakly connected components
 };
 

@@ -8,10 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/error.h"
-#include "graphs/json_document.h"
-#include "graphs/json_reader.h"
+#include "base/error.h"
+#include "base/json_document.h"
+#include "base/json_reader.h"
 #include "graphs/op_registry.h"
+#include "base/text_file.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {
@@ -158,46 +160,6 @@ std::string pointwise_weights_text(const std::vector<PointwiseWeightV1>& weights
 }
 
 }  // namespace
-
-std::string closest_name(const std::string& word, const std::vector<std::string>& names) {
-  // Levenshtein distance; suggest only when at most a third of the word differs.
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& name : names) {
-    std::vector<size_t> row(name.size() + 1);
-    for (size_t j = 0; j <= name.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= word.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= name.size(); ++j) {
-        size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == name[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    if (row[name.size()] < best_distance) {
-      best_distance = row[name.size()];
-      best = name;
-    }
-  }
-  return best;
-}
-
-std::string read_text_file(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw InputError(path + ": cannot read file");
-  return buffer.str();
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!(out << text) || !out.flush()) throw InputError(path + ": cannot write file");
-}
 
 GraphFileV1 parse_graph_file(const std::string& text, const std::string& source) {
   json document = parse_json_document(text, source);

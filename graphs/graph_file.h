@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 
@@ -80,14 +80,5 @@ struct GraphFileV1 {
 
 /// Serialises a graph: one tensor and one node per line, fields in a fixed order.
 [[nodiscard]] std::string write_graph_file(const GraphFileV1& graph);
-
-/// The closest known name to `word` (for "did you mean"), or "" if none is close.
-[[nodiscard]] std::string closest_name(const std::string& word, const std::vector<std::string>& names);
-
-/// Reads a whole file into a string, or throws InputError naming it.
-[[nodiscard]] std::string read_text_file(const std::string& path);
-
-/// Writes (replaces) a file, or throws InputError naming it.
-void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace pase

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "graphs/graph.h"
-#include "graphs/shape.h"
+#include "base/shape.h"
 #include "graphs/vertex_model.h"
 
 namespace pase {

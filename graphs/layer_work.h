@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "graphs/check.h"
+#include "base/check.h"
 #include "graphs/vertex_model.h"
 
 namespace pase {

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "graphs/error.h"
-#include "graphs/shape.h"
+#include "base/error.h"
+#include "base/shape.h"
 #include "graphs/zoo_builder.h"
 
 namespace pase {

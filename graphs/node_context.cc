@@ -1,7 +1,7 @@
 #include "graphs/node_context.h"
 
-#include "graphs/checked_math.h"
-#include "graphs/error.h"
+#include "base/checked_math.h"
+#include "base/error.h"
 
 namespace pase {
 

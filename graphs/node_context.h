@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "graphs/graph_file.h"
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 

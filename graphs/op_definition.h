@@ -20,7 +20,7 @@ struct LayerWork;
 /// Which domain dimension a baseline strategy splits, or -1 for none.
 using RoleDim = int (*)(const Vertex& vertex, const VertexModel& model);
 
-/// The parts an op plays in the hand-written baselines (solver/baselines.cc).
+/// The parts an op plays in the hand-written baselines (strategy/baselines.cc).
 struct BaselineRoles {
   RoleDim batch_dim = nullptr;   ///< data parallelism; nullptr: domain dimension 0
   RoleDim owt_dim = nullptr;     ///< "one weird trick": the dimension split across all devices; nullptr: none

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "graphs/check.h"
+#include "base/check.h"
 #include "graphs/ops/ops.h"
 
 namespace pase {

@@ -4,7 +4,7 @@
 // the best overlap with a piece it already holds.
 #include <cstdint>
 
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "graphs/graph.h"
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 

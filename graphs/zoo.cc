@@ -2,8 +2,9 @@
 
 #include <functional>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/zoo_builder.h"
+#include "base/closest_name.h"
 
 namespace pase {
 namespace {

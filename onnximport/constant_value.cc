@@ -6,7 +6,7 @@
 #include <limits>
 #include <set>
 
-#include "graphs/checked_math.h"
+#include "base/checked_math.h"
 #include "onnximport/onnx_model.h"
 
 namespace pase {

@@ -12,7 +12,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graphs/shape.h"
+#include "base/shape.h"
 
 namespace pase {
 

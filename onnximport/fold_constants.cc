@@ -9,7 +9,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "onnximport/einsum_shape.h"
 #include "onnximport/onnx_model.h"
 

@@ -10,7 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "graphs/shape.h"
+#include "base/shape.h"
 #include "onnximport/constant_value.h"
 
 namespace pase {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph.h"
 #include "onnximport/fold_constants.h"
 #include "onnximport/lower_nodes.h"

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "graphs/einsum.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/op_registry.h"
 #include "onnximport/einsum_chain.h"
 #include "onnximport/norm_pattern.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "graphs/error.h"
+#include "base/error.h"
 
 namespace pase {
 namespace {

@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "solver/baselines.h"
-#include "solver/mcmc.h"
-#include "solver/solve.h"
+#include "base/error.h"
+#include "strategy/baselines.h"
+#include "strategy/mcmc.h"
+#include "dp/solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -48,7 +48,7 @@ TEST_CASE("run_baseline: valid and never cheaper than the DP optimum on the zoo"
       CAPTURE(name);
       CAPTURE(p);
       Priced priced = price(name, p);
-      Solution optimum = solve(priced.graph, priced.tables, SolveOptions{});
+      Solution optimum = solve(priced.tables.objective, priced.graph.vertex_names(), SolveOptions{});
       double data_parallel = 0.0;
       for (const std::string& baseline : baseline_names()) {
         CAPTURE(baseline);
@@ -169,7 +169,7 @@ TEST_CASE("run_baseline: unknown name") {
 TEST_CASE("mcmc_search") {
   Priced priced = price("alexnet", 16);
   std::vector<int32_t> start = data_parallel_choice(priced.graph, priced.tables);
-  double optimum = solve(priced.graph, priced.tables, SolveOptions{}).cost;
+  double optimum = solve(priced.tables.objective, priced.graph.vertex_names(), SolveOptions{}).cost;
   SUBCASE("deterministic for a seed") {
     McmcOptions options;
     options.seed = 7;

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/graph_file.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 

@@ -6,12 +6,12 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "solver/assignment_bound.h"
-#include "solver/build_plan.h"
-#include "solver/mesh.h"
-#include "solver/realized_words.h"
-#include "solver/solve.h"
+#include "base/error.h"
+#include "plans/assignment_bound.h"
+#include "plans/build_plan.h"
+#include "plans/mesh.h"
+#include "plans/realized_words.h"
+#include "dp/solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -158,7 +158,7 @@ TEST_CASE("build_plan: the zoo's realized redistribution is at most the model's"
       // As `--mesh auto` solves: only configurations the mesh realizes.
       CostTables tables = build_cost_tables(graph, model, kDefaultMaxConfigs,
                                             [&](const int32_t* config, int rank) { return realizable(mesh, config, rank); });
-      Solution solution = solve(graph, tables, SolveOptions{});
+      Solution solution = solve(tables.objective, graph.vertex_names(), SolveOptions{});
       REQUIRE(unrealizable_reason(graph, tables, solution.choice, mesh).empty());
       auto start = std::chrono::steady_clock::now();
       PlanResult result = build_plan(graph, tables, solution.choice, mesh, model, PlanOptions{});

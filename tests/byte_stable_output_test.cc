@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "graphs/graph_file.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 namespace {
 

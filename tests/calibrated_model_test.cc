@@ -9,8 +9,7 @@
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/machine_profile.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
+#include "base/error.h"
 #include "test_support.h"
 
 using namespace pase;

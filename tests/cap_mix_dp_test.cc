@@ -1,4 +1,4 @@
-// The mix DP under a memory cap (solver/cap_mix_dp.h): on an exact grid (a
+// The mix DP under a memory cap (memorycap/cap_mix_dp.h): on an exact grid (a
 // byte per unit) its answer is the cheapest strategy within the cap among
 // the given strategies' configurations, by brute force over that product;
 // on a coarse grid every answer still fits, costs no less, and costs no more
@@ -11,8 +11,8 @@
 #include <random>
 
 #include "costmodel/memory_model.h"
-#include "solver/cap_mix_dp.h"
-#include "solver/ordering.h"
+#include "memorycap/cap_mix_dp.h"
+#include "dp/ordering.h"
 #include "random_objective.h"
 
 using namespace pase;

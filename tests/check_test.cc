@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cli/exit_status.h"
-#include "graphs/check.h"
-#include "solver/ordering.h"
+#include "base/check.h"
+#include "dp/ordering.h"
 
 namespace {
 
@@ -86,7 +86,7 @@ TEST_CASE("plan_for_order: an order that repeats a vertex is a broken invariant,
     FAIL("plan_for_order accepted a repeated vertex");
   } catch (const std::logic_error& error) {
     const std::string message = error.what();
-    CHECK(message.rfind("solver/ordering.cc:", 0) == 0);
+    CHECK(message.rfind("dp/ordering.cc:", 0) == 0);
     CHECK(message.find(": v >= 0 && static_cast<size_t>(v) < n && plan.position[v] < 0 failed (i = 2, v = 1, n = 3)") !=
           std::string::npos);
   }

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/graph_file.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using json = nlohmann::json;
 

@@ -10,7 +10,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/einsum.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/vertex_model.h"
 #include "layer_cost_support.h"

@@ -16,8 +16,8 @@
 
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
-#include "solver/bounded_solve.h"
-#include "solver/solve.h"
+#include "dp/bounded_solve.h"
+#include "dp/solve.h"
 #include "random_objective.h"
 #include "test_support.h"
 
@@ -359,7 +359,7 @@ TEST_CASE("solve_dp: equals brute force on random graphs of mixed ops") {
         SolveOptions options;
         options.order = order;
         options.dp.threads = threads;
-        Solution solution = solve(graph, tables, options);
+        Solution solution = solve(tables.objective, graph.vertex_names(), options);
         CHECK(close(solution.cost, correct));
         CHECK(close(tables.objective.evaluate(solution.choice), correct));
         // The reported strategy really costs what the DP says, by the formulas themselves.

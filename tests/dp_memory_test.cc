@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_tables.h"
-#include "costmodel/objective.h"
-#include "graphs/error.h"
+#include "dp/objective.h"
+#include "base/error.h"
 #include "graphs/zoo.h"
-#include "solver/dp.h"
-#include "solver/ordering.h"
+#include "dp/dp.h"
+#include "dp/ordering.h"
 #include "test_support.h"
 
 using namespace pase;

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/graph_file.h"
 #include "test_support.h"
 
 using json = nlohmann::json;

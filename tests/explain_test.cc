@@ -1,4 +1,4 @@
-// explain_vertex / explain_all (solver/explain.h) and the cost models'
+// explain_vertex / explain_all (strategy/explain.h) and the cost models'
 // layer_terms: a layer's cost against its alternatives, every other layer
 // fixed, broken down into the cost model's own parts.
 #include <doctest/doctest.h>
@@ -13,10 +13,10 @@
 #include "costmodel/machine_profile.h"
 #include "graphs/llm_zoo.h"
 #include "graphs/zoo.h"
-#include "solver/baselines.h"
-#include "solver/config_lookup.h"
-#include "solver/explain.h"
-#include "solver/solve.h"
+#include "strategy/baselines.h"
+#include "strategy/config_lookup.h"
+#include "strategy/explain.h"
+#include "dp/solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -235,7 +235,7 @@ TEST_CASE("explain_all: the optimum is the best configuration of every layer giv
     machine.devices = 8;
     PaseCostModel model(machine);
     CostTables tables = build_cost_tables(graph, model);
-    Solution optimum = solve(graph, tables, SolveOptions{});
+    Solution optimum = solve(tables.objective, graph.vertex_names(), SolveOptions{});
     std::vector<Explanation> all = explain_all(graph, tables, model, optimum.choice, 5);
     REQUIRE(all.size() == graph.vertices.size());
     for (const Explanation& x : all) {
@@ -254,7 +254,7 @@ TEST_CASE("explain_all: the calibrated model, priced in seconds, explains alike"
   Graph graph = load_graph(test::source_path("data/graphs/alexnet.json"));
   CalibratedCostModel model(parse_machine_profile(test::kTestMachineProfile, "m.json"), 8);
   CostTables tables = build_cost_tables(graph, model);
-  Solution optimum = solve(graph, tables, SolveOptions{});
+  Solution optimum = solve(tables.objective, graph.vertex_names(), SolveOptions{});
   std::vector<Explanation> all = explain_all(graph, tables, model, optimum.choice, 4);
   for (const Explanation& x : all) {
     CAPTURE(x.reason);
@@ -293,7 +293,7 @@ TEST_CASE("explain_all: every layer of every zoo graph at p = 8") {
     machine.devices = 8;
     PaseCostModel model(machine);
     CostTables tables = build_cost_tables(graph, model);
-    Solution optimum = solve(graph, tables, SolveOptions{});
+    Solution optimum = solve(tables.objective, graph.vertex_names(), SolveOptions{});
     std::vector<Explanation> all = explain_all(graph, tables, model, optimum.choice, 5);
     REQUIRE(all.size() == graph.vertices.size());
     for (const Explanation& x : all) {

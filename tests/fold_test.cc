@@ -1,6 +1,6 @@
 // Folding repeated blocks changes nothing but the work. The DP's own folding
-// (solver/fold.h) gives the unfolded optimum and strategy bit for bit; the
-// transfer-table folding (solver/chain_fold.h) gives the unfolded optimum up
+// (dp/fold.h) gives the unfolded optimum and strategy bit for bit; the
+// transfer-table folding (dp/chain_fold.h) gives the unfolded optimum up
 // to the order of summation (relative 1e-9) with a strategy that prices at
 // it, the same on any thread count. Checked on the zoo, on language models
 // and on random deep objectives built from one block.
@@ -14,13 +14,13 @@
 
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/llm_zoo.h"
-#include "solver/bounded_solve.h"
-#include "solver/chain_fold.h"
-#include "solver/dp.h"
-#include "solver/fold.h"
-#include "solver/solve.h"
+#include "dp/bounded_solve.h"
+#include "dp/chain_fold.h"
+#include "dp/dp.h"
+#include "dp/fold.h"
+#include "dp/solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -215,7 +215,7 @@ TEST_CASE("chain folding: the tables of a deeper model grow by a few bytes per b
   // same block tables; the chain holds one argmin per block and separator
   // configuration more (4 bytes each).
   auto plan = [](int64_t layers) {
-    return plan_only(build_cost_tables(tiny_gpt(layers), sixteen_devices()), OrderKind::MinDegree, 1, true);
+    return plan_only(build_cost_tables(tiny_gpt(layers), sixteen_devices()).objective, OrderKind::MinDegree, 1, true);
   };
   const Solution shallow = plan(6), deep = plan(24);
   REQUIRE(shallow.chains.size() == 1);
@@ -259,9 +259,9 @@ TEST_CASE("build_cost_tables: a deeper model's identical blocks share their tabl
   // Same optimum as before sharing: a solve over the shared tables equals the unfolded DP's.
   SolveOptions options;
   options.dp.threads = 1;
-  const Solution folded = solve(deep_graph, deep, options);
+  const Solution folded = solve(deep.objective, deep_graph.vertex_names(), options);
   options.fold = false;
-  const Solution unfolded = solve(deep_graph, deep, options);
+  const Solution unfolded = solve(deep.objective, deep_graph.vertex_names(), options);
   CHECK(near(folded.cost, unfolded.cost));
 }
 
@@ -272,7 +272,7 @@ TEST_CASE("chain folding: the limits count the whole folded solve") {
   // LimitError; solve_or_bound: the bounded solve); at it, it solves.
   const Graph graph = tiny_gpt(8);
   const CostTables tables = build_cost_tables(graph, sixteen_devices());
-  const Solution sized = plan_only(tables, OrderKind::MinDegree, 1, true);
+  const Solution sized = plan_only(tables.objective, OrderKind::MinDegree, 1, true);
   REQUIRE(sized.chains.size() == 1);
   const uint64_t c = sized.chains[0].fold.separator_configs;
   CHECK(sized.tables.total_work >= 3 * c * c * c + 8 * c * c);  // 8 = 2^3: three squarings
@@ -281,7 +281,7 @@ TEST_CASE("chain folding: the limits count the whole folded solve") {
   SolveOptions options;
   options.dp.threads = 1;
   options.fold = false;
-  const double correct = solve(graph, tables, options).cost;
+  const double correct = solve(tables.objective, graph.vertex_names(), options).cost;
   options.fold = true;
   for (const char* limit : {"max_work", "max_table_bytes"}) {
     CAPTURE(limit);
@@ -295,18 +295,18 @@ TEST_CASE("chain folding: the limits count the whole folded solve") {
     }
     bool refused = false;
     try {
-      (void)solve(graph, tables, below);
+      (void)solve(tables.objective, graph.vertex_names(), below);
     } catch (const LimitError& error) {
       refused = true;
       CHECK(error.words().option == limit);
       CHECK(std::string(error.what()).find("; folded: ") != std::string::npos);
     }
     CHECK(refused);
-    const Solution solved = solve(graph, tables, at);
+    const Solution solved = solve(tables.objective, graph.vertex_names(), at);
     CHECK(solved.chains.size() == 1);
     CHECK(near(solved.cost, correct));
     CHECK(solved.stats.peak_table_bytes <= sized.tables.total_bytes);
-    const Answer answer = solve_or_bound(graph, tables, below, /*exact=*/false);
+    const Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), below, /*exact=*/false);
     CHECK(answer.refusal.has_value());
     CHECK(answer.bounded.has_value());
     CHECK(answer.solution.cost >= correct * (1 - 1e-9));
@@ -417,13 +417,13 @@ TEST_CASE("folding: the zoo's repeated blocks, same optimum and strategy") {
       CostTables tables = build_cost_tables(graph, machine);
       SolveOptions unfolded;
       unfolded.fold = false;
-      Solution a = solve(graph, tables, unfolded);
+      Solution a = solve(tables.objective, graph.vertex_names(), unfolded);
       std::vector<int32_t> first_choice;
       for (int threads : {1, 2}) {
         CAPTURE(threads);
         SolveOptions options;
         options.dp.threads = threads;
-        Solution b = solve(graph, tables, options);
+        Solution b = solve(tables.objective, graph.vertex_names(), options);
         CHECK((b.folding.has_value() || !b.chains.empty()) == c.folds);
         CHECK(near(b.cost, a.cost));
         CHECK(near(tables.objective.evaluate(b.choice), b.cost));

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fuzz/fuzz_targets.h"
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
+#include "base/error.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 

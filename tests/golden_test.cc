@@ -7,8 +7,9 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
 #include "graphs/zoo.h"
-#include "solver/solve.h"
+#include "dp/solve.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 
@@ -27,7 +28,7 @@ TEST_CASE("solve: golden optima of tests/expected/zoo_optima.json") {
     machine.flops_tflops = golden.flops_tflops;
     machine.bandwidth_gbps = golden.bandwidth_gbps;
     CostTables tables = build_cost_tables(graph, machine);
-    Solution solution = solve(graph, tables, SolveOptions{});
+    Solution solution = solve(tables.objective, graph.vertex_names(), SolveOptions{});
     double result = solution.cost;
     double correct = golden.total_cost;
     CHECK(std::fabs(result - correct) <= 1e-9 * correct);

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <string>
 
-#include "graphs/error.h"
-#include "graphs/json_document.h"
+#include "base/error.h"
+#include "base/json_document.h"
 #include "test_support.h"
 
 #ifdef PASE_HAVE_ONNX

@@ -5,7 +5,7 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/vertex_model.h"
 #include "layer_cost_support.h"
 #include "test_support.h"

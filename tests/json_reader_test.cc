@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/error.h"
-#include "graphs/json_document.h"
-#include "graphs/json_reader.h"
+#include "base/error.h"
+#include "base/json_document.h"
+#include "base/json_reader.h"
 
 using namespace pase;
 using json = nlohmann::json;

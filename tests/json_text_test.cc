@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/json_text.h"
+#include "base/json_text.h"
 
 using namespace pase;
 

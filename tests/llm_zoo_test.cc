@@ -9,13 +9,14 @@
 #include <map>
 #include <set>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph.h"
 #include "graphs/graph_file.h"
 #include "graphs/layer_weights.h"
 #include "graphs/llm_zoo.h"
 #include "graphs/vertex_model.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/machine_profile.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "test_support.h"
 
 using namespace pase;

@@ -13,8 +13,8 @@
 #include "costmodel/memory_model.h"
 #include "graphs/graph.h"
 #include "graphs/llm_zoo.h"
-#include "solver/memory_cap.h"
-#include "solver/solve.h"
+#include "memorycap/memory_cap.h"
+#include "dp/solve.h"
 #include "random_objective.h"
 #include "test_support.h"
 
@@ -157,7 +157,7 @@ TEST_CASE("solve_under_cap: caps honoured on the zoo") {
     CostTables tables = build_cost_tables(graph, machine);
     MemoryTables memory = build_memory_tables(graph, tables, {});
     MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
-    const Solution plain = solve(graph, tables, SolveOptions{});
+    const Solution plain = solve(tables.objective, graph.vertex_names(), SolveOptions{});
     const double optimum = plain.cost;
     const PricedPoint uncapped = dp.solve(0.0);
     CHECK(uncapped.choice == plain.choice);  // a price of 0 is the plain DP

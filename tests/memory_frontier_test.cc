@@ -11,11 +11,11 @@
 
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
-#include "graphs/graph_file.h"
-#include "solver/memory_frontier.h"
-#include "solver/solve.h"
+#include "memorycap/memory_frontier.h"
+#include "dp/solve.h"
 #include "random_objective.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 
@@ -89,7 +89,7 @@ TEST_CASE("memory_frontier: alexnet at p = 8 from the least memory to the optimu
   MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
   const std::vector<FrontierPoint> frontier = memory_frontier(dp, tables.objective, memory);
   check_shape(frontier);
-  const Solution optimum = solve(graph, tables, SolveOptions{});
+  const Solution optimum = solve(tables.objective, graph.vertex_names(), SolveOptions{});
   CHECK(frontier.back().cost == doctest::Approx(test::zoo_optimum("alexnet", 8)).epsilon(1e-12));
   CHECK(frontier.back().bytes.total() == plan_memory(memory, optimum.choice).total());
   CHECK(frontier.front().bytes.total() == dp.least_bytes());

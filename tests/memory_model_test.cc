@@ -10,9 +10,9 @@
 #include "cli/byte_size.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
-#include "graphs/error.h"
-#include "solver/config_lookup.h"
-#include "solver/strategy_file.h"
+#include "base/error.h"
+#include "strategy/config_lookup.h"
+#include "strategy/strategy_file.h"
 #include "test_support.h"
 
 using namespace pase;

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph.h"
 #include "graphs/graph_file.h"
 #include "onnximport/import_onnx.h"

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cli/exit_status.h"
-#include "graphs/error.h"
-#include "solver/dp.h"
-#include "solver/ordering.h"
+#include "base/error.h"
+#include "dp/dp.h"
+#include "dp/ordering.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -160,7 +160,7 @@ TEST_CASE("library sources name no command-line flag in their strings") {
   CHECK(names_a_flag("--batch: expected"));
   CHECK_FALSE(names_a_flag("x--y"));
   CHECK_FALSE(names_a_flag("---- --1"));
-  for (const char* dir : {"solver", "costmodel", "graphs", "onnximport"}) {
+  for (const char* dir : {"base", "graphs", "dp", "costmodel", "memorycap", "plans", "strategy", "onnximport"}) {
     for (const auto& entry : std::filesystem::directory_iterator(test::source_path(dir))) {
       const std::string ext = entry.path().extension().string();
       if (ext != ".cc" && ext != ".h") continue;

@@ -10,8 +10,8 @@
 
 #include "costmodel/cost_tables.h"
 #include "graphs/zoo.h"
-#include "solver/ordering.h"
-#include "solver/solve.h"
+#include "dp/ordering.h"
+#include "dp/solve.h"
 
 using namespace pase;
 
@@ -154,11 +154,11 @@ TEST_CASE("make_plan: the default order never needs a larger table than any othe
       Machine machine;
       machine.devices = devices;
       CostTables tables = build_cost_tables(graph, machine);
-      Solution by_default = plan_only(tables, SolveOptions{}.order);
+      Solution by_default = plan_only(tables.objective, SolveOptions{}.order);
       const uint64_t largest = by_default.tables.entries[by_default.tables.largest_vertex];
       for (OrderKind kind : all_order_kinds()) {
         CAPTURE(order_kind_name(kind));
-        Solution other = plan_only(tables, kind);
+        Solution other = plan_only(tables.objective, kind);
         CHECK(largest <= other.tables.entries[other.tables.largest_vertex]);
       }
       // Total work may differ either way by a little (AlexNet p = 8: 4023 vs 4009 steps).

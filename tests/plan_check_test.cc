@@ -1,4 +1,4 @@
-// plan-check (solver/plan_check.h, `pase plan-check`): the fixtures pass, a
+// plan-check (plans/plan_check.h, `pase plan-check`): the fixtures pass, a
 // plan with a wrong layout, wrong texts or wrong realized words does not, and
 // realized words equal a count over materialized tiles.
 #include <doctest/doctest.h>
@@ -7,8 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/graph_file.h"
-#include "solver/plan_check.h"
+#include "plans/plan_check.h"
 #include "plan_fixture.h"
 #include "test_support.h"
 

@@ -3,8 +3,8 @@
 // line with exit status 2.
 #include <doctest/doctest.h>
 
-#include "graphs/graph_file.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 

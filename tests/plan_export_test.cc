@@ -1,13 +1,13 @@
-// `pase export` (solver/plan_export.h): the document for each framework, and
+// `pase export` (plans/plan_export.h): the document for each framework, and
 // the one-line refusals.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/plan_export.h"
+#include "base/error.h"
+#include "plans/plan_export.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 using namespace pase;
 using json = nlohmann::json;

@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "graphs/graph_file.h"
 #include "test_support.h"
+#include "base/text_file.h"
 
 namespace pase::test {
 

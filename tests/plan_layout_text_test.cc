@@ -1,4 +1,4 @@
-// The layout texts (solver/layout_text.h) against what they mean: the HLO
+// The layout texts (plans/layout_text.h) against what they mean: the HLO
 // text is read back by this test's own reader of XLA's HloSharding forms and
 // must put every device on the tile the contract gives it (docs/plans.md);
 // DTensor placements are read back by DTensor's left-to-right rule.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "solver/layout_text.h"
+#include "plans/layout_text.h"
 
 using namespace pase;
 

@@ -1,12 +1,11 @@
-// Reading plans (solver/plan_reader.h): the fields of the fixtures, and a
+// Reading plans (plans/plan_reader.h): the fields of the fixtures, and a
 // one-line error naming file, layer and field for each malformed one.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "graphs/error.h"
-#include "graphs/graph_file.h"
-#include "solver/plan_reader.h"
+#include "base/error.h"
+#include "plans/plan_reader.h"
 #include "plan_fixture.h"
 #include "test_support.h"
 

@@ -6,7 +6,7 @@
 
 #include "cli/progress_line.h"
 #include "costmodel/cost_tables.h"
-#include "solver/solve.h"
+#include "dp/solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -22,7 +22,7 @@ TEST_CASE("solve_dp: reports each table once, ending at the plan's totals") {
     options.dp.threads = threads;
     std::vector<DpProgress> seen;
     options.dp.progress = [&seen](const DpProgress& progress) { seen.push_back(progress); };
-    Solution solution = solve(graph, tables, options);
+    Solution solution = solve(tables.objective, graph.vertex_names(), options);
     REQUIRE(seen.size() == graph.vertices.size());
     for (size_t i = 0; i < seen.size(); ++i) {
       CHECK(seen[i].tables_done == i + 1);

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "costmodel/objective.h"
+#include "dp/objective.h"
 
 namespace pase::test {
 

@@ -1,11 +1,11 @@
-// SharedArray (costmodel/shared_array.h): copies share one storage, compare
+// SharedArray (base/shared_array.h): copies share one storage, compare
 // by value like std::vector, and value_ids numbers arrays by value.
 #include <doctest/doctest.h>
 
 #include <utility>
 #include <vector>
 
-#include "costmodel/shared_array.h"
+#include "base/shared_array.h"
 
 using namespace pase;
 

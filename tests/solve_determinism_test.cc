@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/zoo.h"
-#include "solver/solve.h"
+#include "dp/solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -23,13 +23,13 @@ TEST_CASE("solve: same strategy and cost bit for bit whatever the thread count")
     one.dp.threads = 1;
     two.dp.threads = 2;
     four.dp.threads = 4;
-    Solution correct = solve(graph, tables, one);
+    Solution correct = solve(tables.objective, graph.vertex_names(), one);
     // Repeated: a scheduling race once made about one parallel run in ten
     // read back a strategy worse than the optimum it reported.
     for (int repeat = 0; repeat < 10; ++repeat) {
       for (const SolveOptions* options : {&two, &four}) {
         CAPTURE(options->dp.threads);
-        Solution result = solve(graph, tables, *options);
+        Solution result = solve(tables.objective, graph.vertex_names(), *options);
         REQUIRE(result.cost == correct.cost);
         REQUIRE(result.choice == correct.choice);
       }
@@ -44,14 +44,14 @@ TEST_CASE("solve: every order kind gives the same optimum on the zoo") {
     Machine machine;
     machine.devices = 4;
     CostTables tables = build_cost_tables(graph, machine);
-    Solution correct = solve(graph, tables, SolveOptions{});
+    Solution correct = solve(tables.objective, graph.vertex_names(), SolveOptions{});
     for (OrderKind kind : all_order_kinds()) {
       CAPTURE(order_kind_name(kind));
       SolveOptions options;
       options.order = kind;
       Solution result;
       try {
-        result = solve(graph, tables, options);
+        result = solve(tables.objective, graph.vertex_names(), options);
       } catch (const ResourceError&) {
         CHECK(kind == OrderKind::Bfs);  // breadth-first can need huge tables (Inception: 10^13 bytes)
         continue;

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
-#include "solver/solve.h"
-#include "solver/strategy_file.h"
-#include "solver/strategy_reader.h"
+#include "base/error.h"
+#include "dp/solve.h"
+#include "strategy/strategy_file.h"
+#include "strategy/strategy_reader.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -25,7 +25,7 @@ struct Fixture {
     machine.devices = 8;
     return build_cost_tables(graph, machine);
   }();
-  Solution optimum = solve(graph, tables, SolveOptions{});
+  Solution optimum = solve(tables.objective, graph.vertex_names(), SolveOptions{});
   json document = json::parse(write_strategy_file(graph, tables, optimum.choice, optimum.cost, nullptr));
 
   json& layer(const std::string& name) {

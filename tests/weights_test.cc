@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_tables.h"
-#include "graphs/error.h"
+#include "base/error.h"
 #include "graphs/graph_file.h"
 #include "graphs/layer_weights.h"
 #include "graphs/op_registry.h"
 #include "graphs/zoo.h"
-#include "solver/config_lookup.h"
-#include "solver/strategy_file.h"
+#include "strategy/config_lookup.h"
+#include "strategy/strategy_file.h"
 #include "test_support.h"
 
 using namespace pase;

@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "graphs/check.h"
+#include "base/check.h"
 #include "graphs/einsum.h"
 #include "graphs/ops/ops.h"
 

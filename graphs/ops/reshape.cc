@@ -5,8 +5,8 @@
 #include <numeric>
 #include <optional>
 
-#include "graphs/check.h"
-#include "graphs/checked_math.h"
+#include "base/check.h"
+#include "base/checked_math.h"
 #include "graphs/ops/ops.h"
 
 namespace pase::ops {

@@ -1,0 +1,64 @@
+#pragma once
+// The lowest-cost strategy whose memory per device is at most a cap, with a
+// proven lower bound on the best cost under the cap (docs/memory.md).
+//
+// The bound is Lagrangian: for every lambda >= 0, DP(lambda) - lambda * cap,
+// where DP(lambda) is the exact optimum of cost + lambda * bytes, is at most
+// the cost of any strategy within the cap. The best lambda is found by
+// walking the lower convex hull of (bytes, cost) between a strategy that fits
+// and one that does not; each step is one DP. Strategies the DP finds on the
+// way, and single-vertex moves from them, give the feasible answer. Where the
+// bound and the answer still differ, a branch-and-bound over byte ranges of
+// single vertices (each node bounded the same way) closes the gap within a
+// budget: when it runs out of nodes to explore, the answer is proven optimal.
+#include <cstdint>
+#include <vector>
+
+#include "costmodel/memory_model.h"
+#include "memorycap/memory_priced_dp.h"
+
+namespace pase {
+
+/// Relative gap below which a capped strategy counts as proven optimal (the
+/// DP's own summation-order tolerance, with room).
+inline constexpr double kGapTolerance = 1e-9;
+
+struct CapOptions {
+  int max_dp_runs_per_bound = 64;  ///< DP runs one Lagrangian bound may take (each an exact DP)
+  int max_nodes = 100000;          ///< branch-and-bound nodes (0: stop at the root's bound)
+  /// The branch and bound's budget in DP steps: the (entry, configuration)
+  /// steps its DP runs take (a folded block's copy counts its entries) and
+  /// its mix DPs' steps, at least 8 DP runs' worth.
+  /// A budget in work, not time, so the same input gives the same answer
+  /// (2·10^9 steps: about 2 s at 10^9 steps per second).
+  uint64_t max_search_work = uint64_t{2} * 1000 * 1000 * 1000;
+  double max_seconds = 1e18;       ///< time for the branch-and-bound (checked between nodes); default none
+  /// Steps for each of the root's mix DPs (memorycap/cap_mix_dp.h; 0: none); a
+  /// branch-and-bound node's take at most half a DP run's each (or up to
+  /// 10^7 steps where that is at most two runs').
+  uint64_t mix_work = uint64_t{200} * 1000 * 1000;
+  double target_gap = 0.0;         ///< stop branching once the gap is at most this (0: until proven optimal)
+};
+
+struct CappedSolution {
+  bool feasible = false;  ///< false: no strategy fits; `choice` is then the least-memory strategy
+  std::vector<int32_t> choice;
+  double cost = 0.0;
+  uint64_t memory = 0;
+  uint64_t cap = 0;
+  uint64_t least_memory = 0;  ///< the least bytes any strategy needs
+  double lower_bound = 0.0;   ///< no strategy within the cap costs less (feasible only)
+  double gap = 0.0;           ///< (cost - lower_bound) / lower_bound; 0: proven optimal
+  double root_lower_bound = 0.0;  ///< the Lagrangian bound before branching
+  int dp_runs = 0;
+  int nodes = 0;                  ///< branch-and-bound nodes bounded (the root is one)
+};
+
+/// Gap of `cost` over `lower_bound`, 0 within kGapTolerance.
+[[nodiscard]] double relative_gap(double cost, double lower_bound);
+
+/// The best strategy within `cap` bytes per device that the search finds, its bound and gap.
+[[nodiscard]] CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective,
+                                             const MemoryTables& memory, uint64_t cap, const CapOptions& options = {});
+
+}  // namespace pase

@@ -1,0 +1,152 @@
+#include "memorycap/memory_priced_dp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
+
+#include "dp/fold.h"
+
+namespace pase {
+
+namespace {
+
+std::vector<std::string> vertex_names(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Vertex& v : graph.vertices) names.push_back(v.name);
+  return names;
+}
+
+}  // namespace
+
+MemoryPricedDp::MemoryPricedDp(const Graph& graph, const CostTables& tables, const MemoryTables& memory,
+                               const SolveOptions& options)
+    : MemoryPricedDp(tables.objective, vertex_names(graph), memory, options) {}
+
+MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::string> names, const MemoryTables& memory,
+                               const SolveOptions& options)
+    : objective_(objective), memory_(memory), dp_(options.dp), fold_(options.fold), names_(std::move(names)),
+      priced_(objective) {
+  // As plan_only (dp/solve.h) does for a solve without a cap.
+  plan_.plan = make_plan(undirected_neighbours(objective), options.order, objective.config_counts());
+  plan_.tables = measure_tables(objective, plan_.plan, options.dp.threads);
+  for (const auto& set : plan_.plan.dependent)
+    plan_.stats.max_dependent_set = std::max(plan_.stats.max_dependent_set, set.size());
+  plan_.stats.table_entries = plan_.tables.total_entries;
+  const std::optional<Folding> folding = fold_ ? find_folding(objective, plan_.plan) : std::nullopt;
+  run_work_ = folding ? measure_tables(objective, plan_.plan, options.dp.threads, folding->same_as).total_work
+                      : plan_.tables.total_work;
+  const size_t n = objective.vertex_count();
+  least_.assign(n, 0);
+  for (size_t v = 0; v < n; ++v) {
+    uint64_t least = std::numeric_limits<uint64_t>::max();
+    for (size_t s = 0; s < objective.config_count(v); ++s) least = std::min(least, memory.bytes(v, s));
+    least_[v] = least;
+    least_bytes_ += least;  // no overflow: each configuration's bytes were checked, and so is a whole plan's
+  }
+}
+
+PricedPoint MemoryPricedDp::run(double lambda) {
+  // Repeated blocks stay alike under any multiplier (equal layers, equal
+  // bytes), so the priced objective folds as the plain one does.
+  DpOptions dp = dp_;
+  if (fold_)
+    if (std::optional<Folding> folding = find_folding(priced_, plan_.plan)) dp.same_as = std::move(folding->same_as);
+  DpResult result = solve_dp(priced_, plan_.plan, names_, dp);
+  ++runs_;
+  // What the run took (solve_dp measured the same before filling; a
+  // restriction that breaks a block's likeness folds less).
+  work_ += dp.same_as.empty() ? plan_.tables.total_work : measure_tables(priced_, plan_.plan, dp.threads, dp.same_as).total_work;
+  last_stats_ = result.stats;
+  PricedPoint point;
+  point.lambda = lambda;
+  point.value = result.cost;
+  point.choice = std::move(result.choice);
+  point.cost = cost_of(point.choice);
+  point.memory = memory_of(point.choice);
+  // The strategy read back must reach the optimum found (as in solve()).
+  const double achieved = point.cost + (std::isinf(lambda) ? 0.0 : lambda * static_cast<double>(point.memory));
+  const double scale = std::max(std::abs(achieved), std::abs(point.value));
+  if (!(std::abs(achieved - point.value) <= 1e-9 * scale))
+    throw std::logic_error("the memory-priced strategy read back from the DP costs " + std::to_string(achieved) +
+                           ", not the optimum " + std::to_string(point.value) + " it found");
+  return point;
+}
+
+uint64_t MemoryPricedDp::least_of(size_t v, const ByteRanges& ranges) const {
+  if (ranges.empty()) return least_[v];
+  uint64_t least = std::numeric_limits<uint64_t>::max();
+  for (size_t s = 0; s < objective_.config_count(v); ++s)
+    if (ranges[v].contains(memory_.bytes(v, s))) least = std::min(least, memory_.bytes(v, s));
+  return least;
+}
+
+uint64_t MemoryPricedDp::least_bytes(const ByteRanges& ranges) const {
+  if (ranges.empty()) return least_bytes_;
+  uint64_t total = 0;
+  for (size_t v = 0; v < least_.size(); ++v) {
+    const uint64_t least = least_of(v, ranges);
+    if (least == std::numeric_limits<uint64_t>::max()) return least;
+    total += least;  // at most the sum of each vertex's largest bytes, which fits (checked when built)
+  }
+  return total;
+}
+
+PricedPoint MemoryPricedDp::solve(double lambda, const ByteRanges& ranges) {
+  // A configuration outside `ranges` is shut out with an infinite cost; every
+  // vertex keeps a finite one (the caller checks least_bytes(ranges) first).
+  constexpr double kShut = std::numeric_limits<double>::infinity();
+  reprice(ranges, [&](size_t v, const ByteRange* range, std::vector<double>& priced) {
+    const SharedArray<double>& cost = objective_.vertex_cost[v];
+    for (size_t s = 0; s < cost.size(); ++s) {
+      const uint64_t bytes = memory_.bytes(v, s);
+      priced[s] = !range || range->contains(bytes) ? cost[s] + lambda * static_cast<double>(bytes) : kShut;
+    }
+  });
+  return run(lambda);
+}
+
+PricedPoint MemoryPricedDp::least_memory(const ByteRanges& ranges) {
+  // Memory has no pair terms, so the least-memory strategies are exactly the
+  // combinations of each vertex's least-memory configurations: the others are
+  // shut out (infinite cost; the DP keeps the first configuration of an
+  // all-infinite row, which never wins here since every vertex has a finite one).
+  constexpr double kShut = std::numeric_limits<double>::infinity();
+  reprice(ranges, [&](size_t v, const ByteRange*, std::vector<double>& priced) {
+    const SharedArray<double>& cost = objective_.vertex_cost[v];
+    const uint64_t least = least_of(v, ranges);
+    for (size_t s = 0; s < cost.size(); ++s) priced[s] = memory_.bytes(v, s) == least ? cost[s] : kShut;
+  });
+  PricedPoint point = run(std::numeric_limits<double>::infinity());
+  if (point.memory != least_bytes(ranges))
+    throw std::logic_error("the least-memory strategy needs " + std::to_string(point.memory) + " bytes, not " +
+                           std::to_string(least_bytes(ranges)));
+  return point;
+}
+
+void MemoryPricedDp::reprice(const ByteRanges& ranges,
+                             const std::function<void(size_t, const ByteRange*, std::vector<double>&)>& price) {
+  // Vertices with the same costs (shared storage), the same bytes (shared
+  // entries) and the same range are priced alike: priced once, shared, so the
+  // priced copy of a deep model stays one block's size too.
+  std::map<std::tuple<const void*, size_t, uint64_t, uint64_t>, size_t> first_of_kind;
+  for (size_t v = 0; v < priced_.vertex_count(); ++v) {
+    const ByteRange* range = ranges.empty() ? nullptr : &ranges[v];
+    const auto key = std::make_tuple(objective_.vertex_cost[v].storage_id(), memory_.offset[v],
+                                     range ? range->lo : 0, range ? range->hi : ~uint64_t{0});
+    auto [it, inserted] = first_of_kind.try_emplace(key, v);
+    if (!inserted) {
+      priced_.vertex_cost[v] = priced_.vertex_cost[it->second];
+      continue;
+    }
+    std::vector<double> priced(objective_.config_count(v));
+    price(v, range, priced);
+    priced_.vertex_cost[v] = std::move(priced);
+  }
+}
+
+}  // namespace pase

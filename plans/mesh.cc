@@ -1,0 +1,152 @@
+#include "plans/mesh.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "base/error.h"
+
+namespace pase {
+namespace {
+
+[[noreturn]] void bad_mesh(const std::string& text, const std::string& why) {
+  throw OptionError({"mesh", "the mesh", "", " '" + text + "': " + why});
+}
+
+int64_t parse_size(const std::string& mesh_text, const std::string& digits) {
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+    bad_mesh(mesh_text, "expected a size, got '" + digits + "'");
+  int64_t size = std::stoll(digits);
+  if (size < 1) bad_mesh(mesh_text, "axis sizes must be at least 1, got " + digits);
+  return size;
+}
+
+bool is_axis_name(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::vector<std::string> split_on(const std::string& text, char separator) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == separator) parts.emplace_back();
+    else parts.back() += c;
+  }
+  return parts;
+}
+
+// Depth-first over the dimensions to split, giving each an ordered tuple of
+// unused axes whose sizes multiply to its split. Axes are tried in mesh order,
+// so the first assignment found uses each dimension's axes in mesh order.
+class AssignmentSearch {
+ public:
+  AssignmentSearch(const Mesh& mesh, const int32_t* config, int rank, size_t limit)
+      : mesh_(mesh), config_(config), rank_(rank), limit_(limit), used_(mesh.shape.size(), 0), current_(rank) {}
+
+  AxisAssignments run() {
+    dimension(0);
+    return std::move(result_);
+  }
+
+ private:
+  void dimension(int d) {
+    if (result_.list.size() >= limit_) {
+      result_.complete = false;
+      return;
+    }
+    if (d == rank_) {
+      result_.list.push_back(current_);
+      return;
+    }
+    if (config_[d] == 1) {
+      current_[d].clear();
+      dimension(d + 1);
+      return;
+    }
+    extend(d, config_[d]);
+  }
+
+  // Appends axes to dimension d's list until their sizes make `remaining`.
+  void extend(int d, int64_t remaining) {
+    if (remaining == 1) {
+      dimension(d + 1);
+      return;
+    }
+    for (size_t axis = 0; axis < mesh_.shape.size(); ++axis) {
+      if (used_[axis] || mesh_.shape[axis] == 1 || remaining % mesh_.shape[axis] != 0) continue;
+      used_[axis] = 1;
+      current_[d].push_back(static_cast<int>(axis));
+      extend(d, remaining / mesh_.shape[axis]);
+      current_[d].pop_back();
+      used_[axis] = 0;
+      if (!result_.complete) return;
+    }
+  }
+
+  const Mesh& mesh_;
+  const int32_t* config_;
+  int rank_;
+  size_t limit_;
+  std::vector<char> used_;
+  std::vector<std::vector<int>> current_;
+  AxisAssignments result_;
+};
+
+}  // namespace
+
+Mesh default_mesh(int64_t devices, int64_t devices_per_node) {
+  Mesh mesh;
+  mesh.devices_per_node = devices_per_node;
+  int64_t rest = devices;
+  for (int64_t f = 2; f * f <= rest; ++f)
+    while (rest % f == 0) {
+      mesh.shape.push_back(f);
+      rest /= f;
+    }
+  if (rest > 1 || mesh.shape.empty()) mesh.shape.push_back(rest);
+  std::sort(mesh.shape.begin(), mesh.shape.end(), std::greater<int64_t>());
+  for (size_t i = 0; i < mesh.shape.size(); ++i) mesh.axes.push_back("x" + std::to_string(i));
+  return mesh;
+}
+
+Mesh parse_mesh(const std::string& text, int64_t devices, int64_t devices_per_node) {
+  if (text == "auto") return default_mesh(devices, devices_per_node);
+  Mesh mesh;
+  mesh.devices_per_node = devices_per_node;
+  if (text.find('=') != std::string::npos) {
+    for (const std::string& part : split_on(text, ',')) {
+      auto equals = part.find('=');
+      if (equals == std::string::npos) bad_mesh(text, "expected NAME=SIZE, got '" + part + "'");
+      std::string name = part.substr(0, equals);
+      if (!is_axis_name(name)) bad_mesh(text, "'" + name + "' is not an axis name (a letter, then letters, digits or _)");
+      if (std::find(mesh.axes.begin(), mesh.axes.end(), name) != mesh.axes.end())
+        bad_mesh(text, "axis '" + name + "' is named twice");
+      mesh.axes.push_back(name);
+      mesh.shape.push_back(parse_size(text, part.substr(equals + 1)));
+    }
+  } else {
+    for (const std::string& part : split_on(text, 'x')) {
+      mesh.shape.push_back(parse_size(text, part));
+      mesh.axes.push_back("x" + std::to_string(mesh.axes.size()));
+    }
+  }
+  int64_t product = 1;
+  for (int64_t size : mesh.shape) {
+    if (product > std::numeric_limits<int64_t>::max() / size) bad_mesh(text, "the sizes multiply past 2^63");
+    product *= size;
+  }
+  if (product != devices)
+    bad_mesh(text, "its sizes multiply to " + std::to_string(product) + ", not to the " + std::to_string(devices) +
+                       " devices");
+  return mesh;
+}
+
+AxisAssignments axis_assignments(const Mesh& mesh, const int32_t* config, int rank, size_t limit) {
+  return AssignmentSearch(mesh, config, rank, limit).run();
+}
+
+bool realizable(const Mesh& mesh, const int32_t* config, int rank) {
+  return !axis_assignments(mesh, config, rank, 1).list.empty();
+}
+
+}  // namespace pase

@@ -1,0 +1,35 @@
+#pragma once
+// Device meshes (docs/plans.md): the default mesh, the `--mesh` syntax, and
+// which configurations a mesh can realize and how.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plans/plan.h"
+
+namespace pase {
+
+/// The prime factors of `devices`, largest first, as axes "x0", "x1", …
+/// (8 -> [2, 2, 2], 12 -> [3, 2, 2], 1 -> one axis of size 1).
+[[nodiscard]] Mesh default_mesh(int64_t devices, int64_t devices_per_node);
+
+/// "auto", "2x4" (axes x0, x1) or "dp=2,tp=4" (named axes). Throws
+/// OptionError (option "mesh") with one line: a malformed shape, a size
+/// below 1, a repeated or malformed axis name, or sizes whose product is not
+/// `devices`.
+[[nodiscard]] Mesh parse_mesh(const std::string& text, int64_t devices, int64_t devices_per_node);
+
+/// Every way to give each domain dimension with split > 1 an ordered list of
+/// distinct mesh axes whose sizes multiply to its split (major first), in a
+/// fixed order: the assignment using axes in mesh order comes first. At most
+/// `limit` are returned; `complete` says whether that was all of them.
+struct AxisAssignments {
+  std::vector<std::vector<std::vector<int>>> list;  ///< [assignment][domain dim] -> axes
+  bool complete = true;
+};
+[[nodiscard]] AxisAssignments axis_assignments(const Mesh& mesh, const int32_t* config, int rank, size_t limit);
+
+/// Whether some axis assignment exists for the configuration.
+[[nodiscard]] bool realizable(const Mesh& mesh, const int32_t* config, int rank);
+
+}  // namespace pase

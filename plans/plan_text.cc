@@ -1,0 +1,86 @@
+#include "plans/plan_text.h"
+
+#include "base/json_text.h"
+#include "plans/layout_text.h"
+
+namespace pase {
+namespace {
+
+void append_axis_names(std::string& out, const std::vector<int>& axes, const Mesh& mesh) {
+  out += '[';
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, mesh.axes[static_cast<size_t>(axes[i])]);
+  }
+  out += ']';
+}
+
+void append_strings(std::string& out, const std::vector<std::string>& items) {
+  out += '[';
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, items[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+void append_mesh(std::string& out, const Mesh& mesh) {
+  out += "{\"shape\":";
+  append_json_array(out, mesh.shape);
+  out += ",\"axes\":";
+  append_strings(out, mesh.axes);
+  out += ",\"devices_per_node\":";
+  append_json_number(out, mesh.node_size());
+  out += '}';
+}
+
+void append_mesh_axes(std::string& out, const PlannedLayer& layer, const Mesh& mesh) {
+  out += '{';
+  for (size_t d = 0; d < layer.dims.size(); ++d) {
+    if (d) out += ',';
+    append_json_string(out, std::string(1, layer.dims[d]));
+    out += ':';
+    append_axis_names(out, layer.mesh_axes[d], mesh);
+  }
+  out += '}';
+}
+
+void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mesh& mesh, bool is_weight, bool with_dims) {
+  if (with_dims) {
+    out += ",\"dims\":";
+    append_strings(out, tensor.dims);
+  }
+  out += ",\"layout\":{\"spec\":[";
+  for (size_t t = 0; t < tensor.spec.size(); ++t) {
+    if (t) out += ',';
+    append_axis_names(out, tensor.spec[t], mesh);
+  }
+  out += "],\"jax\":";
+  append_json_string(out, jax_partition_spec(tensor.spec, mesh));
+  out += ",\"hlo\":";
+  append_json_string(out, hlo_sharding(tensor.spec, mesh));
+  out += ",\"dtensor\":";
+  DtensorLayout dtensor = dtensor_placements(tensor.spec, mesh);
+  if (dtensor.placements) {
+    append_strings(out, *dtensor.placements);
+  } else {
+    out += "null,\"dtensor_note\":";
+    append_json_string(out, dtensor.note);
+  }
+  out += '}';
+  if (tensor.model_words && tensor.realized_words) {
+    out += ",\"redistribution\":{\"model_words\":";
+    append_json_number(out, *tensor.model_words);
+    out += ",\"realized_words\":";
+    append_json_number(out, *tensor.realized_words);
+    out += '}';
+  }
+  if (is_weight) {
+    out += ",\"grad_allreduce_axes\":";
+    append_axis_names(out, tensor.grad_allreduce_axes, mesh);
+  }
+}
+
+}  // namespace pase
