@@ -14,6 +14,7 @@
 #include <tbb/task_arena.h>
 
 #include "base/check.h"
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "dp/fold.h"
 
@@ -414,10 +415,6 @@ size_t products_for(size_t k) {
   return count;
 }
 
-uint64_t saturating_add(uint64_t a, uint64_t b) {
-  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
-}
-
 // The progress of a chained solve as one DP's: its parts (the block's DP,
 // the min-plus products, the rest's DP, back-substitution) run one after
 // another, each counted from where the ones before left off, against the
@@ -657,7 +654,6 @@ std::optional<ChainSolution> chain(const Objective& objective, const std::vector
 // Refuses a chained solve past the limits, as check_limits does a DP: the
 // sum of its parts, the min-plus products and T, T^k and their squares included.
 void check_chain_limits(const TablePlan& sizes, const std::vector<std::string>& names, const DpOptions& options) {
-  constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
   auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
   const size_t v = static_cast<size_t>(sizes.largest_vertex);
   const std::string largest = "'" + names[v] + "' with " + text(sizes.entries[v]) + " entries";

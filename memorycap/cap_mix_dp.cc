@@ -5,14 +5,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/checked_math.h"
+
 namespace pase {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
-
-uint64_t saturating_mul(uint64_t a, uint64_t b) { return a != 0 && b > kSaturated / a ? kSaturated : a * b; }
-uint64_t saturating_add(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
 
 // A table of an earlier vertex that v consumes: the strides of the members
 // of its scope, read from v's digits (`from_scope`: index in D(v)) or v's own.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <queue>
 
+#include "base/checked_math.h"
 #include "memorycap/cap_local_search.h"
 #include "memorycap/cap_mix_dp.h"
 
@@ -31,10 +32,6 @@ using Clock = std::chrono::steady_clock;
 // units costs that much, and a coarser one finds little (the Transformer at
 // p = 8); AlexNet's runs are so small that its mixes stay cheap.
 constexpr uint64_t kLeastMixWork = uint64_t{10} * 1000 * 1000;
-
-uint64_t saturating_mul(uint64_t a, uint64_t b) {
-  return a != 0 && b > std::numeric_limits<uint64_t>::max() / a ? std::numeric_limits<uint64_t>::max() : a * b;
-}
 
 // Walks the node's hull: `left` fits, `right` does not, both optimal for
 // some price. At the price where their lines cross, either a strategy between
