@@ -208,27 +208,29 @@ BoundedSolution solve_bounded(const Objective& objective, const std::vector<std:
 
 Answer solve_or_bound(const Objective& objective, const std::vector<std::string>& names, const SolveOptions& options,
                       bool exact) {
+  auto start = std::chrono::steady_clock::now();
+  const SolvePlan planned = plan_solve(objective, names, options.order, options.dp.threads, options.fold);
+  std::optional<LimitError> error = solve_limit_error(planned, names, options.dp);
   Answer answer;
-  try {
-    answer.solution = solve(objective, names, options);
+  if (!error) {
+    answer.solution = run_planned(objective, names, planned, options.dp);
+    answer.solution.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return answer;
-  } catch (const LimitError& error) {
-    if (exact) throw;
-    const Solution sized = plan_only(objective, options.order, options.dp.threads, options.fold);
-    ExactRefusal refusal;
-    refusal.option = error.words().option;
-    refusal.vertex = sized.tables.largest_vertex;
-    refusal.dependent_set = sized.plan.dependent[static_cast<size_t>(refusal.vertex)].size();
-    BoundedOptions bounded;
-    bounded.solve = options;
-    try {
-      answer.bounded = solve_bounded(objective, names, bounded);
-    } catch (const ResourceError&) {
-      throw error;  // not even relaxing every edge fits: the exact DP's refusal says why
-    }
-    answer.solution = answer.bounded->solution;
-    answer.refusal = std::move(refusal);
   }
+  if (exact) throw *error;
+  ExactRefusal refusal;
+  refusal.option = error->words().option;
+  refusal.vertex = planned.tables.largest_vertex;
+  refusal.dependent_set = planned.plan.dependent[static_cast<size_t>(refusal.vertex)].size();
+  BoundedOptions bounded;
+  bounded.solve = options;
+  try {
+    answer.bounded = solve_bounded(objective, names, bounded);
+  } catch (const ResourceError&) {
+    throw *error;  // not even relaxing every edge fits: the exact DP's refusal says why
+  }
+  answer.solution = answer.bounded->solution;
+  answer.refusal = std::move(refusal);
   return answer;
 }
 

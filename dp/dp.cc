@@ -14,13 +14,19 @@ struct PartialArgmins {
 
 DpResult solve_dp(const Objective& objective, const EliminationPlan& plan, const std::vector<std::string>& names,
                   const DpOptions& options) {
-  auto start = std::chrono::steady_clock::now();
   const size_t n = objective.vertex_count();
   PASE_ASSERT(plan.order.size() == n && plan.position.size() == n && plan.dependent.size() == n && names.size() == n, n,
               plan.order.size(), plan.position.size(), plan.dependent.size(), names.size());
-  PASE_ASSERT(options.same_as.empty() || options.same_as.size() == n, options.same_as.size(), n);
-  TablePlan sizes = measure_tables(objective, plan, options.threads, options.same_as);
+  const TablePlan sizes = measure_tables(objective, plan, options.threads, options.same_as);
   check_limits(plan, sizes, names, options);
+  return run_dp(objective, plan, sizes, options);
+}
+
+DpResult run_dp(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes, const DpOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  const size_t n = objective.vertex_count();
+  PASE_ASSERT(plan.order.size() == n && sizes.entries.size() == n, n, plan.order.size(), sizes.entries.size());
+  PASE_ASSERT(options.same_as.empty() || options.same_as.size() == n, options.same_as.size(), n);
   DpResult result = DynamicProgram(objective, plan, sizes, options.progress, options.same_as).run();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "dp/objective.h"
 #include "dp/ordering.h"
 
@@ -100,6 +102,21 @@ struct PartialDp {
 /// work but a copy of their table, and none where their consumer follows too.
 [[nodiscard]] TablePlan measure_tables(const Objective& objective, const EliminationPlan& plan, int threads = 1,
                                        const std::vector<int>& same_as = {});
+
+/// The limit of `options` that a plan's tables (`sizes`, as measure_tables
+/// gives them) pass, as the LimitError that refuses it (naming the largest
+/// table's vertex from `names`); nullopt within the limits.
+[[nodiscard]] std::optional<LimitError> limit_error(const EliminationPlan& plan, const TablePlan& sizes,
+                                                    const std::vector<std::string>& names, const DpOptions& options);
+
+/// Throws limit_error's error, if any.
+void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
+                  const DpOptions& options);
+
+/// Runs the DP over `sizes` (measure_tables of the same plan, threads and
+/// followers), checked against the limits already.
+[[nodiscard]] DpResult run_dp(const Objective& objective, const EliminationPlan& plan, const TablePlan& sizes,
+                              const DpOptions& options);
 
 /// Runs the DP; throws ResourceError (naming the vertex, from `names`) if the tables or the work exceed the limits.
 [[nodiscard]] DpResult solve_dp(const Objective& objective, const EliminationPlan& plan,

@@ -114,8 +114,8 @@ uint64_t working_bytes(const std::vector<EdgeRows>& edges, const TableJob& job, 
   return bytes;
 }
 
-void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
-                  const DpOptions& options) {
+std::optional<LimitError> limit_error(const EliminationPlan& plan, const TablePlan& sizes,
+                                      const std::vector<std::string>& names, const DpOptions& options) {
   auto text = [](uint64_t x) { return x == kSaturated ? std::string("more than 2^64") : std::to_string(x); };
   auto largest = [&] {
     int v = sizes.largest_vertex;
@@ -123,15 +123,21 @@ void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std
            std::to_string(plan.dependent[v].size()) + " (" + describe_scope(plan.dependent[v], names) + ")";
   };
   if (sizes.total_bytes > options.max_table_bytes)
-    throw LimitError({"max_table_bytes", "the table byte limit",
+    return LimitError({"max_table_bytes", "the table byte limit",
                       "the DP tables would need " + text(sizes.total_bytes) + " bytes (" + text(sizes.working_bytes) +
                           " of them working buffers), above the limit of " + std::to_string(options.max_table_bytes) + " (",
                       "); the largest is vertex " + largest()});
   if (sizes.total_work > options.max_work)
-    throw LimitError({"max_work", "the work limit",
+    return LimitError({"max_work", "the work limit",
                       "the DP would take " + text(sizes.total_work) +
                           " steps (table entries x configurations), above the limit of " + std::to_string(options.max_work) + " (",
                       "; about 10^9 steps per second per core); the largest table is vertex " + largest()});
+  return std::nullopt;
+}
+
+void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
+                  const DpOptions& options) {
+  if (std::optional<LimitError> error = limit_error(plan, sizes, names, options)) throw *error;
 }
 
 int dp_threads(int requested, uint64_t work) {

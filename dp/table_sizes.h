@@ -36,9 +36,4 @@ struct FillShape {
 // compacted) and argmins. Counted in the peak while v is filled.
 [[nodiscard]] uint64_t working_bytes(const std::vector<EdgeRows>& edges, const TableJob& job, bool compacted);
 
-/// Refuses a plan whose tables or work exceed the options' limits (LimitError
-/// naming the largest table's vertex from `names`).
-void check_limits(const EliminationPlan& plan, const TablePlan& sizes, const std::vector<std::string>& names,
-                  const DpOptions& options);
-
 }  // namespace pase

@@ -13,19 +13,9 @@
 
 namespace pase {
 
-namespace {
-
-std::vector<std::string> vertex_names(const Graph& graph) {
-  std::vector<std::string> names;
-  for (const Vertex& v : graph.vertices) names.push_back(v.name);
-  return names;
-}
-
-}  // namespace
-
 MemoryPricedDp::MemoryPricedDp(const Graph& graph, const CostTables& tables, const MemoryTables& memory,
                                const SolveOptions& options)
-    : MemoryPricedDp(tables.objective, vertex_names(graph), memory, options) {}
+    : MemoryPricedDp(tables.objective, graph.vertex_names(), memory, options) {}
 
 MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::string> names, const MemoryTables& memory,
                                const SolveOptions& options)
@@ -56,11 +46,12 @@ PricedPoint MemoryPricedDp::run(double lambda) {
   DpOptions dp = dp_;
   if (fold_)
     if (std::optional<Folding> folding = find_folding(priced_, plan_.plan)) dp.same_as = std::move(folding->same_as);
-  DpResult result = solve_dp(priced_, plan_.plan, names_, dp);
+  // Sized once per run: a restriction that breaks a block's likeness folds less.
+  const TablePlan sizes = dp.same_as.empty() ? plan_.tables : measure_tables(priced_, plan_.plan, dp.threads, dp.same_as);
+  check_limits(plan_.plan, sizes, names_, dp);
+  DpResult result = run_dp(priced_, plan_.plan, sizes, dp);
   ++runs_;
-  // What the run took (solve_dp measured the same before filling; a
-  // restriction that breaks a block's likeness folds less).
-  work_ += dp.same_as.empty() ? plan_.tables.total_work : measure_tables(priced_, plan_.plan, dp.threads, dp.same_as).total_work;
+  work_ += sizes.total_work;
   last_stats_ = result.stats;
   PricedPoint point;
   point.lambda = lambda;
