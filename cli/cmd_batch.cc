@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "cli/count_option.h"
 #include "cli/commands.h"
 #include "cli/text_output.h"

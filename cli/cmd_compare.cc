@@ -15,7 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/text_output.h"
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"

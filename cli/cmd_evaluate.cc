@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/text_output.h"
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"

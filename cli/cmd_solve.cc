@@ -1,38 +1,28 @@
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "base/byte_size.h"
+#include "base/duration_text.h"
+#include "base/error.h"
+#include "base/text_file.h"
 #include "cli/commands.h"
 #include "cli/count_option.h"
 #include "cli/exit_status.h"
-#include "cli/byte_size.h"
 #include "cli/graph_input.h"
-#include "cli/onnx_loader.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
+#include "cli/onnx_loader.h"
 #include "cli/process_memory.h"
-#include "costmodel/calibrated_cost_model.h"
-#include "costmodel/cost_tables.h"
-#include "costmodel/memory_model.h"
-#include "base/error.h"
-#include "graphs/graph.h"
 #include "cli/progress_line.h"
 #include "cli/text_output.h"
-#include "dp/bounded_solve.h"
-#include "plans/build_plan.h"
-#include "base/duration_text.h"
-#include "memorycap/memory_cap.h"
+#include "graphs/graph.h"
 #include "plans/mesh.h"
-#include "dp/solve.h"
+#include "solve/solve_request.h"
 #include "strategy/strategy_file.h"
-#include "base/text_file.h"
 
 namespace pase {
 namespace {
@@ -47,7 +37,7 @@ struct SolveCliOptions {
   bool stats = false;
   bool plan_only = false;
   std::string order = "mindegree";
-  uint64_t max_table_bytes = 0;  // 0: half of physical memory
+  uint64_t max_table_bytes = 0;  // 0: the policy's (half of physical memory)
   uint64_t max_work = DpOptions{}.max_work;
   int threads = 0;
   std::string mesh;              // empty: the default mesh, if it realizes the optimum
@@ -61,17 +51,6 @@ struct SolveCliOptions {
   std::string loss;   // empty: softmax_xent
   std::string lenient;  // empty: off; "true" (the bare flag) or "force"
 };
-
-// Placement steps (build_plan.h's PlanOptions::max_work) a solve without
-// --mesh spends at most; about 0.2 s on one core. Past it the plan keeps the
-// best assignment of fewer candidates and says it is not proven optimal.
-constexpr uint64_t kDefaultPlacementWork = uint64_t{200} * 1000 * 1000;
-
-uint64_t default_table_limit() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{4} << 30;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
-}
 
 std::string format_config(const std::vector<int32_t>& config) {
   std::string text = "(";
@@ -204,194 +183,192 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
       << placement_words(placed, unit) << "\n";
 }
 
-// `pase solve` once its options are parsed.
-int run_solve(const std::shared_ptr<SolveCliOptions>& o) {
-  std::unique_ptr<CostModel> model = make_cost_model(o->model, o->devices, memory_options(o->memory));
-  const MemoryOptions memory_model = memory_options(o->memory);
-  const std::optional<uint64_t> cap = memory_cap(o->memory, *model);
-  const CapOptions search = cap_options(o->memory);
-  if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
-  SolveOptions options;
+// The request the options make: the DP's order, limits and threads, the
+// memory model and cap, the mesh (a bad mesh is a command-line mistake).
+SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
+  SolveRequest request;
+  request.memory = memory_options(o.memory);
+  request.cap = memory_cap(o.memory, model);
+  request.cap_search = cap_options(o.memory);
+  if (o.threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o.threads));
   try {
-    options.order = parse_order_kind(o->order);
+    request.solve.order = parse_order_kind(o.order);
   } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
     throw UsageError(error.words().with("--order"));
   }
-  options.dp.max_table_bytes = o->max_table_bytes ? o->max_table_bytes : default_table_limit();
-  options.dp.threads = o->threads;
-  options.dp.max_work = o->max_work;
-  options.fold = !o->no_fold;
-
-  // A bad mesh is a command-line mistake: refused before any input is read.
-  std::optional<Mesh> mesh;
-  int64_t per_node = o->devices_per_node;
-  if (auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get()); calibrated && per_node == 0)
-    per_node = calibrated->profile().devices_per_node;
-  if (!o->mesh.empty()) {
+  if (o.max_table_bytes) request.solve.dp.max_table_bytes = o.max_table_bytes;
+  request.solve.dp.threads = o.threads;
+  request.solve.dp.max_work = o.max_work;
+  request.solve.fold = !o.no_fold;
+  request.exact = o.exact;
+  request.place = !o.no_plan;
+  request.devices_per_node = o.devices_per_node;
+  request.plan_only = o.plan_only;
+  if (!o.mesh.empty()) {
+    const int64_t per_node = o.devices_per_node ? o.devices_per_node : model.devices_per_node();
     try {
-      mesh = parse_mesh(o->mesh, o->devices, per_node);
+      request.mesh = parse_mesh(o.mesh, o.devices, per_node);
     } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
-      std::cerr << "error: " << error.words().with("--mesh") << "\n";
-      return kExitUsage;
+      throw UsageError(error.words().with("--mesh"));
     }
   }
+  return request;
+}
 
-  using Clock = std::chrono::steady_clock;
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  auto t0 = Clock::now();
-  const bool import_options = o->batch != 0 || !o->loss.empty() || !o->lenient.empty();
-  if (import_options && !is_onnx_file(o->graph))
-    throw UsageError("--batch, --loss and --lenient apply to an ONNX model (.onnx); '" + o->graph +
+// The graph file or ONNX model, with the import options; the importer's notes on stderr.
+Graph load_solve_graph(const SolveCliOptions& o) {
+  const bool import_options = o.batch != 0 || !o.loss.empty() || !o.lenient.empty();
+  if (import_options && !is_onnx_file(o.graph))
+    throw UsageError("--batch, --loss and --lenient apply to an ONNX model (.onnx); '" + o.graph +
                      "' is read as a pase-graph file");
   std::vector<std::string> notes;
   GraphInputImport import;
-  if (o->batch != 0) import.options.batch = o->batch;
-  if (!o->loss.empty()) import.options.loss = o->loss;
-  set_lenient(import.options, o->lenient);
+  if (o.batch != 0) import.options.batch = o.batch;
+  if (!o.loss.empty()) import.options.loss = o.loss;
+  set_lenient(import.options, o.lenient);
   import.notes = &notes;
-  Graph graph = load_graph_input(o->graph, &import);
+  Graph graph = load_graph_input(o.graph, &import);
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
-  double load_seconds = seconds_since(t0);
-  auto t1 = Clock::now();
-  // On a mesh, the DP chooses among the configurations the mesh realizes.
-  ConfigFilter on_mesh;
-  if (mesh) on_mesh = [&mesh](const int32_t* config, int rank) { return realizable(*mesh, config, rank); };
-  CostTables tables = build_cost_tables(graph, *model, kDefaultMaxConfigs, on_mesh);
-  double price_seconds = seconds_since(t1);
-  if (o->plan_only) {
-    Solution plan = plan_only(tables.objective, options.order, options.dp.threads, options.fold);
-    if (o->json) {
-      nlohmann::ordered_json doc = {{"graph", graph.name},
-                                    {"devices", tables.machine.devices},
-                                    {"order_kind", o->order},
-                                    {"vertices", graph.vertices.size()},
-                                    {"max_dependent_set", plan.stats.max_dependent_set},
-                                    {"largest_table_entries", plan.tables.entries[plan.tables.largest_vertex]},
-                                    {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
-                                    {"table_entries", plan.tables.total_entries},
-                                    {"table_bytes", plan.tables.total_bytes},
-                                    {"work", plan.tables.total_work},
-                                    {"threads", plan.tables.threads},
-                                    {"estimated_seconds", estimated_solve_seconds(plan.tables.total_work, plan.tables.threads)}};
-      std::cout << doc.dump(2) << "\n";
-    } else {
-      print_stats(std::cout, graph, plan, o->order);
-      std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << options.dp.max_table_bytes
-                << "), work " << plan.tables.total_work << " steps (limit " << options.dp.max_work << ")\n"
-                << "estimated solve time: at most about " << format_cost(estimated_solve_seconds(plan.tables.total_work, plan.tables.threads))
-                << " s on " << plan.tables.threads << (plan.tables.threads == 1 ? " thread" : " threads")
-                << " (10^9 steps per second per core)\n";
-    }
-    return 0;
-  }
-  auto t2 = Clock::now();
-  const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
-  Solution solution;
-  MemoryReport memory_report;
-  memory_report.options = memory_model;
-  std::optional<CappedSolution> capped;
-  // Past the exact DP's limits, a bounded solve answers (unless --exact).
-  std::optional<BoundedSolution> bounded;
-  std::string refusal;
-  if (!cap) {
-    ProgressLine progress;
-    if (progress.active()) options.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
-    Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), options, o->exact);
-    solution = std::move(answer.solution);
-    bounded = std::move(answer.bounded);
-    if (answer.refusal)
-      refusal = std::string("the exact DP is past ") + (answer.refusal->option == "max_work" ? "--max-work" : "--max-table-bytes") +
-                " (vertex '" + graph.vertices[static_cast<size_t>(answer.refusal->vertex)].name + "' has a dependent set of " +
-                std::to_string(answer.refusal->dependent_set) + ")";
-    progress.finish();
-  } else {
-    MemoryPricedDp dp(graph, tables, memory, options);
-    capped = solve_under_cap(dp, tables.objective, memory, *cap, search);
-    solution = dp.plan();
-    solution.cost = capped->cost;
-    solution.choice = capped->choice;
-    solution.stats = dp.last_stats();
-    solution.stats.seconds = seconds_since(t2);
-    memory_report.cap = *cap;
-    if (capped->feasible) {
-      memory_report.lower_bound = capped->lower_bound;
-      memory_report.gap = capped->gap;
-    }
-  }
-  memory_report.bytes = plan_memory(memory, solution.choice);
-  double solve_seconds = seconds_since(t2);
-  auto t3 = Clock::now();
+  return graph;
+}
 
+// --plan-only: the order and table sizes, as text or JSON.
+void print_plan_only(const SolveCliOptions& o, const Graph& graph, const SolveRequest& request, const Solution& plan) {
+  if (o.json) {
+    nlohmann::ordered_json doc = {{"graph", graph.name},
+                                  {"devices", o.devices},
+                                  {"order_kind", o.order},
+                                  {"vertices", graph.vertices.size()},
+                                  {"max_dependent_set", plan.stats.max_dependent_set},
+                                  {"largest_table_entries", plan.tables.entries[plan.tables.largest_vertex]},
+                                  {"largest_table_vertex", graph.vertices[plan.tables.largest_vertex].name},
+                                  {"table_entries", plan.tables.total_entries},
+                                  {"table_bytes", plan.tables.total_bytes},
+                                  {"work", plan.tables.total_work},
+                                  {"threads", plan.tables.threads},
+                                  {"estimated_seconds", estimated_solve_seconds(plan.tables.total_work, plan.tables.threads)}};
+    std::cout << doc.dump(2) << "\n";
+    return;
+  }
+  print_stats(std::cout, graph, plan, o.order);
+  std::cout << "tables need " << plan.tables.total_bytes << " bytes (limit " << request.solve.dp.max_table_bytes
+            << "), work " << plan.tables.total_work << " steps (limit " << request.solve.dp.max_work << ")\n"
+            << "estimated solve time: at most about "
+            << format_cost(estimated_solve_seconds(plan.tables.total_work, plan.tables.threads)) << " s on "
+            << plan.tables.threads << (plan.tables.threads == 1 ? " thread" : " threads")
+            << " (10^9 steps per second per core)\n";
+}
+
+// What the strategy file records of the solver.
+SolverReport solver_report(const SolveCliOptions& o, const Graph& graph, const SolveOutcome& out) {
+  const Solution& solution = out.solution;
   SolverReport report;
-  report.order_kind = o->order;
+  report.order_kind = o.order;
   for (int v : solution.plan.order) report.order.push_back(graph.vertices[v].name);
   report.max_dependent_set = solution.stats.max_dependent_set;
   report.table_entries = solution.stats.table_entries;
   report.largest_table_entries = solution.tables.entries[solution.tables.largest_vertex];
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
-  report.timings = o->timings;
-  if (capped && !capped->feasible) {
+  report.timings = o.timings;
+  if (out.bounded) {
+    report.lower_bound_cost = out.bounded->lower_bound;
+    report.relaxed_edges = out.bounded->relaxed_edges;
+    report.exact = out.bounded->proven_optimal();
+  }
+  return report;
+}
+
+// The strategy's memory and, under a cap, its bound and gap.
+MemoryReport memory_report(const SolveRequest& request, const SolveOutcome& out) {
+  MemoryReport report;
+  report.options = request.memory;
+  report.bytes = out.bytes;
+  if (out.capped) {
+    report.cap = out.capped->cap;
+    if (out.capped->feasible) {
+      report.lower_bound = out.capped->lower_bound;
+      report.gap = out.capped->gap;
+    }
+  }
+  return report;
+}
+
+// The note a bounded solve leaves on stderr: why the exact DP could not run, and the gap.
+void note_bounded(const Graph& graph, const SolveOutcome& out) {
+  const ExactRefusal& refusal = *out.refusal;
+  const BoundedSolution& bounded = *out.bounded;
+  std::cerr << "note: the exact DP is past " << (refusal.option == "max_work" ? "--max-work" : "--max-table-bytes")
+            << " (vertex '" << graph.vertices[static_cast<size_t>(refusal.vertex)].name << "' has a dependent set of "
+            << refusal.dependent_set << "); a bounded solve relaxed " << bounded.relaxed_edges << " of "
+            << out.tables.objective.pairs.size() << " edges and "
+            << (bounded.proven_optimal()
+                    ? std::string("proved its answer optimal (its lower bound meets the cost)")
+                    : "is at most " + format_cost(100.0 * bounded.gap()) + "% above the optimum, which is at least " +
+                          format_total(bounded.lower_bound, out.tables.unit) + " " + out.tables.unit)
+            << "; --exact refuses instead\n";
+}
+
+// --stats: the order and tables, each step's time, the process's memory, the capped search.
+void print_solve_stats(std::ostream& out, const SolveCliOptions& o, const Graph& graph, const SolveOutcome& outcome,
+                       double load_seconds, double report_seconds) {
+  print_stats(out, graph, outcome.solution, o.order);
+  out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(outcome.seconds.price)
+      << " s, solve " << format_cost(outcome.seconds.solve + outcome.seconds.place) << " s, report "
+      << format_cost(report_seconds) << " s\n";
+  if (uint64_t peak = peak_resident_bytes()) out << "peak resident memory " << peak << " bytes\n";
+  const std::string& unit = outcome.tables.unit;
+  if (outcome.capped && outcome.capped->feasible)
+    out << "capped search: " << outcome.capped->dp_runs << " DP runs, " << outcome.capped->nodes << " nodes, root bound "
+        << format_total(outcome.capped->root_lower_bound, unit) << " " << unit << ", bound "
+        << format_total(outcome.capped->lower_bound, unit) << " " << unit << "\n";
+}
+
+// `pase solve` once its options are parsed.
+int run_solve(const SolveCliOptions& o) {
+  std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory));
+  SolveRequest request = make_request(o, *model);
+  using Clock = std::chrono::steady_clock;
+  const auto loading = Clock::now();
+  const Graph graph = load_solve_graph(o);
+  const double load_seconds = std::chrono::duration<double>(Clock::now() - loading).count();
+  ProgressLine progress;
+  if (progress.active() && !request.cap && !o.plan_only)
+    request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
+  const SolveOutcome out = solve_request(graph, *model, request);
+  progress.finish();
+  if (o.plan_only) {
+    print_plan_only(o, graph, request, out.solution);
+    return 0;
+  }
+  const auto reporting = Clock::now();
+  const SolverReport report = solver_report(o, graph, out);
+  const MemoryReport memory = memory_report(request, out);
+  if (out.capped && !out.capped->feasible) {
     // The least-memory strategy shows what comes closest; the command still fails.
-    if (!o->out.empty())
-      write_text_file(o->out, write_strategy_file(graph, tables, solution.choice, solution.cost, &report, nullptr, &memory_report));
-    throw ResourceError("no strategy fits in " + std::to_string(*cap) + " bytes (" + format_gib(*cap) +
-                        " GiB) per device: the least any strategy needs is " + std::to_string(capped->least_memory) +
-                        " bytes (" + format_gib(capped->least_memory) + " GiB)");
+    if (!o.out.empty())
+      write_text_file(o.out, write_strategy_file(graph, out.tables, out.solution.choice, out.solution.cost, &report,
+                                                 nullptr, &memory));
+    throw ResourceError(no_fit_words(*out.capped));
   }
-  if (bounded) {
-    report.lower_bound_cost = bounded->lower_bound;
-    report.relaxed_edges = bounded->relaxed_edges;
-    report.exact = bounded->proven_optimal();
-    std::cerr << "note: " << refusal << "; a bounded solve relaxed " << bounded->relaxed_edges << " of "
-              << tables.objective.pairs.size() << " edges and "
-              << (report.exact ? std::string("proved its answer optimal (its lower bound meets the cost)")
-                               : "is at most " + format_cost(100.0 * bounded->gap()) + "% above the optimum, which is at least " +
-                                     format_total(bounded->lower_bound, tables.unit) + " " + tables.unit)
-              << "; --exact refuses instead\n";
+  if (out.bounded) note_bounded(graph, out);
+  if (o.json || !o.out.empty()) {
+    const std::string text = write_strategy_file(graph, out.tables, out.solution.choice, out.solution.cost, &report,
+                                                 out.placed ? &out.placed->plan : nullptr, &memory, out.no_plan_reason);
+    if (o.json) std::cout << text;
+    if (!o.out.empty()) write_text_file(o.out, text);
   }
-  // With --mesh the strategy is placed on it. Without, the PaSE optimum is
-  // placed on the default mesh when that mesh realizes it, with a bounded
-  // effort (the plan says whether its placement is proven optimal).
-  std::optional<PlanResult> placed;
-  std::string no_plan_reason;
-  PlanOptions plan_options;
-  plan_options.threads = options.dp.threads > 0 ? options.dp.threads : 1;
-  if (mesh) {
-    placed = build_plan(graph, tables, solution.choice, *mesh, *model, plan_options);
-  } else if (!o->no_plan) {
-    const Mesh fallback = default_mesh(o->devices, per_node);
-    no_plan_reason = unrealizable_reason(graph, tables, solution.choice, fallback);
-    if (no_plan_reason.empty()) {
-      plan_options.max_work = kDefaultPlacementWork;
-      placed = build_plan(graph, tables, solution.choice, fallback, *model, plan_options);
-    }
+  if (!o.json) {
+    print_table(std::cout, graph, out.tables, out.solution);
+    print_memory(std::cout, memory, out.tables.unit);
+    if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
-  if (o->json || !o->out.empty()) {
-    std::string text = write_strategy_file(graph, tables, solution.choice, solution.cost, &report,
-                                           placed ? &placed->plan : nullptr, &memory_report, no_plan_reason);
-    if (o->json) std::cout << text;
-    if (!o->out.empty()) {
-      write_text_file(o->out, text);
-    }
-  }
-  if (!o->json) print_table(std::cout, graph, tables, solution);
-  if (!o->json) print_memory(std::cout, memory_report, tables.unit);
-  if (!o->json && placed) print_plan_summary(std::cout, *placed, tables.unit);
-  if (!no_plan_reason.empty())
-    (o->json ? std::cerr : std::cout) << "no plan on the default mesh: " << no_plan_reason
-                                      << " (--mesh auto restricts the search to configurations it realizes)\n";
-  if (o->stats) {
-    std::ostream& out = o->json ? std::cerr : std::cout;
-    print_stats(out, graph, solution, o->order);
-    out << "phases: load " << format_cost(load_seconds) << " s, price " << format_cost(price_seconds) << " s, solve "
-        << format_cost(solve_seconds) << " s, report " << format_cost(seconds_since(t3)) << " s\n";
-    if (uint64_t peak = peak_resident_bytes()) out << "peak resident memory " << peak << " bytes\n";
-    if (capped && capped->feasible)
-      out << "capped search: " << capped->dp_runs << " DP runs, " << capped->nodes << " nodes, root bound "
-          << format_total(capped->root_lower_bound, tables.unit) << " " << tables.unit << ", bound "
-          << format_total(capped->lower_bound, tables.unit) << " " << tables.unit << "\n";
-  }
+  if (!out.no_plan_reason.empty())
+    (o.json ? std::cerr : std::cout) << "no plan on the default mesh: " << out.no_plan_reason
+                                     << " (--mesh auto restricts the search to configurations it realizes)\n";
+  if (o.stats)
+    print_solve_stats(o.json ? std::cerr : std::cout, o, graph, out, load_seconds,
+                      std::chrono::duration<double>(Clock::now() - reporting).count());
   return 0;
 }
 
@@ -430,7 +407,7 @@ CommandRunner register_solve(CLI::App& app) {
     // The library's options that this command sets by flag.
     return with_option_spellings(
         {{"order", "--order"}, {"max_table_bytes", "--max-table-bytes"}, {"max_work", "--max-work"}},
-        [&] { return run_solve(o); });
+        [&] { return run_solve(*o); });
   };
 }
 

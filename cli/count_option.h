@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 
 namespace pase {
 

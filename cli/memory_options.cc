@@ -1,9 +1,8 @@
 #include "cli/memory_options.h"
 
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "cli/count_option.h"
 #include "cli/exit_status.h"
-#include "costmodel/calibrated_cost_model.h"
 
 namespace pase {
 
@@ -38,11 +37,11 @@ MemoryOptions memory_options(const MemoryCliOptions& options) {
 std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostModel& model) {
   if (options.cap.empty()) return std::nullopt;
   if (options.cap == "machine") {
-    const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&model);
-    if (calibrated == nullptr)
+    const std::optional<uint64_t> machine = model.memory_per_device();
+    if (!machine)
       throw UsageError("--memory-per-device machine: the memory per device comes from a machine profile "
                        "(add --cost-model calibrated --machine NAME)");
-    return static_cast<uint64_t>(calibrated->profile().memory_bytes);
+    return *machine;
   }
   std::optional<uint64_t> cap = parse_byte_size(options.cap);
   if (!cap)

@@ -68,6 +68,10 @@ class CalibratedCostModel final : public CostModel {
   [[nodiscard]] double fetch_cost(double words, double group) const override;
   /// The dtype's peak TFLOP/s and intra-node GB/s, for the strategy file's machine record.
   [[nodiscard]] Machine machine() const override;
+  [[nodiscard]] int64_t devices_per_node() const override { return profile_.devices_per_node; }
+  [[nodiscard]] std::optional<uint64_t> memory_per_device() const override {
+    return static_cast<uint64_t>(profile_.memory_bytes);
+  }
 
   [[nodiscard]] const MachineProfile& profile() const { return profile_; }
   [[nodiscard]] const CalibratedOptions& options() const { return options_; }

@@ -5,6 +5,7 @@
 // distinct vertex model (and each distinct edge) once and copies the result.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ class CostModel {
   [[nodiscard]] virtual double fetch_cost(double words, double group) const = 0;
   /// Machine facts recorded in the strategy file.
   [[nodiscard]] virtual Machine machine() const = 0;
+  /// Devices per node of the machine, 0 when the model does not know: a mesh
+  /// records it, and the default mesh keeps its inner axes inside a node.
+  [[nodiscard]] virtual int64_t devices_per_node() const { return 0; }
+  /// Memory per device of the machine, when the model knows it (a memory
+  /// cap "machine" takes it).
+  [[nodiscard]] virtual std::optional<uint64_t> memory_per_device() const { return std::nullopt; }
   /// out[i * b.size() + j] = redistribution(tensor, a[i], b[j]); models may do it faster than pair by pair.
   virtual void redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
                                      const std::vector<std::vector<int64_t>>& b, double* out) const;

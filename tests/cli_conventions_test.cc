@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "test_support.h"
 
 namespace {

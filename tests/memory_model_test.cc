@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
 #include "base/error.h"

@@ -1,4 +1,4 @@
-#include "cli/byte_size.h"
+#include "base/byte_size.h"
 
 #include <cctype>
 #include <cstdio>

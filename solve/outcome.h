@@ -1,0 +1,50 @@
+#pragma once
+// What a solve gives back (solve_request.h): the priced graph, the strategy
+// and its cost, how it was found (exact, bounded, capped), its memory, its
+// placement or why none, and the time of each step.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
+#include "dp/bounded_solve.h"
+#include "dp/solve.h"
+#include "memorycap/memory_cap.h"
+#include "memorycap/memory_frontier.h"
+#include "plans/build_plan.h"
+
+namespace pase {
+
+/// Seconds each step of a solve took.
+struct StepSeconds {
+  double price = 0, solve = 0, place = 0;
+};
+
+struct SolveOutcome {
+  CostTables tables;   ///< the graph priced (on the mesh's configurations, with one)
+  MemoryTables memory; ///< bytes of every configuration
+  /// The strategy (`choice`) and its cost; for the optimum also the order,
+  /// table sizes and DP statistics (plan_only: those alone).
+  Solution solution;
+  std::optional<BoundedSolution> bounded;  ///< past the DP's limits: the bounded solve that answered
+  std::optional<ExactRefusal> refusal;     ///< why the exact DP could not run (with `bounded`)
+  std::optional<CappedSolution> capped;    ///< under a cap: the capped search (not feasible: nothing fits)
+  PlanMemory bytes;                        ///< the strategy's bytes per device
+  std::string note;                        ///< a baseline's note (how it was built), else empty
+  std::vector<FrontierPoint> frontier;     ///< Frontier: every point, least memory first
+  int frontier_runs = 0;                   ///< Frontier: DP runs it took
+  std::optional<PlanResult> placed;        ///< the strategy on the mesh
+  std::string no_plan_reason;              ///< why the default mesh cannot run it (then no `placed`)
+  StepSeconds seconds;
+
+  /// A strategy was found (not: a cap nothing fits, or plan_only).
+  [[nodiscard]] bool solved() const { return !solution.choice.empty() && (!capped || capped->feasible); }
+};
+
+/// "no strategy fits in CAP bytes (X GiB) per device: the least any strategy
+/// needs is M bytes (Y GiB)": why a capped search found nothing.
+[[nodiscard]] std::string no_fit_words(const CappedSolution& capped);
+
+}  // namespace pase

@@ -1,0 +1,43 @@
+#pragma once
+// What a command asks of a solve (solve_request.h): where the strategy comes
+// from, the memory model and cap, the DP's options, the mesh.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "costmodel/memory_model.h"
+#include "dp/solve.h"
+#include "memorycap/memory_cap.h"
+#include "plans/plan.h"
+#include "solve/policy.h"
+#include "strategy/mcmc.h"
+#include "strategy/strategy_reader.h"
+
+namespace pase {
+
+/// Where the strategy of a request comes from.
+enum class StrategySource {
+  Optimum,   ///< the DP's optimum: bounded past its limits (unless `exact`), the capped search under a cap
+  Given,     ///< a strategy file's configurations (`given`)
+  Baseline,  ///< a built-in strategy (`baseline`: data-parallel, owt, megatron, mcmc)
+  Frontier,  ///< the cost-memory frontier: every trade-off, no one strategy
+};
+
+struct SolveRequest {
+  StrategySource source = StrategySource::Optimum;
+  const StrategyFileV1* given = nullptr;  ///< Given: the file (outlives the call)
+  std::string baseline;                   ///< Baseline: its name
+  McmcOptions mcmc;                       ///< Baseline mcmc: its search
+  MemoryOptions memory;                   ///< what the memory model counts (dtype, optimizer)
+  std::optional<uint64_t> cap;            ///< Optimum: bytes per device the strategy must fit; none: no cap
+  CapOptions cap_search;                  ///< how hard the capped search closes its gap
+  SolveOptions solve = default_solve_options();  ///< order, DP limits, threads, folding, progress
+  bool exact = false;                     ///< Optimum past the DP's limits: refuse (LimitError), not a bounded solve
+  std::optional<Mesh> mesh;               ///< only configurations it realizes, and the strategy placed on it
+  bool place = true;                      ///< without `mesh`: place on the default mesh when it realizes the strategy
+  int64_t devices_per_node = 0;           ///< of the default mesh; 0: the cost model's
+  uint64_t placement_work = kDefaultPlacementWork;  ///< on the default mesh (on `mesh`: no limit)
+  bool plan_only = false;                 ///< Optimum: order and size the tables, solve nothing
+};
+
+}  // namespace pase

@@ -1,0 +1,131 @@
+#include "solve/solve_request.h"
+
+#include <chrono>
+#include <utility>
+
+#include "base/byte_size.h"
+#include "base/error.h"
+#include "memorycap/memory_priced_dp.h"
+#include "plans/mesh.h"
+#include "strategy/baselines.h"
+
+namespace pase {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The graph priced; on a mesh, only the configurations the mesh realizes.
+CostTables price(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  ConfigFilter on_mesh;
+  if (request.mesh) {
+    const Mesh& mesh = *request.mesh;
+    on_mesh = [&mesh](const int32_t* config, int rank) { return realizable(mesh, config, rank); };
+  }
+  return build_cost_tables(graph, model, kDefaultMaxConfigs, on_mesh);
+}
+
+// The optimum under a cap: the capped search, its order and sizes from the
+// memory-priced DP.
+void choose_capped(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  MemoryPricedDp dp(graph, out.tables, out.memory, request.solve);
+  out.capped = solve_under_cap(dp, out.tables.objective, out.memory, *request.cap, request.cap_search);
+  out.solution = dp.plan();
+  out.solution.cost = out.capped->cost;
+  out.solution.choice = out.capped->choice;
+  out.solution.stats = dp.last_stats();
+}
+
+// The optimum without a cap: the exact DP, or past its limits a bounded solve.
+void choose_optimum(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  Answer answer = solve_or_bound(out.tables.objective, graph.vertex_names(), request.solve, request.exact);
+  out.solution = std::move(answer.solution);
+  out.bounded = std::move(answer.bounded);
+  out.refusal = std::move(answer.refusal);
+}
+
+// A built-in strategy; one that does not apply to the graph is bad input.
+void choose_baseline(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  BaselineResult result = run_baseline(request.baseline, graph, out.tables, request.mcmc);
+  if (!result.applicable)
+    throw OptionError({"baseline", "baseline", "",
+                       ": " + request.baseline + " does not apply to '" + graph.name + "': " + result.note});
+  out.solution.choice = std::move(result.choice);
+  out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
+  out.solution.stats.seconds = result.seconds;
+  out.note = result.note;
+}
+
+void choose_frontier(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  MemoryPricedDp dp(graph, out.tables, out.memory, request.solve);
+  out.frontier = memory_frontier(dp, out.tables.objective, out.memory);
+  out.frontier_runs = dp.runs();
+}
+
+void choose(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  switch (request.source) {
+    case StrategySource::Optimum:
+      if (request.cap) choose_capped(out, graph, request);
+      else choose_optimum(out, graph, request);
+      return;
+    case StrategySource::Given:
+      out.solution.choice = strategy_choice(*request.given, graph, out.tables);
+      out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
+      return;
+    case StrategySource::Baseline: choose_baseline(out, graph, request); return;
+    case StrategySource::Frontier: choose_frontier(out, graph, request); return;
+  }
+}
+
+// On the request's mesh; else on the default mesh when that realizes the
+// strategy, with a bounded effort (the plan says whether its placement is
+// proven optimal), or the reason it does not.
+void place(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  PlanOptions options;
+  options.threads = request.solve.dp.threads > 0 ? request.solve.dp.threads : 1;
+  if (request.mesh) {
+    out.placed = build_plan(graph, out.tables, out.solution.choice, *request.mesh, model, options);
+    return;
+  }
+  if (!request.place) return;
+  const int64_t per_node = request.devices_per_node > 0 ? request.devices_per_node : model.devices_per_node();
+  const Mesh fallback = default_mesh(model.devices(), per_node);
+  out.no_plan_reason = unrealizable_reason(graph, out.tables, out.solution.choice, fallback);
+  if (!out.no_plan_reason.empty()) return;
+  options.max_work = request.placement_work;
+  out.placed = build_plan(graph, out.tables, out.solution.choice, fallback, model, options);
+}
+
+}  // namespace
+
+SolveOutcome solve_request(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  SolveOutcome out;
+  const Clock::time_point priced = Clock::now();
+  out.tables = price(graph, model, request);
+  out.seconds.price = seconds_since(priced);
+  const Clock::time_point solved = Clock::now();
+  if (request.plan_only && request.source == StrategySource::Optimum) {
+    out.solution = plan_only(out.tables.objective, request.solve.order, request.solve.dp.threads, request.solve.fold);
+    out.seconds.solve = seconds_since(solved);
+    return out;
+  }
+  out.memory = build_memory_tables(graph, out.tables, request.memory);
+  choose(out, graph, request);
+  if (!out.solution.choice.empty()) out.bytes = plan_memory(out.memory, out.solution.choice);
+  out.seconds.solve = seconds_since(solved);
+  if (out.capped) out.solution.stats.seconds = out.seconds.solve;
+  if (!out.solved() || request.source == StrategySource::Frontier) return out;
+  const Clock::time_point placed = Clock::now();
+  place(out, graph, model, request);
+  out.seconds.place = seconds_since(placed);
+  return out;
+}
+
+std::string no_fit_words(const CappedSolution& capped) {
+  return "no strategy fits in " + std::to_string(capped.cap) + " bytes (" + format_gib(capped.cap) +
+         " GiB) per device: the least any strategy needs is " + std::to_string(capped.least_memory) + " bytes (" +
+         format_gib(capped.least_memory) + " GiB)";
+}
+
+}  // namespace pase

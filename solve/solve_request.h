@@ -1,0 +1,24 @@
+#pragma once
+// One solve, one policy: every command that prices or chooses a strategy
+// (solve, batch, compare, frontier, explain, evaluate) hands a request to
+// solve_request and prints what comes back, so they cannot drift apart. The
+// steps, each once: price the graph (on the mesh's configurations, with a
+// mesh), choose the strategy (the optimum, a bounded solve past the DP's
+// limits, the capped search under a memory cap, a given strategy, a
+// baseline, or the frontier), count its memory, place it on the mesh.
+#include "costmodel/cost_model.h"
+#include "graphs/graph.h"
+#include "solve/outcome.h"
+#include "solve/request.h"
+
+namespace pase {
+
+/// Answers `request` for `graph` priced by `model`. Bad input (a given
+/// strategy that does not match the graph, a baseline that does not apply)
+/// is an InputError; past the DP's limits with `exact`, or where not even a
+/// bounded solve fits, a LimitError. A cap that nothing fits is an outcome
+/// (capped->feasible false, `choice` the least-memory strategy) for the
+/// caller to refuse in its words (no_fit_words).
+[[nodiscard]] SolveOutcome solve_request(const Graph& graph, const CostModel& model, const SolveRequest& request);
+
+}  // namespace pase
