@@ -15,7 +15,7 @@
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
-#include "strategy/baselines.h"
+#include "solve/solve_request.h"
 #include "strategy/config_lookup.h"
 #include "strategy/strategy_file.h"
 #include "strategy/strategy_reader.h"
@@ -69,6 +69,73 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   out << fewer_devices_note(fewer, reports.size(), tables.machine.devices);
 }
 
+// The strategy file of --strategy and the device count to price it for.
+std::optional<StrategyFileV1> read_given(const EvaluateCliOptions& o, int64_t& devices) {
+  if (o.strategy.empty() == o.baseline.empty())
+    throw InputError("evaluate: give exactly one of --strategy FILE or --baseline NAME");
+  devices = o.devices;
+  if (o.strategy.empty()) {
+    if (devices == 0) throw UsageError("--devices: required with --baseline");
+    return std::nullopt;
+  }
+  StrategyFileV1 file = read_strategy_file(o.strategy);
+  if (devices == 0 && file.devices) {
+    devices = *file.devices;
+    // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
+    if (devices > kMaxDevices)
+      throw InputError(o.strategy + ": field 'devices': at most 2^30 devices, got " + std::to_string(devices) +
+                       "; pass --devices");
+  }
+  if (devices == 0) throw InputError(o.strategy + ": field 'devices': missing; pass --devices");
+  if (file.devices && *file.devices != devices)
+    std::cerr << "warning: " << o.strategy << " was written for " << *file.devices << " devices; pricing it for "
+              << devices << "\n";
+  return file;
+}
+
+// `pase evaluate` once its options are parsed.
+int run_evaluate(const EvaluateCliOptions& o) {
+  int64_t devices = 0;
+  const std::optional<StrategyFileV1> file = read_given(o, devices);
+  std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, memory_options(o.memory));
+  SolveRequest request;
+  request.memory = memory_options(o.memory);
+  request.place = false;
+  if (file) {
+    request.source = StrategySource::Given;
+    request.given = &*file;
+  } else {
+    request.source = StrategySource::Baseline;
+    request.baseline = o.baseline;
+    request.mcmc = o.mcmc;
+  }
+  const Graph graph = load_graph_input(o.graph);
+  if (file && !file->graph.empty() && file->graph != graph.name)
+    std::cerr << "warning: " << o.strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
+              << "'\n";
+  const SolveOutcome out = solve_request(graph, *model, request);
+  const std::vector<int32_t>& choice = out.solution.choice;
+  const double total = out.solution.cost;
+  MemoryReport memory;
+  memory.options = request.memory;
+  memory.bytes = out.bytes;
+  if (o.json || !o.out.empty()) {
+    const std::string text = write_strategy_file(graph, out.tables, choice, total, nullptr, nullptr, &memory);
+    if (o.json) std::cout << text;
+    if (!o.out.empty()) write_text_file(o.out, text);
+  }
+  if (o.json) return 0;
+  const std::string label = file ? o.strategy : o.baseline + (out.note.empty() ? "" : " (" + out.note + ")");
+  print_table(std::cout, graph, out.tables, choice, total, label);
+  std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
+            << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
+            << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer) << ")\n";
+  if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
+    std::cout << "note: the file records total_cost " << format_total(*file->total_cost, out.tables.unit)
+              << " (another machine, cost model or edit)\n";
+  return 0;
+}
+
 }  // namespace
 
 CommandRunner register_evaluate(CLI::App& app) {
@@ -87,66 +154,7 @@ CommandRunner register_evaluate(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    if (o->strategy.empty() == o->baseline.empty())
-      throw InputError("evaluate: give exactly one of --strategy FILE or --baseline NAME");
-    std::optional<StrategyFileV1> file;
-    int64_t devices = o->devices;
-    if (!o->strategy.empty()) {
-      file = read_strategy_file(o->strategy);
-      if (devices == 0 && file->devices) {
-        devices = *file->devices;
-        // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
-        if (devices > kMaxDevices)
-          throw InputError(o->strategy + ": field 'devices': at most 2^30 devices, got " + std::to_string(devices) +
-                           "; pass --devices");
-      }
-      if (devices == 0) throw InputError(o->strategy + ": field 'devices': missing; pass --devices");
-      if (file->devices && *file->devices != devices)
-        std::cerr << "warning: " << o->strategy << " was written for " << *file->devices << " devices; pricing it for "
-                  << devices << "\n";
-    } else if (devices == 0) {
-      throw UsageError("--devices: required with --baseline");
-    }
-    std::unique_ptr<CostModel> model = make_cost_model(o->model, devices, memory_options(o->memory));
-    MemoryReport memory;
-    memory.options = memory_options(o->memory);
-    Graph graph = load_graph_input(o->graph);
-    if (file && !file->graph.empty() && file->graph != graph.name)
-      std::cerr << "warning: " << o->strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
-                << "'\n";
-    CostTables tables = build_cost_tables(graph, *model);
-
-    std::vector<int32_t> choice;
-    std::string label;
-    if (file) {
-      choice = strategy_choice(*file, graph, tables);
-      label = o->strategy;
-    } else {
-      BaselineResult result = run_baseline(o->baseline, graph, tables, o->mcmc);
-      if (!result.applicable) throw InputError("--baseline: " + o->baseline + " does not apply to '" + graph.name + "': " + result.note);
-      choice = std::move(result.choice);
-      label = o->baseline + (result.note.empty() ? "" : " (" + result.note + ")");
-    }
-    double total = tables.objective.evaluate(choice);
-    memory.bytes = plan_memory(build_memory_tables(graph, tables, memory.options), choice);
-
-    if (o->json || !o->out.empty()) {
-      std::string text = write_strategy_file(graph, tables, choice, total, nullptr, nullptr, &memory);
-      if (o->json) std::cout << text;
-      if (!o->out.empty()) {
-        write_text_file(o->out, text);
-      }
-    }
-    if (!o->json) {
-      print_table(std::cout, graph, tables, choice, total, label);
-      std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
-                << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations)
-                << " GiB; " << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer) << ")\n";
-      if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
-        std::cout << "note: the file records total_cost " << format_total(*file->total_cost, tables.unit)
-                  << " (another machine, cost model or edit)\n";
-    }
-    return 0;
+    return with_option_spellings({{"baseline", "--baseline"}}, [&] { return run_evaluate(*o); });
   };
 }
 

@@ -16,11 +16,10 @@
 #include "cli/text_output.h"
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
-#include "dp/bounded_solve.h"
 #include "strategy/config_lookup.h"
 #include "base/duration_text.h"
 #include "strategy/explain.h"
-#include "dp/solve.h"
+#include "solve/solve_request.h"
 #include "strategy/strategy_reader.h"
 #include "base/closest_name.h"
 
@@ -193,21 +192,19 @@ int run_explain(const ExplainCliOptions& o) {
                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
   }
-  CostTables tables = build_cost_tables(graph, *model);
-
-  std::vector<int32_t> choice;
-  std::string strategy_words;
+  SolveRequest request;
+  request.place = false;
   if (file) {
-    choice = strategy_choice(*file, graph, tables);
-    strategy_words = o.strategy;
-  } else {
-    Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), SolveOptions{}, /*exact=*/false);
-    choice = std::move(answer.solution.choice);
-    strategy_words = "the optimum";
-    if (answer.bounded && !answer.bounded->proven_optimal())
-      strategy_words = "a bounded solve's answer (at most " + format_number("%.3g", 100 * answer.bounded->gap()) +
-                       "% above the optimum)";
+    request.source = StrategySource::Given;
+    request.given = &*file;
   }
+  const SolveOutcome out = solve_request(graph, *model, request);
+  const CostTables& tables = out.tables;
+  const std::vector<int32_t>& choice = out.solution.choice;
+  std::string strategy_words = file ? o.strategy : "the optimum";
+  if (out.bounded && !out.bounded->proven_optimal())
+    strategy_words = "a bounded solve's answer (at most " + format_number("%.3g", 100 * out.bounded->gap()) +
+                     "% above the optimum)";
   const double total = tables.objective.evaluate(choice);
   const size_t top = static_cast<size_t>(o.top);
   std::vector<Explanation> explanations;

@@ -16,10 +16,9 @@
 #include "cli/model_options.h"
 #include "cli/svg_step_chart.h"
 #include "cli/text_output.h"
-#include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
-#include "memorycap/memory_frontier.h"
+#include "solve/solve_request.h"
 #include "plans/mesh.h"
 #include "base/text_file.h"
 
@@ -43,29 +42,26 @@ std::string format_gap(double gap) { return gap == 0 ? "0" : format_number("%.3g
 
 int run_frontier(const FrontierCliOptions& o) {
   std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory));
-  const MemoryOptions memory_model = memory_options(o.memory);
-  std::optional<Mesh> mesh;
+  SolveRequest request;
+  request.source = StrategySource::Frontier;
+  request.memory = memory_options(o.memory);
   if (!o.mesh.empty()) {
-    int64_t per_node = o.devices_per_node;
-    if (auto* calibrated = dynamic_cast<const CalibratedCostModel*>(model.get()); calibrated && per_node == 0)
-      per_node = calibrated->profile().devices_per_node;
+    const int64_t per_node = o.devices_per_node ? o.devices_per_node : model->devices_per_node();
     try {
-      mesh = parse_mesh(o.mesh, o.devices, per_node);
+      request.mesh = parse_mesh(o.mesh, o.devices, per_node);
     } catch (const OptionError& error) {
       throw UsageError(error.words().with("--mesh"));
     }
   }
-  Graph graph = load_graph_input(o.graph);
-  ConfigFilter on_mesh;
-  if (mesh) on_mesh = [&mesh](const int32_t* config, int rank) { return realizable(*mesh, config, rank); };
-  CostTables tables = build_cost_tables(graph, *model, kDefaultMaxConfigs, on_mesh);
-  const MemoryTables memory = build_memory_tables(graph, tables, memory_model);
-  MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
-  const std::vector<FrontierPoint> frontier = memory_frontier(dp, tables.objective, memory);
+  const Graph graph = load_graph_input(o.graph);
+  const SolveOutcome out = solve_request(graph, *model, request);
+  const CostTables& tables = out.tables;
+  const MemoryOptions& memory_model = request.memory;
+  const std::vector<FrontierPoint>& frontier = out.frontier;
   const std::string& unit = tables.unit;
   const double cheapest = frontier.back().cost;
 
-  std::cout << graph.name << " on " << o.devices << " devices" << (mesh ? " (mesh " + o.mesh + ")" : "")
+  std::cout << graph.name << " on " << o.devices << " devices" << (request.mesh ? " (mesh " + o.mesh + ")" : "")
             << ": cost-memory frontier, cost model " << tables.cost_model << " (" << unit << "), "
             << dtype_name(memory_model.dtype) << ", " << optimizer_name(memory_model.optimizer) << "\n";
   char line[512];
@@ -83,7 +79,7 @@ int run_frontier(const FrontierCliOptions& o) {
     std::cout << line;
   }
   std::cout << frontier.size() << " points from the least memory (" << format_gib(frontier.front().bytes.total())
-            << " GiB) to the least cost (" << format_gib(frontier.back().bytes.total()) << " GiB), " << dp.runs()
+            << " GiB) to the least cost (" << format_gib(frontier.back().bytes.total()) << " GiB), " << out.frontier_runs
             << " DP runs\n";
 
   if (!o.csv.empty()) {
