@@ -203,9 +203,7 @@ std::string comparison_svg(const Comparison& c, const Graph& graph, const std::v
 int run_compare(const CompareCliOptions& o) {
   std::vector<std::unique_ptr<CostModel>> models;
   for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, memory_options(o.memory)));  // validates every p first
-  SolveRequest request;
-  request.solve = SolveOptions{};
-  request.exact = true;
+  SolveRequest request;  // the policy every command shares: past the DP's limits, a bounded solve
   request.memory = memory_options(o.memory);
   request.cap = memory_cap(o.memory, *models.front());
   request.cap_search = cap_options(o.memory);

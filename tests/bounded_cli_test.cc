@@ -2,6 +2,8 @@
 // dependent sets of 12 to 25, and a bounded solve answers with its bound.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -33,6 +35,26 @@ TEST_CASE("pase solve: DenseNet-121 gets a bounded answer, or a refusal with --e
   test::CommandResult refused = test::run_pase("solve " + densenet + " --devices 32 --exact");
   CHECK(refused.status == 3);
   CHECK(refused.error.find("error: refused: the DP tables would need ") == 0);
+}
+
+// compare once solved with its own limits and no bounded solve, and refused
+// what solve answers; it now takes the same request (solve/solve_request.h).
+TEST_CASE("pase compare: DenseNet-121's optimum is the bounded solve that pase solve gives, not a refusal") {
+  const std::string densenet = test::source_path("data/onnx/densenet121.onnx");
+  test::CommandResult solved = test::run_pase("solve " + densenet + " --devices 32 --no-plan --json");
+  REQUIRE(solved.status == 0);
+  const double optimum = nlohmann::json::parse(solved.output)["total_cost"].get<double>();
+  std::string out = test::write_temp_file("densenet-compare.json", "");
+  test::CommandResult compared = test::run_pase("compare " + densenet + " --devices 32 --mcmc-iterations 1000 --json " + out);
+  REQUIRE(compared.status == 0);
+  CHECK(compared.error == "");
+  const nlohmann::json doc = nlohmann::json::parse(read_text_file(out));
+  const nlohmann::json& rows = doc["results"][0]["strategies"];
+  const auto pase_row = std::find_if(rows.begin(), rows.end(), [](const nlohmann::json& row) { return row["name"] == "pase"; });
+  REQUIRE(pase_row != rows.end());
+  CHECK((*pase_row)["cost"].get<double>() == optimum);
+  CHECK((*pase_row)["note"] == "");  // proven optimal at p = 32: no gap to report
+  for (const nlohmann::json& row : rows) CHECK(row["cost"].get<double>() >= optimum * (1 - 1e-9));
 }
 #endif  // PASE_HAVE_ONNX
 
