@@ -38,7 +38,7 @@
 #include "base/json_document.h"
 #include "base/json_reader.h"
 #include "memorycap/memory_cap.h"
-#include "dp/solve.h"
+#include "solve/solve_request.h"
 #include "base/text_file.h"
 
 namespace pase {
@@ -224,10 +224,7 @@ std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& 
 struct BatchSetup {
   const BatchCliOptions* options = nullptr;
   std::vector<std::unique_ptr<CostModel>> models;  ///< one per device count
-  MemoryOptions memory_model;
-  std::optional<uint64_t> cap;
-  CapOptions search;
-  SolveOptions solve;
+  SolveRequest request;  ///< every solve's: memory model, cap, DP options (no placement)
   std::map<ExpectKey, std::optional<double>> expected;
 };
 
@@ -243,7 +240,7 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     r.message = load_error;
     return r;
   }
-  SolveOptions options = setup.solve;
+  SolveOptions options = setup.request.solve;
   const double timeout = setup.options->timeout;
   if (timeout > 0) {
     // Checked after each DP table: a solve stops within one table of its time.
@@ -253,24 +250,17 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     };
   }
   try {
-    CostTables tables = build_cost_tables(graph, *setup.models[i]);
-    const MemoryTables memory = build_memory_tables(graph, tables, setup.memory_model);
-    if (!setup.cap) {
-      Solution solution = solve(tables.objective, graph.vertex_names(), options);
-      r.cost = solution.cost;
-      r.memory = plan_memory(memory, solution.choice).total();
-    } else {
-      MemoryPricedDp dp(graph, tables, memory, options);
-      CappedSolution capped = solve_under_cap(dp, tables.objective, memory, *setup.cap, setup.search);
-      if (!capped.feasible) {
-        r.status = "refused";
-        r.message = "no strategy fits in " + std::to_string(*setup.cap) + " bytes per device: the least any needs is " +
-                    std::to_string(capped.least_memory) + " bytes (" + format_gib(capped.least_memory) + " GiB)";
-      }
-      r.cost = capped.cost;
-      r.memory = capped.memory;
-      r.gap = capped.gap;
+    SolveRequest request = setup.request;
+    request.solve.dp.progress = options.dp.progress;
+    const SolveOutcome out = solve_request(graph, *setup.models[i], request);
+    if (out.capped && !out.capped->feasible) {
+      r.status = "refused";
+      r.message = "no strategy fits in " + std::to_string(out.capped->cap) + " bytes per device: the least any needs is " +
+                  std::to_string(out.capped->least_memory) + " bytes (" + format_gib(out.capped->least_memory) + " GiB)";
     }
+    r.cost = out.solution.cost;
+    r.memory = out.bytes.total();
+    if (out.capped) r.gap = out.capped->gap;
   } catch (const BatchTimeout&) {
     r.status = "timeout";
     r.message = "stopped after --timeout " + format_number("%g", timeout) + " s";
@@ -383,18 +373,21 @@ CommandRunner register_batch(CLI::App& app) {
     BatchSetup setup;
     setup.options = o.get();
     for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p, memory_options(o->memory)));
-    setup.memory_model = memory_options(o->memory);
-    setup.cap = memory_cap(o->memory, *setup.models.front());
-    setup.search = cap_options(o->memory);
+    setup.request.memory = memory_options(o->memory);
+    setup.request.cap = memory_cap(o->memory, *setup.models.front());
+    setup.request.cap_search = cap_options(o->memory);
+    setup.request.place = false;
+    setup.request.exact = true;
     if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
     if (o->jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o->jobs));
     if (!(o->timeout >= 0) || !std::isfinite(o->timeout))
       throw UsageError("--timeout: expected a number of seconds of at least 0, got " + format_number("%g", o->timeout));
     if (o->max_table_bytes == 0) throw UsageError("--max-table-bytes: expected a positive number of bytes, got 0");
     if (o->max_work == 0) throw UsageError("--max-work: expected a positive number of steps, got 0");
-    setup.solve.dp.threads = o->threads;
-    setup.solve.dp.max_table_bytes = o->max_table_bytes;
-    setup.solve.dp.max_work = o->max_work;
+    setup.request.solve = SolveOptions{};
+    setup.request.solve.dp.threads = o->threads;
+    setup.request.solve.dp.max_table_bytes = o->max_table_bytes;
+    setup.request.solve.dp.max_work = o->max_work;
     const Shard shard = o->shard.empty() ? Shard{} : parse_shard(o->shard);
     const bool summary_to_stdout = o->summary == "-";
     std::string summary_kind = summary_to_stdout ? ".json" : extension_of(o->summary);
@@ -419,7 +412,7 @@ CommandRunner register_batch(CLI::App& app) {
       const bool solved = r.status == "ok" || r.status == "mismatch";
       std::string cost = solved ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
       std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
-      if (solved && setup.cap) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
+      if (solved && setup.request.cap) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
       std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
                     cost.c_str(), memory.c_str(), r.seconds);
       out << line << r.status << (r.message.empty() ? "" : ": " + r.message) << std::endl;
@@ -465,7 +458,7 @@ CommandRunner register_batch(CLI::App& app) {
       coverage = compare_coverage(setup.expected, all_files, files, results, o->devices, o->expect);
     for (const std::string& line : coverage.lines) out << line << "\n";
     if (!o->summary.empty()) {
-      std::string text = summary_kind == ".json" ? summary_json(results, *setup.models[0], setup.memory_model, setup.cap, o->timings).dump(2) + "\n"
+      std::string text = summary_kind == ".json" ? summary_json(results, *setup.models[0], setup.request.memory, setup.request.cap, o->timings).dump(2) + "\n"
                                                  : summary_csv(results, o->timings);
       if (summary_to_stdout) std::cout << text << std::flush;
       else write_text_file(o->summary, text);
