@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -348,6 +349,145 @@ Coverage compare_coverage(const std::map<ExpectKey, std::optional<double>>& expe
   return coverage;
 }
 
+// The request every solve of the batch shares, after the options are checked.
+BatchSetup make_setup(const BatchCliOptions& o) {
+  BatchSetup setup;
+  setup.options = &o;
+  for (int64_t p : o.devices) setup.models.push_back(make_cost_model(o.model, p, memory_options(o.memory)));
+  setup.request.memory = memory_options(o.memory);
+  setup.request.cap = memory_cap(o.memory, *setup.models.front());
+  setup.request.cap_search = cap_options(o.memory);
+  setup.request.place = false;
+  setup.request.exact = true;
+  if (o.threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o.threads));
+  if (o.jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o.jobs));
+  if (!(o.timeout >= 0) || !std::isfinite(o.timeout))
+    throw UsageError("--timeout: expected a number of seconds of at least 0, got " + format_number("%g", o.timeout));
+  if (o.max_table_bytes == 0) throw UsageError("--max-table-bytes: expected a positive number of bytes, got 0");
+  if (o.max_work == 0) throw UsageError("--max-work: expected a positive number of steps, got 0");
+  setup.request.solve = SolveOptions{};
+  setup.request.solve.dp.threads = o.threads;
+  setup.request.solve.dp.max_table_bytes = o.max_table_bytes;
+  setup.request.solve.dp.max_work = o.max_work;
+  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0]);
+  return setup;
+}
+
+// This job's share of the graph files (--shard), in input order.
+std::vector<std::string> shard_files(const std::vector<std::string>& all_files, const std::string& shard_text) {
+  const Shard shard = shard_text.empty() ? Shard{} : parse_shard(shard_text);
+  std::vector<std::string> files;
+  for (size_t k = 0; k < all_files.size(); ++k)
+    if (static_cast<int64_t>(k % static_cast<size_t>(shard.count)) == shard.index - 1) files.push_back(all_files[k]);
+  return files;
+}
+
+// One result's line of the table.
+std::string result_line(const BatchResult& r, bool whole, bool capped) {
+  char line[256];
+  const bool solved = r.status == "ok" || r.status == "mismatch";
+  std::string cost = solved ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
+  std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
+  if (solved && capped) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
+  std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
+                cost.c_str(), memory.c_str(), r.seconds);
+  return line + r.status + (r.message.empty() ? "" : ": " + r.message);
+}
+
+// Solves `files` on `jobs` workers, which take files in order; `report` sees
+// each result in input order, as soon as every file before it is done.
+void solve_files(const BatchSetup& setup, const std::vector<std::string>& files, bool progress,
+                 const std::function<void(const BatchResult&)>& report) {
+  std::vector<std::optional<std::vector<BatchResult>>> done(files.size());
+  std::mutex mutex;
+  size_t next_file = 0, next_print = 0, files_done = 0;
+  auto work = [&] {
+    for (;;) {
+      size_t k;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (next_file == files.size()) return;
+        k = next_file++;
+        if (progress)
+          std::cerr << "\r\033[K[" << files_done << "/" << files.size() << "] " << fs::path(files[k]).stem().string()
+                    << " ..." << std::flush;
+      }
+      std::vector<BatchResult> file_results = solve_file(setup, files[k]);
+      std::lock_guard<std::mutex> lock(mutex);
+      done[k] = std::move(file_results);
+      ++files_done;
+      if (progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line first
+      for (; next_print < files.size() && done[next_print]; ++next_print)
+        for (const BatchResult& r : *done[next_print]) report(r);
+    }
+  };
+  const size_t workers = std::min(files.size(), static_cast<size_t>(setup.options->jobs));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  if (progress) std::cerr << "\r\033[K" << std::flush;
+}
+
+// The last line: how many solved, failed and mismatched, and with --expect how the record was covered.
+std::string totals_line(const BatchSetup& setup, const std::vector<std::string>& files, const std::vector<BatchResult>& results,
+                        const Coverage& coverage, size_t failed, size_t mismatched) {
+  std::string line = "batch: " + std::to_string(results.size() - failed - mismatched) + " ok, " + std::to_string(failed) +
+                     " failed, " + std::to_string(mismatched) + " mismatched";
+  if (setup.options->expect.empty()) return line;
+  size_t checked = 0;
+  for (const BatchResult& r : results) {
+    auto it = setup.expected.find({r.file, r.devices});
+    if ((r.status == "ok" || r.status == "mismatch") && it != setup.expected.end() && it->second) ++checked;
+  }
+  size_t recorded = 0;
+  for (const auto& [key, optimum] : setup.expected)
+    if (optimum && std::find(files.begin(), files.end(), key.first) != files.end()) ++recorded;
+  return line + " (" + std::to_string(checked) + " of " + std::to_string(recorded) + " expected optima checked); " +
+         std::to_string(coverage.missing) + " missing, " + std::to_string(coverage.dropped) + " dropped, " +
+         std::to_string(coverage.added) + " new";
+}
+
+// `pase batch` once its options are parsed.
+int run_batch(const BatchCliOptions& o) {
+  const BatchSetup setup = make_setup(o);
+  const bool summary_to_stdout = o.summary == "-";
+  const std::string summary_kind = summary_to_stdout ? ".json" : extension_of(o.summary);
+  if (!o.summary.empty() && summary_kind != ".json" && summary_kind != ".csv")
+    throw UsageError("--summary: expected a file name ending in .json or .csv, or -, got '" + o.summary + "'");
+  const std::vector<std::string> all_files = expand_inputs(o.inputs);
+  if (all_files.empty()) throw InputError("batch: no *.json graph files or *.onnx models found in the given inputs");
+  const std::vector<std::string> files = shard_files(all_files, o.shard);
+
+  // With --summary - stdout holds the JSON alone; the table goes to stderr.
+  std::ostream& out = summary_to_stdout ? std::cerr : std::cout;
+  const bool progress = !summary_to_stdout && isatty(STDERR_FILENO) != 0;
+  const bool whole = setup.models[0]->unit() == "flop";  // FLOP counts print whole; seconds need digits
+  std::vector<BatchResult> results;
+  size_t failed = 0, mismatched = 0;
+  solve_files(setup, files, progress, [&](const BatchResult& r) {
+    out << result_line(r, whole, setup.request.cap.has_value()) << std::endl;
+    if (r.status == "mismatch") ++mismatched;
+    else if (r.status != "ok") ++failed;
+    results.push_back(r);
+  });
+
+  Coverage coverage;
+  if (!o.expect.empty()) coverage = compare_coverage(setup.expected, all_files, files, results, o.devices, o.expect);
+  for (const std::string& line : coverage.lines) out << line << "\n";
+  if (!o.summary.empty()) {
+    const std::string text =
+        summary_kind == ".json"
+            ? summary_json(results, *setup.models[0], setup.request.memory, setup.request.cap, o.timings).dump(2) + "\n"
+            : summary_csv(results, o.timings);
+    if (summary_to_stdout) std::cout << text << std::flush;
+    else write_text_file(o.summary, text);
+  }
+  out << totals_line(setup, files, results, coverage, failed, mismatched) << "\n";
+  const bool covered = coverage.missing + coverage.dropped + coverage.added == 0;
+  return failed || mismatched || !covered ? kExitInputError : kExitOk;
+}
+
 }  // namespace
 
 CommandRunner register_batch(CLI::App& app) {
@@ -370,115 +510,7 @@ CommandRunner register_batch(CLI::App& app) {
   cmd->add_option("--shard", o->shard, "Solve only share I of N of the graphs (every Nth file from the Ith), to split a zoo across CI jobs");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    BatchSetup setup;
-    setup.options = o.get();
-    for (int64_t p : o->devices) setup.models.push_back(make_cost_model(o->model, p, memory_options(o->memory)));
-    setup.request.memory = memory_options(o->memory);
-    setup.request.cap = memory_cap(o->memory, *setup.models.front());
-    setup.request.cap_search = cap_options(o->memory);
-    setup.request.place = false;
-    setup.request.exact = true;
-    if (o->threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o->threads));
-    if (o->jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o->jobs));
-    if (!(o->timeout >= 0) || !std::isfinite(o->timeout))
-      throw UsageError("--timeout: expected a number of seconds of at least 0, got " + format_number("%g", o->timeout));
-    if (o->max_table_bytes == 0) throw UsageError("--max-table-bytes: expected a positive number of bytes, got 0");
-    if (o->max_work == 0) throw UsageError("--max-work: expected a positive number of steps, got 0");
-    setup.request.solve = SolveOptions{};
-    setup.request.solve.dp.threads = o->threads;
-    setup.request.solve.dp.max_table_bytes = o->max_table_bytes;
-    setup.request.solve.dp.max_work = o->max_work;
-    const Shard shard = o->shard.empty() ? Shard{} : parse_shard(o->shard);
-    const bool summary_to_stdout = o->summary == "-";
-    std::string summary_kind = summary_to_stdout ? ".json" : extension_of(o->summary);
-    if (!o->summary.empty() && summary_kind != ".json" && summary_kind != ".csv")
-      throw UsageError("--summary: expected a file name ending in .json or .csv, or -, got '" + o->summary + "'");
-    if (!o->expect.empty()) setup.expected = read_expectations(o->expect, *setup.models[0]);
-
-    const std::vector<std::string> all_files = expand_inputs(o->inputs);
-    if (all_files.empty()) throw InputError("batch: no *.json graph files or *.onnx models found in the given inputs");
-    std::vector<std::string> files;
-    for (size_t k = 0; k < all_files.size(); ++k)
-      if (static_cast<int64_t>(k % static_cast<size_t>(shard.count)) == shard.index - 1) files.push_back(all_files[k]);
-
-    // With --summary - stdout holds the JSON alone; the table goes to stderr.
-    std::ostream& out = summary_to_stdout ? std::cerr : std::cout;
-    const bool progress = !summary_to_stdout && isatty(STDERR_FILENO) != 0;
-    const bool whole = setup.models[0]->unit() == "flop";  // FLOP counts print whole; seconds need digits
-    std::vector<BatchResult> results;
-    size_t failed = 0, mismatched = 0;
-    auto report = [&](const BatchResult& r) {
-      char line[256];
-      const bool solved = r.status == "ok" || r.status == "mismatch";
-      std::string cost = solved ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
-      std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
-      if (solved && setup.request.cap) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
-      std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
-                    cost.c_str(), memory.c_str(), r.seconds);
-      out << line << r.status << (r.message.empty() ? "" : ": " + r.message) << std::endl;
-      if (r.status == "mismatch") ++mismatched;
-      else if (r.status != "ok") ++failed;
-      results.push_back(r);
-    };
-
-    // Workers take files in order; finished files are printed in input order
-    // as soon as every file before them is done.
-    std::vector<std::optional<std::vector<BatchResult>>> done(files.size());
-    std::mutex mutex;
-    size_t next_file = 0, next_print = 0, files_done = 0;
-    auto work = [&] {
-      for (;;) {
-        size_t k;
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          if (next_file == files.size()) return;
-          k = next_file++;
-          if (progress)
-            std::cerr << "\r\033[K[" << files_done << "/" << files.size() << "] " << fs::path(files[k]).stem().string() << " ..."
-                      << std::flush;
-        }
-        std::vector<BatchResult> file_results = solve_file(setup, files[k]);
-        std::lock_guard<std::mutex> lock(mutex);
-        done[k] = std::move(file_results);
-        ++files_done;
-        if (progress) std::cerr << "\r\033[K" << std::flush;  // clear the progress line first
-        for (; next_print < files.size() && done[next_print]; ++next_print)
-          for (const BatchResult& r : *done[next_print]) report(r);
-      }
-    };
-    const size_t workers = std::min(files.size(), static_cast<size_t>(o->jobs));
-    std::vector<std::thread> threads;
-    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-    work();
-    for (std::thread& thread : threads) thread.join();
-    if (progress) std::cerr << "\r\033[K" << std::flush;
-
-    Coverage coverage;
-    if (!o->expect.empty())
-      coverage = compare_coverage(setup.expected, all_files, files, results, o->devices, o->expect);
-    for (const std::string& line : coverage.lines) out << line << "\n";
-    if (!o->summary.empty()) {
-      std::string text = summary_kind == ".json" ? summary_json(results, *setup.models[0], setup.request.memory, setup.request.cap, o->timings).dump(2) + "\n"
-                                                 : summary_csv(results, o->timings);
-      if (summary_to_stdout) std::cout << text << std::flush;
-      else write_text_file(o->summary, text);
-    }
-    out << "batch: " << results.size() - failed - mismatched << " ok, " << failed << " failed, " << mismatched << " mismatched";
-    if (!o->expect.empty()) {
-      size_t checked = 0;
-      for (const BatchResult& r : results) {
-        auto it = setup.expected.find({r.file, r.devices});
-        if ((r.status == "ok" || r.status == "mismatch") && it != setup.expected.end() && it->second) ++checked;
-      }
-      size_t recorded = 0;
-      for (const auto& [key, optimum] : setup.expected)
-        if (optimum && std::find(files.begin(), files.end(), key.first) != files.end()) ++recorded;
-      out << " (" << checked << " of " << recorded << " expected optima checked); " << coverage.missing << " missing, "
-          << coverage.dropped << " dropped, " << coverage.added << " new";
-    }
-    out << "\n";
-    const bool covered = coverage.missing + coverage.dropped + coverage.added == 0;
-    return failed || mismatched || !covered ? kExitInputError : kExitOk;
+    return run_batch(*o);
   };
 }
 
