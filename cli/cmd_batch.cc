@@ -56,7 +56,9 @@ struct BatchCliOptions {
   std::string summary;
   std::string expect;
   int threads = 0;
-  uint64_t max_table_bytes = DpOptions{}.max_table_bytes;
+  uint64_t max_table_bytes = 0;  // the policy's (half of physical memory) unless given
+  CLI::Option* max_table_bytes_option = nullptr;
+  bool exact = false;
   uint64_t max_work = DpOptions{}.max_work;
   double timeout = 0.0;  // seconds per solve; 0: none
   int jobs = 1;
@@ -72,7 +74,8 @@ struct BatchResult {
   std::string status;  ///< ok, error, refused, timeout, mismatch
   double cost = 0.0;
   uint64_t memory = 0;  ///< bytes per device of the strategy
-  double gap = 0.0;     ///< under a cap: its proven gap
+  double gap = 0.0;     ///< under a cap, or from a bounded solve: its proven gap
+  bool bounded = false; ///< past the DP's limits: a bounded solve's answer
   double seconds = 0.0;
   std::string message;  ///< the error, or the expected cost on a mismatch
 };
@@ -151,7 +154,7 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
     const bool solved = r.status == "ok" || r.status == "mismatch";
     entry["cost"] = solved ? json(r.cost) : json(nullptr);
     entry["per_device_bytes"] = solved ? json(r.memory) : json(nullptr);
-    entry["gap"] = solved && cap ? json(r.gap) : json(nullptr);
+    entry["gap"] = solved && (cap || r.bounded) ? json(r.gap) : json(nullptr);
     if (timings) entry["seconds"] = r.seconds;
     if (!r.message.empty()) entry["message"] = r.message;
     doc["results"].push_back(entry);
@@ -233,7 +236,7 @@ struct BatchSetup {
 BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Graph& graph, const std::string& load_error,
                       size_t i) {
   const int64_t p = setup.options->devices[i];
-  BatchResult r{load_error.empty() ? graph.name : fs::path(file).stem().string(), file, p, "ok", 0.0, 0, 0.0, 0.0, ""};
+  BatchResult r{load_error.empty() ? graph.name : fs::path(file).stem().string(), file, p, "ok", 0.0, 0, 0.0, false, 0.0, ""};
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   if (!load_error.empty()) {
@@ -262,6 +265,13 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     r.cost = out.solution.cost;
     r.memory = out.bytes.total();
     if (out.capped) r.gap = out.capped->gap;
+    if (out.bounded) {
+      r.bounded = true;
+      r.gap = out.bounded->proven_optimal() ? 0.0 : out.bounded->gap();
+      r.message = out.bounded->proven_optimal() ? "bounded solve, proven optimal"
+                                                : "bounded solve, at most " + format_number("%.3g", 100 * r.gap) +
+                                                      "% above the optimum";
+    }
   } catch (const BatchTimeout&) {
     r.status = "timeout";
     r.message = "stopped after --timeout " + format_number("%g", timeout) + " s";
@@ -358,16 +368,16 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.cap = memory_cap(o.memory, *setup.models.front());
   setup.request.cap_search = cap_options(o.memory);
   setup.request.place = false;
-  setup.request.exact = true;
+  setup.request.exact = o.exact;
   if (o.threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o.threads));
   if (o.jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o.jobs));
   if (!(o.timeout >= 0) || !std::isfinite(o.timeout))
     throw UsageError("--timeout: expected a number of seconds of at least 0, got " + format_number("%g", o.timeout));
-  if (o.max_table_bytes == 0) throw UsageError("--max-table-bytes: expected a positive number of bytes, got 0");
+  if (o.max_table_bytes_option->count() > 0 && o.max_table_bytes == 0)
+    throw UsageError("--max-table-bytes: expected a positive number of bytes, got 0");
   if (o.max_work == 0) throw UsageError("--max-work: expected a positive number of steps, got 0");
-  setup.request.solve = SolveOptions{};
   setup.request.solve.dp.threads = o.threads;
-  setup.request.solve.dp.max_table_bytes = o.max_table_bytes;
+  if (o.max_table_bytes_option->count() > 0) setup.request.solve.dp.max_table_bytes = o.max_table_bytes;
   setup.request.solve.dp.max_work = o.max_work;
   if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0]);
   return setup;
@@ -388,7 +398,7 @@ std::string result_line(const BatchResult& r, bool whole, bool capped) {
   const bool solved = r.status == "ok" || r.status == "mismatch";
   std::string cost = solved ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
   std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
-  if (solved && capped) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
+  if (solved && (capped || r.bounded)) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
   std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
                 cost.c_str(), memory.c_str(), r.seconds);
   return line + r.status + (r.message.empty() ? "" : ": " + r.message);
@@ -502,8 +512,12 @@ CommandRunner register_batch(CLI::App& app) {
                   "Check against this summary JSON, keyed by file and p: fail if an optimum differs (rel. 1e-9), a "
                   "recorded graph or device count is missing, or a graph has no record");
   cmd->add_option("--threads", o->threads, "Worker threads of each solve (default: all cores, or one for a small DP)");
-  add_count_option(cmd, "--max-table-bytes", o->max_table_bytes, "Refuse a solve whose DP tables may need more: bytes, or a size such as 8GiB (default 8 GiB)", true);
-  add_count_option(cmd, "--max-work", o->max_work, "Refuse a solve needing more (entry x configuration) DP steps (default 2e12)");
+  o->max_table_bytes_option = add_count_option(
+      cmd, "--max-table-bytes", o->max_table_bytes,
+      "Past this a solve's DP tables may need more: bytes, or a size such as 8GiB (default: half of RAM, as solve)", true);
+  add_count_option(cmd, "--max-work", o->max_work, "Past this a solve needs more (entry x configuration) DP steps (default 2e12)");
+  cmd->add_flag("--exact", o->exact,
+                "Refuse a solve past the DP's limits (by default a bounded solve answers with its gap, as solve does)");
   cmd->add_option("--timeout", o->timeout, "Stop a solve (one graph at one p) after this many seconds, checked between DP tables (default: none)");
   cmd->add_option("--jobs,-j", o->jobs, "Graphs solved at once (default 1); lines and summary stay in input order");
   cmd->add_flag("--timings", o->timings, "Also record each solve's seconds in the summary (they vary from run to run)");

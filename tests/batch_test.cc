@@ -247,11 +247,45 @@ TEST_CASE("pase batch: jobs, limits, timeout, summary on stdout") {
              {"--jobs 0", "--jobs: expected a positive count, got 0"},
              {"--threads -1", "--threads: expected a non-negative count, got -1"},
              {"--timeout -1", "--timeout: expected a number of seconds of at least 0, got -1"},
-             {"--max-work 0", "--max-work: expected a positive number of steps, got 0"}}) {
+             {"--max-work 0", "--max-work: expected a positive number of steps, got 0"},
+             {"--max-table-bytes 0", "--max-table-bytes: expected a positive number of bytes, got 0"}}) {
       CAPTURE(flag);
       pase::test::CommandResult result = pase::test::run_pase(a + flag);
       CHECK(result.status == 2);
       CHECK(result.error == "error: " + message + "\n");
     }
   }
+}
+
+// batch once solved with an 8 GiB table limit of its own and no bounded
+// solve, and refused what `pase solve` answers; it now takes the same request
+// (solve/solve_request.h): the same limits, and past them a bounded solve.
+TEST_CASE("pase batch: past the DP's limits a bounded solve answers, as pase solve does; --exact refuses") {
+  const std::string transformer = quoted("data/graphs/transformer.json");
+  pase::test::CommandResult solved = pase::test::run_pase("solve " + transformer + " -p 8 --max-work 100000 --no-plan --json");
+  REQUIRE(solved.status == 0);
+  const json strategy = json::parse(solved.output);
+  pase::test::CommandResult batch = pase::test::run_pase("batch " + transformer + " -p 8 --max-work 100000 --summary -");
+  CHECK(batch.status == 0);
+  const json doc = json::parse(batch.output);
+  REQUIRE(doc["results"].size() == 1);
+  const json& result = doc["results"][0];
+  CHECK(result["status"] == "ok");
+  CHECK(result["cost"] == strategy["total_cost"]);
+  CHECK(result["gap"] == strategy["gap"]);
+  CHECK(result["message"].get<std::string>().rfind("bounded solve, ", 0) == 0);
+
+  pase::test::CommandResult exact = pase::test::run_pase("batch " + transformer + " -p 8 --max-work 100000 --exact");
+  CHECK(exact.status == 1);
+  CHECK(exact.output.find("  refused: the DP would take ") != std::string::npos);
+  CHECK(last_line(exact.output) == "batch: 0 ok, 1 failed, 0 mismatched");
+#ifdef PASE_HAVE_ONNX
+  // DenseNet-121's dense blocks are past any table limit: solve and batch both answer it bounded.
+  const std::string densenet = quoted("data/onnx/densenet121.onnx");
+  pase::test::CommandResult densenet_solve = pase::test::run_pase("solve " + densenet + " -p 32 --no-plan --json");
+  pase::test::CommandResult densenet_batch = pase::test::run_pase("batch " + densenet + " -p 32 --summary -");
+  REQUIRE(densenet_solve.status == 0);
+  CHECK(densenet_batch.status == 0);
+  CHECK(json::parse(densenet_batch.output)["results"][0]["cost"] == json::parse(densenet_solve.output)["total_cost"]);
+#endif
 }
