@@ -11,7 +11,7 @@ std::vector<ValidationLayer> validation_plan(const Graph& graph, const std::stri
                                           const std::string& source, const CalibratedCostModel& model) {
   // Only the layers' configs are needed; the rest of the file is the solver's.
   std::map<std::string, std::vector<int32_t>> configs;
-  for (const StrategyLayerV1& layer : parse_strategy_file(strategy_text, source).layers)
+  for (const StrategyLayer& layer : parse_strategy_file(strategy_text, source).layers)
     configs[layer.name] = std::vector<int32_t>(layer.config.begin(), layer.config.end());
   std::vector<ValidationLayer> plan;
   for (const Vertex& vertex : graph.vertices) {

@@ -70,7 +70,7 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
 }
 
 // The strategy file of --strategy and the device count to price it for.
-std::optional<StrategyFileV1> read_given(const EvaluateCliOptions& o, int64_t& devices) {
+std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t& devices) {
   if (o.strategy.empty() == o.baseline.empty())
     throw InputError("evaluate: give exactly one of --strategy FILE or --baseline NAME");
   devices = o.devices;
@@ -78,7 +78,7 @@ std::optional<StrategyFileV1> read_given(const EvaluateCliOptions& o, int64_t& d
     if (devices == 0) throw UsageError("--devices: required with --baseline");
     return std::nullopt;
   }
-  StrategyFileV1 file = read_strategy_file(o.strategy);
+  StrategyDocument file = read_strategy_file(o.strategy);
   if (devices == 0 && file.devices) {
     devices = *file.devices;
     // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
@@ -96,7 +96,7 @@ std::optional<StrategyFileV1> read_given(const EvaluateCliOptions& o, int64_t& d
 // `pase evaluate` once its options are parsed.
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
-  const std::optional<StrategyFileV1> file = read_given(o, devices);
+  const std::optional<StrategyDocument> file = read_given(o, devices);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, memory_options(o.memory));
   SolveRequest request;
   request.memory = memory_options(o.memory);

@@ -170,7 +170,7 @@ nlohmann::ordered_json explanation_json(const Graph& graph, const CostTables& ta
 int run_explain(const ExplainCliOptions& o) {
   if (o.layer.empty() == !o.all) throw UsageError("explain: give exactly one of --layer NAME or --all");
   if (o.top < 0) throw UsageError("--top: expected a non-negative count, got " + std::to_string(o.top));
-  std::optional<StrategyFileV1> file;
+  std::optional<StrategyDocument> file;
   int64_t devices = o.devices;
   if (!o.strategy.empty()) {
     file = read_strategy_file(o.strategy);

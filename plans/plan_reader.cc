@@ -208,6 +208,13 @@ std::optional<PlanFile> read_plan(const std::string& text, const std::string& so
   if (auto f = root.optional("devices")) file.devices = f->as_positive("number of devices");
   file.plan.mesh = read_mesh(*mesh, file.devices);
   if (auto f = root.optional("realized_total_cost")) file.plan.realized_total_cost = f->as_number();
+  if (auto record = root.optional("axis_assignment")) {
+    record->expect_object();
+    if (auto f = record->optional("exact")) file.plan.assignment_exact = f->as_bool();
+    if (auto f = record->optional("proof")) file.plan.assignment_proof = f->as_string();
+    if (auto f = record->optional("candidates_per_layer")) file.plan.candidates_per_layer = static_cast<size_t>(f->as_non_negative());
+    if (auto f = record->optional("realized_total_lower_bound")) file.plan.realized_total_lower_bound = f->as_number();
+  }
   std::vector<JsonReader> layers = root.required("layers", "one entry per vertex").items();
   std::unordered_map<std::string, size_t> seen;
   for (size_t i = 0; i < layers.size(); ++i) {

@@ -25,7 +25,7 @@ enum class StrategySource {
 
 struct SolveRequest {
   StrategySource source = StrategySource::Optimum;
-  const StrategyFileV1* given = nullptr;  ///< Given: the file (outlives the call)
+  const StrategyDocument* given = nullptr;  ///< Given: the file (outlives the call)
   std::string baseline;                   ///< Baseline: its name
   McmcOptions mcmc;                       ///< Baseline mcmc: its search
   MemoryOptions memory;                   ///< what the memory model counts (dtype, optimizer)
