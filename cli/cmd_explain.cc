@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/text_output.h"
 #include "costmodel/cost_tables.h"
@@ -35,6 +36,7 @@ struct ExplainCliOptions {
   int64_t top = 5;
   bool json = false;
   CostModelOptions model;
+  MemoryCliOptions memory;
 };
 
 const char* kind_name(ExplainTermKind kind) {
@@ -179,7 +181,9 @@ int run_explain(const ExplainCliOptions& o) {
   } else if (devices == 0) {
     throw UsageError("--devices: required without --strategy");
   }
-  std::unique_ptr<CostModel> model = make_cost_model(o.model, devices);
+  // A strategy file's dtype and optimizer unless given: a bf16 plan is explained at bf16.
+  const MemoryOptions training = memory_options(o.memory, file && file->memory ? &file->memory->options : nullptr);
+  std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
   Graph graph = load_graph_input(o.graph);
   int layer = -1;
   if (!o.all) {
@@ -193,6 +197,7 @@ int run_explain(const ExplainCliOptions& o) {
     }
   }
   SolveRequest request;
+  request.memory = training;
   request.place = false;
   if (file) {
     request.source = StrategySource::Given;
@@ -260,6 +265,7 @@ CommandRunner register_explain(CLI::App& app) {
   cmd->add_option("--top", o->top, "Alternatives to show (default 5)");
   cmd->add_flag("--json", o->json, "Print the explanation as JSON (pase-explain)");
   add_cost_model_options(cmd, o->model);
+  add_memory_options(cmd, o->memory, /*with_cap=*/false);
   cmd->get_option("--layer")->excludes(cmd->get_option("--all"));
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

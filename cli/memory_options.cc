@@ -7,8 +7,8 @@
 namespace pase {
 
 void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap) {
-  command->add_option("--dtype", options.dtype, "Training dtype: fp32 (default), tf32, bf16 or fp16 (memory model; calibrated: GEMM rate and bytes moved)");
-  command->add_option("--optimizer", options.optimizer, "Optimizer: adam (default), sgd or none; its state in the memory model, its update in the calibrated model");
+  command->add_option("--dtype", options.dtype, "Training dtype: fp32 (default, or a --strategy file's), tf32, bf16 or fp16 (memory model; calibrated: GEMM rate and bytes moved)");
+  command->add_option("--optimizer", options.optimizer, "Optimizer: adam (default, or a --strategy file's), sgd or none; its state in the memory model, its update in the calibrated model");
   if (with_cap)
     command->add_option("--memory-per-device", options.cap,
                         "Cap on memory per device (80GB, 16GiB, 512MiB, bytes, or machine: the --machine profile's): the best strategy that fits");
@@ -23,11 +23,11 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
   }
 }
 
-MemoryOptions memory_options(const MemoryCliOptions& options) {
-  MemoryOptions parsed;
+MemoryOptions memory_options(const MemoryCliOptions& options, const MemoryOptions* recorded) {
+  MemoryOptions parsed = recorded ? *recorded : MemoryOptions{};
   try {
-    parsed.dtype = parse_dtype(options.dtype);
-    parsed.optimizer = parse_optimizer(options.optimizer);
+    if (!options.dtype.empty()) parsed.dtype = parse_dtype(options.dtype);
+    if (!options.optimizer.empty()) parsed.optimizer = parse_optimizer(options.optimizer);
   } catch (const OptionError& error) {
     throw UsageError(error.words().with("--" + error.words().option));
   }

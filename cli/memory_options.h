@@ -14,8 +14,8 @@
 namespace pase {
 
 struct MemoryCliOptions {
-  std::string dtype = "fp32";
-  std::string optimizer = "adam";
+  std::string dtype;      ///< --dtype as written; empty: not given (fp32, or a strategy file's)
+  std::string optimizer;  ///< --optimizer as written; empty: not given (adam, or a strategy file's)
   std::string cap;  ///< --memory-per-device as written; empty: no cap
   double gap_target = 0.0;   ///< --cap-gap
   double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
@@ -25,8 +25,10 @@ struct MemoryCliOptions {
 /// Adds --dtype and --optimizer, and --memory-per-device, --cap-gap and --cap-seconds when `with_cap`.
 void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap);
 
-/// The memory model the options choose (UsageError on a bad name).
-[[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options);
+/// The memory model the options choose (UsageError on a bad name): what
+/// --dtype and --optimizer say, else what `recorded` (a strategy file's
+/// memory setup) says, else fp32 and Adam.
+[[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options, const MemoryOptions* recorded = nullptr);
 
 /// The cap in bytes, if one was given (UsageError on a malformed size). `machine`
 /// takes the memory per device of the calibrated model's profile.

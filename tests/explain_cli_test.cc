@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text_file.h"
 #include "test_support.h"
 
 using json = nlohmann::json;
@@ -155,4 +156,24 @@ TEST_CASE("pase compare: the data-parallel baseline says when the batch leaves d
   REQUIRE(result.status == 0);
   CHECK(result.output.find("the batch splits at most 8 ways: uses 8 of the 16 devices") != std::string::npos);
   CHECK(result.output.find("uses 8 of the 8") == std::string::npos);
+}
+
+// explain once took no --dtype or --optimizer and priced every strategy at
+// fp32 with Adam: a bf16 plan was explained at fp32 prices (4.4 times its
+// cost on dgx-a100). It now takes the file's memory setup unless told.
+TEST_CASE("pase explain: a strategy file is priced at its recorded dtype and optimizer unless --dtype/--optimizer say") {
+  const std::string graph = pase::test::source_path("data/graphs/transformer.json");
+  const std::string calibrated = " --cost-model calibrated --machine dgx-a100";
+  const std::string file = pase::test::write_temp_file("explain-bf16.json", "");
+  REQUIRE(pase::test::run_pase("solve " + graph + " --devices 8 --dtype bf16 --optimizer sgd" + calibrated + " -o " + file).status == 0);
+  const double recorded = nlohmann::json::parse(pase::read_text_file(file))["total_cost"].get<double>();
+  auto explained_total = [&](const std::string& extra) {
+    const pase::test::CommandResult result =
+        pase::test::run_pase("explain " + graph + " --strategy " + file + " --layer encoder/layer0/ff/ff1 --json" + calibrated + extra);
+    REQUIRE(result.status == 0);
+    return nlohmann::json::parse(result.output)["total_cost"].get<double>();
+  };
+  CHECK(explained_total("") == doctest::Approx(recorded).epsilon(1e-9));
+  CHECK(explained_total(" --dtype bf16 --optimizer sgd") == doctest::Approx(recorded).epsilon(1e-9));
+  CHECK(explained_total(" --dtype fp32") > recorded * 2);  // told otherwise: fp32 GEMMs
 }
