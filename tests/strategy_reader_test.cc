@@ -8,6 +8,7 @@
 
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
+#include "base/text_file.h"
 #include "dp/solve.h"
 #include "strategy/strategy_file.h"
 #include "strategy/strategy_reader.h"
@@ -220,4 +221,27 @@ TEST_CASE("pase evaluate: a device count past 2^30 in the strategy file is bad i
   const test::CommandResult result = test::run_pase("evaluate " + test::source_path("data/graphs/alexnet.json") + " --strategy " + file);
   CHECK(result.status == 1);
   CHECK(result.error == "error: " + file + ": field 'devices': at most 2^30 devices, got 4611686018427387904; pass --devices\n");
+}
+
+// evaluate priced a strategy file at --dtype/--optimizer's defaults (fp32,
+// Adam) whatever the file recorded, as explain did; both now take the file's
+// memory setup unless told otherwise.
+TEST_CASE("pase evaluate: a strategy file is priced and counted at its recorded dtype and optimizer unless given") {
+  const std::string graph = test::source_path("data/graphs/transformer.json");
+  const std::string calibrated = " --cost-model calibrated --machine dgx-a100";
+  const std::string file = test::write_temp_file("evaluate-bf16.json", "");
+  REQUIRE(test::run_pase("solve " + graph + " --devices 8 --dtype bf16 --optimizer sgd" + calibrated + " -o " + file).status == 0);
+  const nlohmann::json solved = nlohmann::json::parse(read_text_file(file));
+  auto evaluated = [&](const std::string& extra) {
+    const test::CommandResult result = test::run_pase("evaluate " + graph + " --strategy " + file + " --json" + calibrated + extra);
+    REQUIRE(result.status == 0);
+    return nlohmann::json::parse(result.output);
+  };
+  const nlohmann::json as_recorded = evaluated("");
+  CHECK(as_recorded["total_cost"].get<double>() == doctest::Approx(solved["total_cost"].get<double>()).epsilon(1e-12));
+  CHECK(as_recorded["memory"] == solved["memory"]);
+  const nlohmann::json fp32 = evaluated(" --dtype fp32 --optimizer adam");
+  CHECK(fp32["memory"]["dtype"] == "fp32");
+  CHECK(fp32["memory"]["per_device_bytes"].get<uint64_t>() > solved["memory"]["per_device_bytes"].get<uint64_t>());
+  CHECK(fp32["total_cost"].get<double>() > 2 * solved["total_cost"].get<double>());
 }
