@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "graphs/graph.h"
 #include "onnximport/fold_constants.h"
-#include "onnximport/lower_nodes.h"
+#include "onnximport/lower_graph.h"
 #include "onnximport/onnx_model.h"
 #include "onnximport/tensor_roles.h"
 

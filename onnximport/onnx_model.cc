@@ -57,6 +57,12 @@ void sanitize_node_names(onnx::GraphProto& graph) {
   }
 }
 
+bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* candidate : ops)
+    if (op == candidate) return true;
+  return false;
+}
+
 const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
   for (const onnx::AttributeProto& attribute : node.attribute())
     if (attribute.name() == name) return &attribute;

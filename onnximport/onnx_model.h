@@ -2,6 +2,7 @@
 // Reading an ONNX file and the small accessors the importer needs on its
 // protobuf messages (attributes, static shapes, names usable in pase).
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ void sanitize_node_names(onnx::GraphProto& graph);
 [[nodiscard]] std::string pase_name(const std::string& name, const std::string& fallback);
 
 /// The attribute called `name`, or nullptr.
+/// Whether `op` is one of `ops` (ONNX op types).
+[[nodiscard]] bool is_one_of(const std::string& op, std::initializer_list<const char*> ops);
+
 [[nodiscard]] const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name);
 
 /// Integer attribute with a default.

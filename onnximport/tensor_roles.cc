@@ -14,12 +14,6 @@ struct Use {
   int slot;
 };
 
-bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* candidate : ops)
-    if (op == candidate) return true;
-  return false;
-}
-
 // How a use reads a graph input: as data for certain (the input of a Conv, a
 // Gather's ids), as data only when nothing else in the node is (an operand of
 // an Add or Mul: a mask or a rotary table added to an activation is a buffer),
