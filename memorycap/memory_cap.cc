@@ -94,6 +94,199 @@ struct Open {
   bool operator<(const Open& other) const { return bound > other.bound; }  // least bound first
 };
 
+// The capped search of one cap: the root's Lagrangian bound, the answer the
+// walk's strategies (and single-vertex moves and mixes from them) give, and
+// the branch and bound that closes the gap within its budget.
+class CappedSearch {
+ public:
+  CappedSearch(MemoryPricedDp& dp, const Objective& objective, const MemoryTables& memory, uint64_t cap,
+               const CapOptions& options)
+      : dp_(dp), objective_(objective), memory_(memory), cap_(cap), options_(options), search_(objective, memory),
+        runs_before_(dp.runs()), run_work_(std::max<uint64_t>(1, dp.run_work())), mix_limit_(options.mix_work) {
+    const auto start = Clock::now();
+    // The branch and bound's deadline (the root's bound always completes).
+    deadline_ = options.max_seconds >= 1e9 ? Clock::time_point::max()
+                : start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.max_seconds));
+    result_.cap = cap;
+    result_.least_memory = dp.least_bytes();
+  }
+
+  CappedSolution run() {
+    if (dp_.least_bytes() > cap_) {  // nothing fits: report the strategy that needs least
+      take(dp_.least_memory());
+      return finish();
+    }
+    result_.feasible = true;
+    const NodeBound root = bound_node(dp_, cap_, {}, std::numeric_limits<double>::infinity(), options_.max_dp_runs_per_bound);
+    result_.nodes = 1;
+    result_.root_lower_bound = root.bound;
+    result_.lower_bound = root.bound;
+    if (!root.right) {  // the optimum without a cap fits: no search (the same strategy as without a cap)
+      take(*root.left);
+      return finish();
+    }
+    offer_node(root);
+    offer_mix(root);
+    branch_and_bound(root);
+    result_.gap = relative_gap(result_.cost, result_.lower_bound);
+    return finish();
+  }
+
+ private:
+  void take(const PricedPoint& point) {
+    result_.choice = point.choice;
+    result_.cost = point.cost;
+    result_.memory = point.memory;
+  }
+
+  CappedSolution finish() {
+    result_.dp_runs = dp_.runs() - runs_before_;
+    return result_;
+  }
+
+  // Offers a strategy that fits (and single-vertex moves from it) as the answer.
+  void offer(std::vector<int32_t> choice) {
+    search_.improve(choice, cap_);
+    const double cost = objective_.evaluate(choice);
+    if (result_.choice.empty() || cost < result_.cost) {
+      result_.cost = cost;
+      result_.memory = plan_memory(memory_, choice).total();
+      result_.choice = std::move(choice);
+    }
+  }
+
+  // A strategy of the walk: improved if it fits, else moved down to the cap first.
+  void offer_point(const PricedPoint& point) {
+    std::vector<int32_t> choice = point.choice;
+    if (point.memory <= cap_ || search_.repair(choice, cap_)) offer(std::move(choice));
+  }
+
+  void offer_node(const NodeBound& node) {
+    if (node.left) offer_point(*node.left);
+    if (node.right) offer_point(*node.right);
+    for (const PricedPoint& point : node.passed) offer_point(point);
+  }
+
+  // The best cap-fitting mix of the answer so far and a node's two hull
+  // strategies, then of those and the walk's nearest strategies beyond the
+  // two (the last it replaced on each side), each on both grids: the answer
+  // is often a few layers of one and the rest of another, which
+  // single-vertex moves cannot reach. Steps per mix DP: mix_limit_.
+  void offer_mix(const NodeBound& node) {
+    if (!node.left || !node.right || mix_limit_ == 0 || result_.choice.empty()) return;
+    CapMixOptions mix_options;
+    mix_options.max_work = mix_limit_;
+    std::vector<const PricedPoint*> nearest;  // the walk's last replaced on each side
+    for (const bool fits : {true, false}) {
+      const PricedPoint* last = nullptr;
+      for (const PricedPoint& point : node.passed)
+        if ((point.memory <= cap_) == fits) last = &point;
+      if (last) nearest.push_back(last);
+    }
+    for (const bool wider : {false, true})
+      for (const bool relative : {false, true}) {
+        if (wider && nearest.empty()) break;
+        const std::vector<int32_t> answer = result_.choice;  // the reference: the answer so far
+        std::vector<const std::vector<int32_t>*> from = {&answer, &node.left->choice, &node.right->choice};
+        if (wider)
+          for (const PricedPoint* point : nearest) from.push_back(&point->choice);
+        mix_options.relative = relative;
+        CapMix mix = best_mix_under_cap(objective_, memory_, dp_.plan().plan, from, cap_, mix_options);
+        mix_spent_ += mix.work;
+        if (!mix.choice.empty()) offer(std::move(mix.choice));
+      }
+  }
+
+  // Splits one vertex's allowed configurations by bytes, where the node's two
+  // hull strategies differ, so each child shuts out one of them; the
+  // children's bounds are at least the parent's.
+  bool branch(const ByteRanges& parent, const NodeBound& node) {
+    const size_t n = objective_.vertex_count();
+    const std::vector<int32_t>& a = node.left->choice;
+    const std::vector<int32_t>& b = node.right->choice;
+    size_t pick = n;
+    uint64_t widest = 0;
+    for (size_t v = 0; v < n; ++v) {
+      const uint64_t bytes_a = memory_.bytes(v, static_cast<size_t>(a[v])), bytes_b = memory_.bytes(v, static_cast<size_t>(b[v]));
+      if (bytes_a < bytes_b && bytes_b - bytes_a > widest) {
+        widest = bytes_b - bytes_a;
+        pick = v;
+      }
+    }
+    if (pick == n) return false;  // cannot happen: the fitting one holds fewer bytes somewhere
+    const uint64_t split = memory_.bytes(pick, static_cast<size_t>(b[pick]));
+    ByteRanges low = parent.empty() ? ByteRanges(n) : parent;
+    ByteRanges high = low;
+    low[pick].hi = std::min(low[pick].hi, split);
+    high[pick].lo = std::max(high[pick].lo, split);
+    open_.push({node.bound, std::move(low)});
+    open_.push({node.bound, std::move(high)});
+    return true;
+  }
+
+  [[nodiscard]] bool good_enough(double bound) const { return relative_gap(result_.cost, bound) <= options_.target_gap; }
+
+  // Least bound first; nodes whose bound reaches the answer's cost are
+  // dropped. Stops when nothing is left (the answer is then proven optimal),
+  // or at the node, work or time budget, or the target gap.
+  void branch_and_bound(const NodeBound& root) {
+    // The budget: the DP steps the runs take (a folded block counts its copy)
+    // and the mix DPs' steps, at least 8 runs' worth. A node's mixes take at
+    // most half a DP run's steps each, but up to kLeastMixWork where that is
+    // at most two runs' (small graphs).
+    const uint64_t search_work = std::max(options_.max_search_work, saturating_mul(8, run_work_));
+    const uint64_t work_start = dp_.work();
+    mix_spent_ = 0;
+    mix_limit_ = std::min(options_.mix_work, std::max(run_work_ / 2, std::min(kLeastMixWork, 2 * run_work_)));
+    auto spent = [&] { return dp_.work() - work_start + mix_spent_; };
+    const double prune_slack = 1.0 - kGapTolerance;
+    const bool branched = !good_enough(root.bound) && branch({}, root);
+    double bound = root.bound;  // what is proven when the search stops
+    while (!open_.empty()) {
+      // Every strategy within the cap lies in an open node or was beaten by the
+      // answer, so the least open bound (least first) is a bound on them all.
+      bound = std::max(root.bound, std::min(result_.cost, open_.top().bound));
+      if (open_.top().bound >= result_.cost * prune_slack) {  // nothing left can beat the answer
+        open_ = {};
+        break;
+      }
+      if (result_.nodes >= options_.max_nodes + 1 || spent() >= search_work || Clock::now() >= deadline_ ||
+          good_enough(bound))
+        break;
+      Open next = open_.top();
+      open_.pop();
+      NodeBound node =
+          bound_node(dp_, cap_, next.ranges, result_.cost * prune_slack, options_.max_dp_runs_per_bound, deadline_);
+      if (node.timed_out) {  // unfinished: it stays open with what it had
+        open_.push({std::max(next.bound, node.bound), std::move(next.ranges)});
+        break;
+      }
+      ++result_.nodes;
+      if (node.empty) continue;
+      node.bound = std::max(node.bound, next.bound);
+      offer_node(node);
+      offer_mix(node);
+      if (!node.right || node.bound >= result_.cost * prune_slack) continue;  // solved or pruned
+      branch(next.ranges, node);
+    }
+    result_.lower_bound = branched && open_.empty() ? result_.cost : bound;
+  }
+
+  MemoryPricedDp& dp_;
+  const Objective& objective_;
+  const MemoryTables& memory_;
+  const uint64_t cap_;
+  const CapOptions& options_;
+  CapLocalSearch search_;
+  const int runs_before_;
+  const uint64_t run_work_;
+  uint64_t mix_limit_;       // steps per mix DP (the root's: options.mix_work)
+  uint64_t mix_spent_ = 0;   // steps the mix DPs took in the branch and bound
+  Clock::time_point deadline_;
+  std::priority_queue<Open> open_;
+  CappedSolution result_;
+};
+
 }  // namespace
 
 double relative_gap(double cost, double lower_bound) {
@@ -104,165 +297,7 @@ double relative_gap(double cost, double lower_bound) {
 
 CappedSolution solve_under_cap(MemoryPricedDp& dp, const Objective& objective, const MemoryTables& memory,
                                uint64_t cap, const CapOptions& options) {
-  const auto start = Clock::now();
-  // The branch and bound's deadline (the root's bound always completes).
-  const auto deadline = options.max_seconds >= 1e9 ? Clock::time_point::max()
-                        : start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.max_seconds));
-  CappedSolution result;
-  result.cap = cap;
-  result.least_memory = dp.least_bytes();
-  const int runs_before = dp.runs();
-  auto take = [&](const PricedPoint& point) {
-    result.choice = point.choice;
-    result.cost = point.cost;
-    result.memory = point.memory;
-  };
-  if (dp.least_bytes() > cap) {  // nothing fits: report the strategy that needs least
-    take(dp.least_memory());
-    result.dp_runs = dp.runs() - runs_before;
-    return result;
-  }
-  result.feasible = true;
-  CapLocalSearch search(objective, memory);
-  // Offers a strategy that fits (and single-vertex moves from it) as the answer.
-  auto offer = [&](std::vector<int32_t> choice) {
-    search.improve(choice, cap);
-    const double cost = objective.evaluate(choice);
-    if (result.choice.empty() || cost < result.cost) {
-      result.cost = cost;
-      result.memory = plan_memory(memory, choice).total();
-      result.choice = std::move(choice);
-    }
-  };
-  // A strategy of the walk: improved if it fits, else moved down to the cap first.
-  auto offer_point = [&](const PricedPoint& point) {
-    std::vector<int32_t> choice = point.choice;
-    if (point.memory <= cap || search.repair(choice, cap)) offer(std::move(choice));
-  };
-  auto offer_node = [&](const NodeBound& node) {
-    if (node.left) offer_point(*node.left);
-    if (node.right) offer_point(*node.right);
-    for (const PricedPoint& point : node.passed) offer_point(point);
-  };
-
-  NodeBound root = bound_node(dp, cap, {}, std::numeric_limits<double>::infinity(), options.max_dp_runs_per_bound);
-  result.nodes = 1;
-  result.root_lower_bound = root.bound;
-  result.lower_bound = root.bound;
-  if (!root.right) {  // the optimum without a cap fits: no search (the same strategy as without a cap)
-    take(*root.left);
-    result.dp_runs = dp.runs() - runs_before;
-    return result;
-  }
-  offer_node(root);
-  // The best cap-fitting mix of the answer so far and a node's two hull
-  // strategies, then of those and the walk's nearest strategies beyond the
-  // two (the last it replaced on each side), each on both grids: the answer
-  // is often a few layers of one and the rest of another, which
-  // single-vertex moves cannot reach.
-  // Steps per mix DP: at the root, mix_work; in the branch and bound, half
-  // a DP run's (a node's four mixes cost at most two runs), but up to
-  // kLeastMixWork where that is at most two runs' (small graphs), counted
-  // against its budget.
-  const uint64_t run_work = std::max<uint64_t>(1, dp.run_work());
-  uint64_t mix_limit = options.mix_work;
-  uint64_t mix_spent = 0;  // steps the mix DPs took in the branch and bound
-  auto offer_mix = [&](const NodeBound& node) {
-    if (!node.left || !node.right || mix_limit == 0 || result.choice.empty()) return;
-    CapMixOptions mix_options;
-    mix_options.max_work = mix_limit;
-    std::vector<const PricedPoint*> nearest;  // the walk's last replaced on each side
-    for (const bool fits : {true, false}) {
-      const PricedPoint* last = nullptr;
-      for (const PricedPoint& point : node.passed)
-        if ((point.memory <= cap) == fits) last = &point;
-      if (last) nearest.push_back(last);
-    }
-    for (const bool wider : {false, true})
-      for (const bool relative : {false, true}) {
-        if (wider && nearest.empty()) break;
-        const std::vector<int32_t> answer = result.choice;  // the reference: the answer so far
-        std::vector<const std::vector<int32_t>*> from = {&answer, &node.left->choice, &node.right->choice};
-        if (wider)
-          for (const PricedPoint* point : nearest) from.push_back(&point->choice);
-        mix_options.relative = relative;
-        CapMix mix = best_mix_under_cap(objective, memory, dp.plan().plan, from, cap, mix_options);
-        mix_spent += mix.work;
-        if (!mix.choice.empty()) offer(std::move(mix.choice));
-      }
-  };
-  offer_mix(root);
-
-  // Branch and bound, least bound first. A node splits one vertex's allowed
-  // configurations by bytes, where its two hull strategies differ, so each
-  // child shuts out one of them; the children's bounds are at least the
-  // parent's. Nodes whose bound reaches the answer's cost are dropped.
-  const size_t n = objective.vertex_count();
-  const double prune_slack = 1.0 - kGapTolerance;
-  std::priority_queue<Open> open;
-  auto branch = [&](const ByteRanges& parent, const NodeBound& node) {
-    const std::vector<int32_t>& a = node.left->choice;
-    const std::vector<int32_t>& b = node.right->choice;
-    size_t pick = n;
-    uint64_t widest = 0;
-    for (size_t v = 0; v < n; ++v) {
-      const uint64_t bytes_a = memory.bytes(v, static_cast<size_t>(a[v])), bytes_b = memory.bytes(v, static_cast<size_t>(b[v]));
-      if (bytes_a < bytes_b && bytes_b - bytes_a > widest) {
-        widest = bytes_b - bytes_a;
-        pick = v;
-      }
-    }
-    if (pick == n) return false;  // cannot happen: the fitting one holds fewer bytes somewhere
-    const uint64_t split = memory.bytes(pick, static_cast<size_t>(b[pick]));
-    ByteRanges low = parent.empty() ? ByteRanges(n) : parent;
-    ByteRanges high = low;
-    low[pick].hi = std::min(low[pick].hi, split);
-    high[pick].lo = std::max(high[pick].lo, split);
-    open.push({node.bound, std::move(low)});
-    open.push({node.bound, std::move(high)});
-    return true;
-  };
-  auto good_enough = [&](double bound) { return relative_gap(result.cost, bound) <= options.target_gap; };
-  // The budget: the DP steps the runs take (a folded block counts its copy)
-  // and the mix DPs' steps, at least 8 runs' worth.
-  const uint64_t search_work = std::max(options.max_search_work, saturating_mul(8, run_work));
-  const uint64_t work_start = dp.work();
-  mix_spent = 0;
-  mix_limit = std::min(options.mix_work, std::max(run_work / 2, std::min(kLeastMixWork, 2 * run_work)));
-  auto spent = [&] { return dp.work() - work_start + mix_spent; };
-  const bool branched = !good_enough(root.bound) && branch({}, root);
-  double bound = root.bound;  // what is proven when the search stops
-  while (!open.empty()) {
-    // Every strategy within the cap lies in an open node or was beaten by the
-    // answer, so the least open bound (least first) is a bound on them all.
-    bound = std::max(root.bound, std::min(result.cost, open.top().bound));
-    if (open.top().bound >= result.cost * prune_slack) {  // nothing left can beat the answer
-      open = {};
-      break;
-    }
-    if (result.nodes >= options.max_nodes + 1 || spent() >= search_work || Clock::now() >= deadline ||
-        good_enough(bound))
-      break;
-    Open next = open.top();
-    open.pop();
-    NodeBound node =
-        bound_node(dp, cap, next.ranges, result.cost * prune_slack, options.max_dp_runs_per_bound, deadline);
-    if (node.timed_out) {  // unfinished: it stays open with what it had
-      open.push({std::max(next.bound, node.bound), std::move(next.ranges)});
-      break;
-    }
-    ++result.nodes;
-    if (node.empty) continue;
-    node.bound = std::max(node.bound, next.bound);
-    offer_node(node);
-    offer_mix(node);
-    if (!node.right || node.bound >= result.cost * prune_slack) continue;  // solved or pruned
-    branch(next.ranges, node);
-  }
-  result.lower_bound = branched && open.empty() ? result.cost : bound;
-  result.gap = relative_gap(result.cost, result.lower_bound);
-  result.dp_runs = dp.runs() - runs_before;
-  return result;
+  return CappedSearch(dp, objective, memory, cap, options).run();
 }
 
 }  // namespace pase
