@@ -192,41 +192,44 @@ class MixDp {
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
-}  // namespace
-
-CapMix best_mix_under_cap(const Objective& objective, const MemoryTables& memory, const EliminationPlan& plan,
-                          const std::vector<const std::vector<int32_t>*>& strategies, uint64_t cap,
-                          const CapMixOptions& options) {
-  CapMix mix;
-  const size_t n = objective.vertex_count();
-  if (n == 0 || strategies.empty()) return mix;
-  const std::vector<int32_t>& reference = *strategies[0];
-  std::vector<MixVertex> vertices(n);
-  // Per vertex, the configurations the strategies give it, and their bytes
-  // against the vertex's zero: the reference's configuration, or (not
-  // relative) the least of them. `spread` bounds every partial sum's size.
+// Per vertex, the configurations the strategies give it, and their bytes
+// against the vertex's zero: the reference's configuration, or (not
+// relative) the least of them. `spread` bounds every partial sum's size.
+struct MixChoices {
+  std::vector<std::vector<int64_t>> delta;  // per vertex, per configuration: bytes over its zero
   uint64_t spread = 0, zero_bytes = 0;
-  std::vector<std::vector<int64_t>> delta(n);
-  for (size_t v = 0; v < n; ++v) {
+};
+
+MixChoices collect_choices(const MemoryTables& memory, const std::vector<const std::vector<int32_t>*>& strategies,
+                           bool relative, std::vector<MixVertex>& vertices) {
+  const std::vector<int32_t>& reference = *strategies[0];
+  MixChoices choices;
+  choices.delta.resize(vertices.size());
+  for (size_t v = 0; v < vertices.size(); ++v) {
     MixVertex& x = vertices[v];
     for (const std::vector<int32_t>* strategy : strategies) x.configs.push_back((*strategy)[v]);
     std::sort(x.configs.begin(), x.configs.end());
     x.configs.erase(std::unique(x.configs.begin(), x.configs.end()), x.configs.end());
     uint64_t zero = memory.bytes(v, static_cast<size_t>(reference[v]));
-    if (!options.relative)
+    if (!relative)
       for (int32_t c : x.configs) zero = std::min(zero, memory.bytes(v, static_cast<size_t>(c)));
-    zero_bytes = saturating_add(zero_bytes, zero);
+    choices.zero_bytes = saturating_add(choices.zero_bytes, zero);
     uint64_t widest = 0;
     for (int32_t c : x.configs) {
       const uint64_t bytes = memory.bytes(v, static_cast<size_t>(c));
       // Plans' bytes were checked to fit 64 bits; a vertex's differ by less than 2^63.
-      delta[v].push_back(bytes >= zero ? static_cast<int64_t>(bytes - zero) : -static_cast<int64_t>(zero - bytes));
+      choices.delta[v].push_back(bytes >= zero ? static_cast<int64_t>(bytes - zero) : -static_cast<int64_t>(zero - bytes));
       widest = std::max(widest, bytes >= zero ? bytes - zero : zero - bytes);
     }
-    spread = saturating_add(spread, widest);
+    choices.spread = saturating_add(choices.spread, widest);
   }
+  return choices;
+}
 
-  // Scopes, strides, edges charged at each vertex, and which tables each reads.
+// Scopes, strides, edges charged at each vertex, and which tables each reads;
+// returns the roots (empty dependent sets).
+std::vector<int> wire_plan(const Objective& objective, const EliminationPlan& plan, std::vector<MixVertex>& vertices) {
+  const size_t n = vertices.size();
   std::vector<int> roots;
   for (size_t v = 0; v < n; ++v) {
     MixVertex& x = vertices[v];
@@ -265,74 +268,32 @@ CapMix best_mix_under_cap(const Objective& objective, const MemoryTables& memory
     }
     vertices[static_cast<size_t>(consumer)].reads.push_back(std::move(read));
   }
+  return roots;
+}
 
-  // The grid: the most units (a power of two, at most max_units) whose tables
-  // and steps fit the budget; a convolution costs width^2 per extra read.
-  uint64_t units = 0;
+// The grid: the most units (a power of two, at most max_units) whose tables
+// and steps fit the budget; a convolution costs width^2 per extra read. 0: none fits.
+uint64_t grid_units(const std::vector<MixVertex>& vertices, const CapMixOptions& options) {
   for (uint64_t q = static_cast<uint64_t>(std::max(options.max_units, 1)); q >= 4; q /= 2) {
     uint64_t work = 0, bytes = 0;
     const uint64_t width = q + 1;
-    for (size_t v = 0; v < n; ++v) {
-      const MixVertex& x = vertices[v];
+    for (const MixVertex& x : vertices) {
       const uint64_t steps = saturating_mul(x.entries, x.configs.size());
       const uint64_t reads = x.reads.size() > 1 ? x.reads.size() - 1 : 0;
       work = saturating_add(work, saturating_mul(steps, saturating_add(width, saturating_mul(reads, width * width))));
       bytes = saturating_add(bytes, saturating_mul(saturating_mul(x.entries, width), sizeof(double)));
     }
-    if (work <= options.max_work && bytes <= options.max_bytes) {
-      units = q;
-      break;
-    }
+    if (work <= options.max_work && bytes <= options.max_bytes) return q;
   }
-  if (units == 0) return mix;
-  // Relative: half the units for savings, half for additions; a unit is the
-  // spread over half the units, so no sum of true units ever leaves the
-  // range. Otherwise all the units for additions over the slack.
-  Grid grid;
-  uint64_t scale = 0;  // bytes the units cover
-  if (options.relative) {
-    grid.low = static_cast<int64_t>(units / 2);
-    grid.high = static_cast<int64_t>(units) - grid.low;
-    scale = spread;
-  } else {
-    if (zero_bytes > cap) return mix;
-    grid.high = static_cast<int64_t>(units);
-    scale = cap - zero_bytes;
-  }
-  const uint64_t span = static_cast<uint64_t>(options.relative ? grid.low : grid.high);
-  const uint64_t unit_bytes = std::max<uint64_t>(1, scale / span + (scale % span != 0));
-  mix.units = static_cast<int>(units);
-  mix.unit_bytes = unit_bytes;
-  if (unit_bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return mix;
-  const int64_t step = static_cast<int64_t>(unit_bytes);
-  for (size_t v = 0; v < n; ++v)
-    for (int64_t d : delta[v])  // rounded up: an addition counts at least its bytes, a saving at most
-      vertices[v].units.push_back(std::max(-grid.low, ceil_div(d, step)));
-  // The room the cap leaves over the zeros, rounded down.
-  const int64_t room = cap >= zero_bytes
-                           ? static_cast<int64_t>(std::min<uint64_t>(cap - zero_bytes, static_cast<uint64_t>(grid.high) * unit_bytes))
-                           : -static_cast<int64_t>(std::min<uint64_t>(zero_bytes - cap, static_cast<uint64_t>(grid.low + 1) * unit_bytes));
-  const int64_t budget = std::min(grid.high, floor_div(room, step));
-  if (budget < -grid.low) return mix;  // nothing on the grid can fit
+  return 0;
+}
 
-  const size_t width = grid.width();
-  MixDp dp(objective, plan, vertices, grid);
-  std::vector<std::vector<double>> prefix;
-  for (int v : plan.order) mix.work += dp.fill(v, prefix);
-
-  // The roots (empty dependent sets) share the budget: combine their tables.
-  std::vector<std::vector<double>> root_prefix(roots.size(), std::vector<double>(width));
-  for (size_t j = 0; j < roots.size(); ++j) {
-    const double* row = vertices[static_cast<size_t>(roots[j])].table.data();
-    if (j == 0)
-      std::copy(row, row + width, root_prefix[0].begin());
-    else
-      mix.work += dp.convolve(root_prefix[j - 1].data(), row, root_prefix[j].data());
-  }
-  if (roots.empty() || root_prefix.back()[static_cast<size_t>(budget + grid.low)] == kInf) return mix;  // no mix fits
-
-  // Back-substitution, latest first: each vertex's budget is given by its
-  // consumer (or the roots' split), its configuration by its table's entry.
+// Back-substitution, latest first: each vertex's budget is given by its
+// consumer (or the roots' split), its configuration by its table's entry.
+std::vector<int32_t> trace_mix(MixDp& dp, const EliminationPlan& plan, const std::vector<MixVertex>& vertices,
+                               const std::vector<int>& roots, const std::vector<std::vector<double>>& root_prefix,
+                               std::vector<std::vector<double>>& prefix, const Grid& grid, int64_t budget) {
+  const size_t n = vertices.size();
   std::vector<int64_t> budget_of(n, 0);
   int64_t left = budget;
   for (size_t j = roots.size(); j-- > 1;) {
@@ -352,8 +313,70 @@ CapMix best_mix_under_cap(const Objective& objective, const MemoryTables& memory
     const MixVertex& x = vertices[static_cast<size_t>(v)];
     for (size_t j = 0; j < x.reads.size(); ++j) budget_of[static_cast<size_t>(x.reads[j].producer)] = read_budget[j];
   }
-  mix.choice.resize(n);
-  for (size_t v = 0; v < n; ++v) mix.choice[v] = vertices[v].configs[pick[v]];
+  std::vector<int32_t> choice(n);
+  for (size_t v = 0; v < n; ++v) choice[v] = vertices[v].configs[pick[v]];
+  return choice;
+}
+
+}  // namespace
+
+CapMix best_mix_under_cap(const Objective& objective, const MemoryTables& memory, const EliminationPlan& plan,
+                          const std::vector<const std::vector<int32_t>*>& strategies, uint64_t cap,
+                          const CapMixOptions& options) {
+  CapMix mix;
+  const size_t n = objective.vertex_count();
+  if (n == 0 || strategies.empty()) return mix;
+  std::vector<MixVertex> vertices(n);
+  const MixChoices choices = collect_choices(memory, strategies, options.relative, vertices);
+  const std::vector<int> roots = wire_plan(objective, plan, vertices);
+  const uint64_t units = grid_units(vertices, options);
+  if (units == 0) return mix;
+  // Relative: half the units for savings, half for additions; a unit is the
+  // spread over half the units, so no sum of true units ever leaves the
+  // range. Otherwise all the units for additions over the slack.
+  Grid grid;
+  uint64_t scale = 0;  // bytes the units cover
+  const uint64_t zero_bytes = choices.zero_bytes;
+  if (options.relative) {
+    grid.low = static_cast<int64_t>(units / 2);
+    grid.high = static_cast<int64_t>(units) - grid.low;
+    scale = choices.spread;
+  } else {
+    if (zero_bytes > cap) return mix;
+    grid.high = static_cast<int64_t>(units);
+    scale = cap - zero_bytes;
+  }
+  const uint64_t span = static_cast<uint64_t>(options.relative ? grid.low : grid.high);
+  const uint64_t unit_bytes = std::max<uint64_t>(1, scale / span + (scale % span != 0));
+  mix.units = static_cast<int>(units);
+  mix.unit_bytes = unit_bytes;
+  if (unit_bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return mix;
+  const int64_t step = static_cast<int64_t>(unit_bytes);
+  for (size_t v = 0; v < n; ++v)
+    for (int64_t d : choices.delta[v])  // rounded up: an addition counts at least its bytes, a saving at most
+      vertices[v].units.push_back(std::max(-grid.low, ceil_div(d, step)));
+  // The room the cap leaves over the zeros, rounded down.
+  const int64_t room = cap >= zero_bytes
+                           ? static_cast<int64_t>(std::min<uint64_t>(cap - zero_bytes, static_cast<uint64_t>(grid.high) * unit_bytes))
+                           : -static_cast<int64_t>(std::min<uint64_t>(zero_bytes - cap, static_cast<uint64_t>(grid.low + 1) * unit_bytes));
+  const int64_t budget = std::min(grid.high, floor_div(room, step));
+  if (budget < -grid.low) return mix;  // nothing on the grid can fit
+
+  const size_t width = grid.width();
+  MixDp dp(objective, plan, vertices, grid);
+  std::vector<std::vector<double>> prefix;
+  for (int v : plan.order) mix.work += dp.fill(v, prefix);
+  // The roots (empty dependent sets) share the budget: combine their tables.
+  std::vector<std::vector<double>> root_prefix(roots.size(), std::vector<double>(width));
+  for (size_t j = 0; j < roots.size(); ++j) {
+    const double* row = vertices[static_cast<size_t>(roots[j])].table.data();
+    if (j == 0)
+      std::copy(row, row + width, root_prefix[0].begin());
+    else
+      mix.work += dp.convolve(root_prefix[j - 1].data(), row, root_prefix[j].data());
+  }
+  if (roots.empty() || root_prefix.back()[static_cast<size_t>(budget + grid.low)] == kInf) return mix;  // no mix fits
+  mix.choice = trace_mix(dp, plan, vertices, roots, root_prefix, prefix, grid, budget);
   if (plan_memory(memory, mix.choice).total() > cap)
     throw std::logic_error("the capped mix DP returned a strategy over the cap");
   return mix;
