@@ -76,25 +76,20 @@ ConfigSet kept(const ConfigSet& all, const ConfigFilter& keep) {
 
 }  // namespace
 
-CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep) {
-  CostTables tables;
-  tables.machine = model.machine();
-  tables.cost_model = model.name();
-  tables.unit = model.unit();
+namespace {
+
+// Prices every vertex: its model, configurations and layer costs, once per
+// kind (equal model and cutoff); returns each vertex's kind (the first vertex
+// of it).
+//
+// Layers repeat (the Transformer's twelve encoder and decoder layers, the
+// blocks of ResNet and Inception), and a vertex's prices depend only on its
+// model and cutoff: those are priced once per distinct (model, cutoff) and
+// copied. Copies share storage (SharedArray), so a deep model's repeated
+// blocks hold one set of tables whatever the depth.
+std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep,
+                                CostTables& tables) {
   const size_t n = graph.vertices.size();
-  tables.models.resize(n);
-  tables.configs.resize(n);
-  tables.objective.vertex_cost.resize(n);
-  // Layers repeat (the Transformer's twelve encoder and decoder layers, the
-  // blocks of ResNet and Inception), and a vertex's prices depend only on its
-  // model and cutoff: those are priced once per distinct (model, cutoff) and
-  // copied. Edges likewise, keyed on both ends' kinds, the ports and the
-  // tensor. Copies share storage (SharedArray, the matrices' shared_ptr), so
-  // a deep model's repeated blocks hold one set of tables whatever the depth.
-  //
-  // One thread: in parallel this phase ran no faster (measured up to the
-  // Transformer at p = 64), its many small allocations and first-touch page
-  // faults being the cost, and it kept small solves from staying on one thread.
   std::unordered_map<std::string, int> first_of_kind;
   std::unordered_map<std::string, int> first_of_model;
   std::vector<int> kind(n);
@@ -131,6 +126,12 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
     tables.objective.vertex_cost[v] = std::move(cost);
   }
+  return kind;
+}
+
+// Prices every edge: a matrix over its ends' classes of configurations, once
+// per kind of edge (ends' kinds, tensor, split maps), shared by the others.
+void price_edges(const Graph& graph, const CostModel& model, const std::vector<int>& kind, CostTables& tables) {
   tables.objective.pairs.resize(graph.edges.size());
   // An end's classes depend on its kind and the split map only: shared by
   // every edge at an end alike, whatever the other end.
@@ -178,6 +179,24 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
     model.redistribution_matrix(tensor, u.splits, v.splits, cost->data());
     pair.cost = std::move(cost);
   }
+}
+
+}  // namespace
+
+// One thread: in parallel pricing ran no faster (measured up to the
+// Transformer at p = 64), its many small allocations and first-touch page
+// faults being the cost, and it kept small solves from staying on one thread.
+CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep) {
+  CostTables tables;
+  tables.machine = model.machine();
+  tables.cost_model = model.name();
+  tables.unit = model.unit();
+  const size_t n = graph.vertices.size();
+  tables.models.resize(n);
+  tables.configs.resize(n);
+  tables.objective.vertex_cost.resize(n);
+  const std::vector<int> kind = price_vertices(graph, model, max_configs, keep, tables);
+  price_edges(graph, model, kind, tables);
   return tables;
 }
 

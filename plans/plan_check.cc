@@ -159,12 +159,35 @@ class ShrunkLayer {
 
   // The first inconsistency, or "" when every device's output tile is right.
   std::string run(uint64_t seed, double tolerance) {
+    fill_operands(seed);
+    const std::vector<double> reference = unsharded_result();
+    DeviceResults results;
+    if (std::string problem = compute_on_devices(results); !problem.empty()) return problem;
+    if (std::string problem = sum_over_reductions(results); !problem.empty()) return problem;
+    return compare_outputs(results, reference, tolerance);
+  }
+
+ private:
+  // What the devices computed: each its own output tile, then the sums of
+  // the tiles of each group that a reduction axis joins.
+  struct DeviceResults {
+    std::vector<std::vector<double>> local;
+    std::vector<std::vector<int64_t>> local_shape;
+    std::map<int64_t, std::vector<double>> sums;  // keyed by the group's device with reduction coordinates 0
+    std::vector<int64_t> group;                   // per device, its group's key
+  };
+
+  void fill_operands(uint64_t seed) {
     for (SimTensor& operand : operands_) {
       int64_t count = 1;
       for (int64_t e : operand.extent) count *= e;
       operand.values.resize(count);
       for (double& v : operand.values) v = random_value(seed);
     }
+  }
+
+  // The layer's output computed on one device, unsharded.
+  std::vector<double> unsharded_result() {
     int64_t out_count = 1;
     for (int64_t e : output_.extent) out_count *= e;
     std::vector<double> reference(out_count, 0.0);
@@ -174,11 +197,14 @@ class ShrunkLayer {
     for (size_t j = 0; j < operands_.size(); ++j)
       for (int letter : operands_[j].letters) all_whole[j].push_back(whole[letter]);
     contract(all_whole, whole, reference);
+    return reference;
+  }
 
-    // Every device computes on its own tiles.
+  // Every device computes on its own tiles.
+  std::string compute_on_devices(DeviceResults& results) {
     const int64_t devices = mesh_.devices();
-    std::vector<std::vector<double>> local(devices);
-    std::vector<std::vector<int64_t>> local_shape(devices);
+    results.local.assign(devices, {});
+    results.local_shape.assign(devices, {});
     for (int64_t d = 0; d < devices; ++d) {
       std::vector<int64_t> coords = mesh_coords(mesh_, d);
       std::vector<std::vector<Interval>> tiles;
@@ -199,47 +225,55 @@ class ShrunkLayer {
           }
         }
       }
-      for (int letter : output_.letters) local_shape[d].push_back(span[letter].length());
+      for (int letter : output_.letters) results.local_shape[d].push_back(span[letter].length());
       int64_t count = 1;
-      for (int64_t e : local_shape[d]) count *= e;
-      local[d].assign(count, 0.0);
-      contract(tiles, span, local[d]);
+      for (int64_t e : results.local_shape[d]) count *= e;
+      results.local[d].assign(count, 0.0);
+      contract(tiles, span, results.local[d]);
     }
+    return "";
+  }
 
-    // Sum over the reduction axes: the axes of letters the output lacks.
+  // Sum over the reduction axes: the axes of letters the output lacks.
+  std::string sum_over_reductions(DeviceResults& results) {
+    const int64_t devices = mesh_.devices();
     std::vector<char> reduced(mesh_.shape.size(), 0);
     for (size_t l = 0; l < layer_.dims.size(); ++l)
       if (std::find(output_.letters.begin(), output_.letters.end(), static_cast<int>(l)) == output_.letters.end())
         for (int axis : layer_.mesh_axes[l]) reduced[axis] = 1;
-    std::map<int64_t, std::vector<double>> sums;  // keyed by the group's device with reduction coordinates 0
     std::map<int64_t, int64_t> first_member;
-    std::vector<int64_t> group(devices);
+    results.group.assign(devices, 0);
     for (int64_t d = 0; d < devices; ++d) {
       std::vector<int64_t> coords = mesh_coords(mesh_, d);
       for (size_t a = 0; a < coords.size(); ++a)
         if (reduced[a]) coords[a] = 0;
-      group[d] = device_id(coords, mesh_);
-      auto [it, fresh] = sums.emplace(group[d], local[d]);
+      results.group[d] = device_id(coords, mesh_);
+      auto [it, fresh] = results.sums.emplace(results.group[d], results.local[d]);
       if (fresh) {
-        first_member[group[d]] = d;
+        first_member[results.group[d]] = d;
         continue;
       }
-      int64_t other = first_member[group[d]];
-      if (local_shape[d] != local_shape[other])
+      int64_t other = first_member[results.group[d]];
+      if (results.local_shape[d] != results.local_shape[other])
         return "devices " + std::to_string(other) + " and " + std::to_string(d) + ", whose results are summed, compute " +
-               "tiles of shapes " + shape_to_string(local_shape[other]) + " and " + shape_to_string(local_shape[d]) +
-               shrunk_note();
-      for (size_t i = 0; i < local[d].size(); ++i) it->second[i] += local[d][i];
+               "tiles of shapes " + shape_to_string(results.local_shape[other]) + " and " +
+               shape_to_string(results.local_shape[d]) + shrunk_note();
+      for (size_t i = 0; i < results.local[d].size(); ++i) it->second[i] += results.local[d][i];
     }
+    return "";
+  }
 
-    for (int64_t d = 0; d < devices; ++d) {
+  // Each device's summed tile against the unsharded result, where its output layout puts it.
+  std::string compare_outputs(DeviceResults& results, const std::vector<double>& reference, double tolerance) {
+    for (int64_t d = 0; d < mesh_.devices(); ++d) {
       std::vector<Interval> tile = tile_of(output_, mesh_coords(mesh_, d));
       std::vector<int64_t> shape;
       for (const Interval& interval : tile) shape.push_back(interval.length());
-      if (shape != local_shape[d])
-        return "device " + std::to_string(d) + " computes an output tile of shape " + shape_to_string(local_shape[d]) +
-               ", but its output layout gives it " + shape_to_string(shape) + shrunk_note();
-      const std::vector<double>& got = sums[group[d]];
+      if (shape != results.local_shape[d])
+        return "device " + std::to_string(d) + " computes an output tile of shape " +
+               shape_to_string(results.local_shape[d]) + ", but its output layout gives it " + shape_to_string(shape) +
+               shrunk_note();
+      const std::vector<double>& got = results.sums[results.group[d]];
       std::vector<int64_t> at(shape.size(), 0);
       for (size_t i = 0; i < got.size(); ++i) {
         int64_t flat = 0;
@@ -261,7 +295,6 @@ class ShrunkLayer {
     return "";
   }
 
- private:
   std::vector<SimTensor*> all() {
     std::vector<SimTensor*> tensors;
     for (SimTensor& operand : operands_) tensors.push_back(&operand);

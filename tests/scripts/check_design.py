@@ -3,6 +3,7 @@
 
     python3 tests/scripts/check_design.py layers      # the DAG: docs, build and includes agree
     python3 tests/scripts/check_design.py functions   # no function longer than 100 lines
+    ... [--root DIR]                                  # another tree (the self-test's)
 
 `layers` reads the table of libraries in docs/architecture.md (folder,
 target, what it may use), each folder's CMakeLists.txt (the pase_ targets it
@@ -23,7 +24,6 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ARCHITECTURE = os.path.join(ROOT, "docs", "architecture.md")
 MAX_FUNCTION_LINES = 100
 SOURCE_FOLDERS_NOT_LIBRARIES = ("tests", "bench", "scripts", "data", "docs", "cmake", "build")
 
@@ -35,6 +35,7 @@ def read(path):
 
 def library_table():
     """{folder: (targets, may_use_folders)} from the architecture document's table."""
+    ARCHITECTURE = os.path.join(ROOT, "docs", "architecture.md")
     table = {}
     in_table = False
     for line in read(ARCHITECTURE).splitlines():
@@ -251,10 +252,15 @@ def check_functions():
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("layers", "functions"):
-        print("usage: check_design.py layers|functions", file=sys.stderr)
+    global ROOT
+    args = sys.argv[1:]
+    if len(args) == 3 and args[1] == "--root":
+        ROOT = os.path.abspath(args[2])
+        args = args[:1]
+    if len(args) != 1 or args[0] not in ("layers", "functions"):
+        print("usage: check_design.py layers|functions [--root DIR]", file=sys.stderr)
         return 2
-    return check_layers() if sys.argv[1] == "layers" else check_functions()
+    return check_layers() if args[0] == "layers" else check_functions()
 
 
 if __name__ == "__main__":
