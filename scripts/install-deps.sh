@@ -5,6 +5,9 @@
 #   scripts/install-deps.sh           what the build and the tests need
 #   scripts/install-deps.sh --fuzz    also clang and libFuzzer, for the fuzz
 #                                     harnesses (docs/fuzzing.md); CI uses it
+#   scripts/install-deps.sh --cuda    also Python's venv, with which
+#                                     scripts/cuda-from-wheels.sh makes a CUDA
+#                                     Toolkit for pase-calibrate; CI uses it
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build
@@ -12,11 +15,13 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3
 )
-case "${1:-}" in
-  "") ;;
-  --fuzz) packages+=(clang libclang-rt-14-dev) ;;
-  *) echo "usage: scripts/install-deps.sh [--fuzz]" >&2; exit 2 ;;
-esac
+for option in "$@"; do
+  case "$option" in
+    --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    --cuda) packages+=(python3-venv) ;;
+    *) echo "usage: scripts/install-deps.sh [--fuzz] [--cuda]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
