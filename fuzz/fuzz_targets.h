@@ -1,6 +1,6 @@
 #pragma once
 // What each fuzz harness runs on one input (docs/fuzzing.md), shared with
-// tests/fuzz_regressions_test.cc so that a finding is replayed through the
+// tests/fuzz/fuzz_regressions_test.cc so that a finding is replayed through the
 // very same calls. Each takes the bytes of a file and throws InputError or
 // ResourceError when the input is bad or too large: the answers the contract
 // allows. A broken round trip throws std::logic_error; anything else that

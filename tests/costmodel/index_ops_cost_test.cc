@@ -1,6 +1,6 @@
 // The ops a capacity-based MoE router needs (argmax, one_hot, cumsum) and
 // scatter_nd: domains, tensor splits and layer costs worked out by hand
-// (cutoff 1; tests/contraction_test.cc has the router's contractions).
+// (cutoff 1; tests/costmodel/contraction_test.cc has the router's contractions).
 #include <doctest/doctest.h>
 
 #include "costmodel/cost_model.h"

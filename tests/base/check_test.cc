@@ -38,7 +38,7 @@ TEST_CASE("PASE_ASSERT: a broken invariant throws std::logic_error with the plac
     CHECK(std::string(error.what()) == at(line, "index >= 0 && index < count failed (index = -1, count = 40)"));
   }
   // The file is named relative to the source tree, not by a path of the build machine.
-  CHECK(std::string(__FILE__).rfind("tests/check_test.cc", 0) == 0);
+  CHECK(std::string(__FILE__).rfind("tests/base/check_test.cc", 0) == 0);
 }
 
 TEST_CASE("PASE_ASSERT: values are named as written, commas inside calls and braces included") {

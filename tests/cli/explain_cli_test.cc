@@ -15,7 +15,7 @@ namespace {
 
 std::string alexnet() { return "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\""; }
 
-// x (8,16) -> fc1 (32 units) -> fc2 (4 units), cutoff 1 (tests/explain_test.cc works it by hand).
+// x (8,16) -> fc1 (32 units) -> fc2 (4 units), cutoff 1 (tests/strategy/explain_test.cc works it by hand).
 const char* const kTwoLayers =
     R"({"format": "pase-graph", "version": 1, "name": "two", "cutoff": 1, "tensors": {"x": [8, 16]},
         "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 32},
