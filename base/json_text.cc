@@ -119,4 +119,13 @@ void append_json_top_level_key(std::string& out, std::string_view key) {
   out += ": ";
 }
 
+void append_json_array(std::string& out, const std::vector<std::string>& values) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, values[i]);
+  }
+  out += ']';
+}
+
 }  // namespace pase

@@ -21,5 +21,7 @@ void append_json_top_level_key(std::string& out, std::string_view key);
 /// [a,b,c] without spaces.
 void append_json_array(std::string& out, const std::vector<int64_t>& values);
 void append_json_array(std::string& out, const std::vector<int32_t>& values);
+/// ["a","b"] without spaces.
+void append_json_array(std::string& out, const std::vector<std::string>& values);
 
 }  // namespace pase

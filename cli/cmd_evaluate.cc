@@ -97,16 +97,10 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
   const std::optional<StrategyDocument> file = read_given(o, devices);
-  // A strategy file's dtype and optimizer unless given: a bf16 plan is priced at bf16.
-  const MemoryOptions training = memory_options(o.memory, file && file->memory ? &file->memory->options : nullptr);
+  const MemoryOptions training = memory_options(o.memory, file);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
-  SolveRequest request;
-  request.memory = training;
-  request.place = false;
-  if (file) {
-    request.source = StrategySource::Given;
-    request.given = &*file;
-  } else {
+  SolveRequest request = pricing_request(training, file ? &*file : nullptr);
+  if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;
     request.mcmc = o.mcmc;

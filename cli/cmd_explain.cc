@@ -181,8 +181,7 @@ int run_explain(const ExplainCliOptions& o) {
   } else if (devices == 0) {
     throw UsageError("--devices: required without --strategy");
   }
-  // A strategy file's dtype and optimizer unless given: a bf16 plan is explained at bf16.
-  const MemoryOptions training = memory_options(o.memory, file && file->memory ? &file->memory->options : nullptr);
+  const MemoryOptions training = memory_options(o.memory, file);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
   Graph graph = load_graph_input(o.graph);
   int layer = -1;
@@ -196,14 +195,7 @@ int run_explain(const ExplainCliOptions& o) {
                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
   }
-  SolveRequest request;
-  request.memory = training;
-  request.place = false;
-  if (file) {
-    request.source = StrategySource::Given;
-    request.given = &*file;
-  }
-  const SolveOutcome out = solve_request(graph, *model, request);
+  const SolveOutcome out = solve_request(graph, *model, pricing_request(training, file ? &*file : nullptr));
   const CostTables& tables = out.tables;
   const std::vector<int32_t>& choice = out.solution.choice;
   std::string strategy_words = file ? o.strategy : "the optimum";

@@ -34,6 +34,10 @@ MemoryOptions memory_options(const MemoryCliOptions& options, const MemoryOption
   return parsed;
 }
 
+MemoryOptions memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file) {
+  return memory_options(options, file && file->memory ? &file->memory->options : nullptr);
+}
+
 std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostModel& model) {
   if (options.cap.empty()) return std::nullopt;
   if (options.cap == "machine") {

@@ -10,6 +10,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/memory_model.h"
 #include "memorycap/memory_cap.h"
+#include "strategy/strategy_document.h"
 
 namespace pase {
 
@@ -29,6 +30,10 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
 /// --dtype and --optimizer say, else what `recorded` (a strategy file's
 /// memory setup) says, else fp32 and Adam.
 [[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options, const MemoryOptions* recorded = nullptr);
+
+/// The same with a strategy file's recorded memory setup, if it has one: a
+/// bf16 plan is priced at bf16 unless --dtype says otherwise.
+[[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file);
 
 /// The cap in bytes, if one was given (UsageError on a malformed size). `machine`
 /// takes the memory per device of the calibrated model's profile.

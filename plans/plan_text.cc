@@ -15,22 +15,13 @@ void append_axis_names(std::string& out, const std::vector<int>& axes, const Mes
   out += ']';
 }
 
-void append_strings(std::string& out, const std::vector<std::string>& items) {
-  out += '[';
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    append_json_string(out, items[i]);
-  }
-  out += ']';
-}
-
 }  // namespace
 
 void append_mesh(std::string& out, const Mesh& mesh) {
   out += "{\"shape\":";
   append_json_array(out, mesh.shape);
   out += ",\"axes\":";
-  append_strings(out, mesh.axes);
+  append_json_array(out, mesh.axes);
   out += ",\"devices_per_node\":";
   append_json_number(out, mesh.node_size());
   out += '}';
@@ -50,7 +41,7 @@ void append_mesh_axes(std::string& out, const PlannedLayer& layer, const Mesh& m
 void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mesh& mesh, bool is_weight, bool with_dims) {
   if (with_dims) {
     out += ",\"dims\":";
-    append_strings(out, tensor.dims);
+    append_json_array(out, tensor.dims);
   }
   out += ",\"layout\":{\"spec\":[";
   for (size_t t = 0; t < tensor.spec.size(); ++t) {
@@ -64,7 +55,7 @@ void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mes
   out += ",\"dtensor\":";
   DtensorLayout dtensor = dtensor_placements(tensor.spec, mesh);
   if (dtensor.placements) {
-    append_strings(out, *dtensor.placements);
+    append_json_array(out, *dtensor.placements);
   } else {
     out += "null,\"dtensor_note\":";
     append_json_string(out, dtensor.note);

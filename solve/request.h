@@ -40,4 +40,9 @@ struct SolveRequest {
   bool plan_only = false;                 ///< Optimum: order and size the tables, solve nothing
 };
 
+/// The request of a command that prices a strategy rather than placing one
+/// (evaluate, explain): `given` when there is one, else the optimum, with
+/// `memory`'s dtype and optimizer; no placement.
+[[nodiscard]] SolveRequest pricing_request(const MemoryOptions& memory, const StrategyDocument* given);
+
 }  // namespace pase

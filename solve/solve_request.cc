@@ -122,6 +122,17 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
   return out;
 }
 
+SolveRequest pricing_request(const MemoryOptions& memory, const StrategyDocument* given) {
+  SolveRequest request;
+  request.memory = memory;
+  request.place = false;
+  if (given) {
+    request.source = StrategySource::Given;
+    request.given = given;
+  }
+  return request;
+}
+
 std::string no_fit_words(const CappedSolution& capped) {
   return "no strategy fits in " + std::to_string(capped.cap) + " bytes (" + format_gib(capped.cap) +
          " GiB) per device: the least any strategy needs is " + std::to_string(capped.least_memory) + " bytes (" +

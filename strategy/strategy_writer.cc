@@ -31,15 +31,6 @@ void append_optional_number(std::string& out, const std::optional<double>& value
   else out += "null";
 }
 
-void append_strings(std::string& out, const std::vector<std::string>& values) {
-  out += '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    append_json_string(out, values[i]);
-  }
-  out += ']';
-}
-
 void append_replaced(std::string& out, const std::vector<ReplacedNodeV1>& replaced) {
   out += '[';
   for (size_t i = 0; i < replaced.size(); ++i) {
@@ -109,7 +100,7 @@ void append_tensors(std::string& out, const char* key, const std::vector<Strateg
     if (is_input) append_json_string(field("tensor"), tensor.name);
     if (is_weight) append_json_string(field("name"), tensor.name);
     append_json_array(field("shape"), tensor.shape);
-    if (is_weight) append_strings(field("dims"), tensor.dims);
+    if (is_weight) append_json_array(field("dims"), tensor.dims);
     append_json_array(field("split"), tensor.split);
     if (planned) append_tensor_plan(out, (*planned)[k], *mesh, is_weight, /*with_dims=*/!is_weight);
     out += '}';
@@ -141,7 +132,7 @@ void append_solver(std::string& out, const SolverReport& solver) {
   out += '{';
   Members member(out);
   append_json_string(member("order_kind"), solver.order_kind);
-  append_strings(member("order"), solver.order);
+  append_json_array(member("order"), solver.order);
   append_json_number(member("max_dependent_set"), static_cast<uint64_t>(solver.max_dependent_set));
   append_json_number(member("table_entries"), solver.table_entries);
   append_json_number(member("largest_table_entries"), solver.largest_table_entries);
