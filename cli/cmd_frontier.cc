@@ -40,6 +40,49 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string format_gap(double gap) { return gap == 0 ? "0" : format_number("%.3g", 100 * gap) + "%"; }
 
+// The frontier as CSV, one point a row.
+std::string frontier_csv(const std::vector<FrontierPoint>& frontier, const std::string& graph, int64_t devices,
+                         const std::string& unit) {
+  std::ostringstream csv;
+  csv << "graph,devices,point,per_device_bytes,memory_gib,weights_bytes,activations_bytes,cost,unit,lower_bound_cost,"
+         "gap,on_hull\n";
+  for (size_t i = 0; i < frontier.size(); ++i) {
+    const FrontierPoint& p = frontier[i];
+    csv << csv_field(graph) << "," << devices << "," << i << "," << p.bytes.total() << ","
+        << format_number("%.6f", static_cast<double>(p.bytes.total()) / kGiB) << "," << p.bytes.weights << ","
+        << p.bytes.activations << "," << format_number("%.17g", p.cost) << "," << unit << ","
+        << format_number("%.17g", p.lower_bound) << "," << format_number("%.9g", p.gap) << ","
+        << (p.on_hull ? "true" : "false") << "\n";
+  }
+  return csv.str();
+}
+
+// The frontier as a pase-frontier document (docs/memory.md).
+nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier, const std::string& graph,
+                                     const FrontierCliOptions& o, const CostTables& tables,
+                                     const MemoryOptions& memory_model) {
+  nlohmann::ordered_json doc;
+  doc["format"] = "pase-frontier";
+  doc["version"] = 1;
+  doc["graph"] = graph;
+  doc["devices"] = o.devices;
+  doc["cost_model"] = tables.cost_model;
+  doc["cost_unit"] = tables.unit;
+  doc["dtype"] = dtype_name(memory_model.dtype);
+  doc["optimizer"] = optimizer_name(memory_model.optimizer);
+  doc["mesh"] = o.mesh.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.mesh);
+  doc["points"] = nlohmann::ordered_json::array();
+  for (const FrontierPoint& p : frontier)
+    doc["points"].push_back({{"per_device_bytes", p.bytes.total()},
+                             {"weights_bytes", p.bytes.weights},
+                             {"activations_bytes", p.bytes.activations},
+                             {"cost", p.cost},
+                             {"lower_bound_cost", p.lower_bound},
+                             {"gap", p.gap},
+                             {"on_hull", p.on_hull}});
+  return doc;
+}
+
 int run_frontier(const FrontierCliOptions& o) {
   std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory));
   SolveRequest request;
@@ -82,42 +125,8 @@ int run_frontier(const FrontierCliOptions& o) {
             << " GiB) to the least cost (" << format_gib(frontier.back().bytes.total()) << " GiB), " << out.frontier_runs
             << " DP runs\n";
 
-  if (!o.csv.empty()) {
-    std::ostringstream csv;
-    csv << "graph,devices,point,per_device_bytes,memory_gib,weights_bytes,activations_bytes,cost,unit,lower_bound_cost,"
-           "gap,on_hull\n";
-    for (size_t i = 0; i < frontier.size(); ++i) {
-      const FrontierPoint& p = frontier[i];
-      csv << csv_field(graph.name) << "," << o.devices << "," << i << "," << p.bytes.total() << ","
-          << format_number("%.6f", static_cast<double>(p.bytes.total()) / kGiB) << "," << p.bytes.weights << ","
-          << p.bytes.activations << "," << format_number("%.17g", p.cost) << "," << unit << ","
-          << format_number("%.17g", p.lower_bound) << "," << format_number("%.9g", p.gap) << ","
-          << (p.on_hull ? "true" : "false") << "\n";
-    }
-    write_text_file(o.csv, csv.str());
-  }
-  if (!o.json.empty()) {
-    nlohmann::ordered_json doc;
-    doc["format"] = "pase-frontier";
-    doc["version"] = 1;
-    doc["graph"] = graph.name;
-    doc["devices"] = o.devices;
-    doc["cost_model"] = tables.cost_model;
-    doc["cost_unit"] = unit;
-    doc["dtype"] = dtype_name(memory_model.dtype);
-    doc["optimizer"] = optimizer_name(memory_model.optimizer);
-    doc["mesh"] = o.mesh.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.mesh);
-    doc["points"] = nlohmann::ordered_json::array();
-    for (const FrontierPoint& p : frontier)
-      doc["points"].push_back({{"per_device_bytes", p.bytes.total()},
-                               {"weights_bytes", p.bytes.weights},
-                               {"activations_bytes", p.bytes.activations},
-                               {"cost", p.cost},
-                               {"lower_bound_cost", p.lower_bound},
-                               {"gap", p.gap},
-                               {"on_hull", p.on_hull}});
-    write_text_file(o.json, doc.dump(2) + "\n");
-  }
+  if (!o.csv.empty()) write_text_file(o.csv, frontier_csv(frontier, graph.name, o.devices, unit));
+  if (!o.json.empty()) write_text_file(o.json, frontier_json(frontier, graph.name, o, tables, memory_model).dump(2) + "\n");
   if (!o.svg.empty()) {
     StepChart chart;
     chart.title = graph.name + " on " + std::to_string(o.devices) + " devices: least cost under a memory cap (" +
