@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Interleaved A/B timing of two `pase` binaries on the same solves.
 
-    bench/ab_bench.py --a OLD/pase --b build/pase [--repeats 15] [--devices 8,32] [--extra "--threads 1"]
+    bench/ab_bench.py --a OLD/pase --b build/pase [--repeats 15] [--devices 8,32] [--extra="--threads 1"]
 
 For every zoo graph (data/graphs/) and device count, and for the GPT-3 13B
 and LLaMA-2 70B presets at p = 64, runs the whole `pase solve` command with
