@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include <library_types.h>
 
 #include "calibrate/cuda_check.h"
 
@@ -17,22 +20,72 @@ int dim(double extent) {
   return static_cast<int>(rounded);
 }
 
+// Element type of A, B and C, and the precision cuBLAS computes in.
+cudaDataType_t storage_type(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::Bf16: return CUDA_R_16BF;
+    case Dtype::Fp16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+  }
+}
+
+cublasComputeType_t compute_type(Dtype dtype) {
+  return dtype == Dtype::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+uint16_t float_bits_high(float value) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// IEEE half of a normal value in [2^-14, 65504], rounded toward zero: enough
+// for the operand values below, which are all normal halves.
+uint16_t half_bits(float value) {
+  int exponent = 0;
+  const float mantissa = std::frexp(value, &exponent);  // value = mantissa · 2^exponent, mantissa in [0.5, 1)
+  const auto fraction = static_cast<uint16_t>((mantissa * 2 - 1) * 1024);
+  return static_cast<uint16_t>(((exponent - 1 + 15) << 10) | fraction);
+}
+
+// The operand values: non-zero, since some GPUs draw less power, and run
+// faster, on zeros; all normal in every dtype.
+std::vector<unsigned char> operand_pattern(Dtype dtype, size_t elements) {
+  const size_t bytes = dtype_bytes(dtype);
+  std::vector<unsigned char> pattern(elements * bytes);
+  for (size_t i = 0; i < elements; ++i) {
+    const float value = 1.0f / static_cast<float>(i % 13 + 1);
+    if (bytes == 4) {
+      std::memcpy(&pattern[i * 4], &value, 4);
+      continue;
+    }
+    const uint16_t bits = dtype == Dtype::Bf16 ? float_bits_high(value) : half_bits(value);
+    std::memcpy(&pattern[i * 2], &bits, 2);
+  }
+  return pattern;
+}
+
 }  // namespace
 
-GemmTimer::GemmTimer(size_t max_elements) : max_elements_(max_elements) {
+GemmTimer::GemmTimer(size_t max_elements, Dtype dtype) : max_elements_(max_elements), dtype_(dtype) {
   PASE_CUBLAS(cublasCreate(&handle_));
   PASE_CUDA(cudaEventCreate(&start_));
   PASE_CUDA(cudaEventCreate(&stop_));
-  PASE_CUDA(cudaMalloc(reinterpret_cast<void**>(&a_), max_elements * sizeof(float)));
-  PASE_CUDA(cudaMalloc(reinterpret_cast<void**>(&b_), max_elements * sizeof(float)));
-  PASE_CUDA(cudaMalloc(reinterpret_cast<void**>(&c_), max_elements * sizeof(float)));
-  // Non-zero operands: some GPUs draw less power, and run faster, on zeros.
-  std::vector<float> host(std::min<size_t>(max_elements, size_t{1} << 24));
-  for (size_t i = 0; i < host.size(); ++i) host[i] = 1.0f / static_cast<float>(i % 13 + 1);
-  for (float* buffer : {a_, b_, c_})
-    for (size_t at = 0; at < max_elements; at += host.size())
-      PASE_CUDA(cudaMemcpy(buffer + at, host.data(), std::min(host.size(), max_elements - at) * sizeof(float),
-                           cudaMemcpyHostToDevice));
+  const size_t bytes = max_elements * dtype_bytes(dtype);
+  PASE_CUDA(cudaMalloc(&a_, bytes));
+  PASE_CUDA(cudaMalloc(&b_, bytes));
+  PASE_CUDA(cudaMalloc(&c_, bytes));
+  fill_operands();
+}
+
+void GemmTimer::fill_operands() {
+  const size_t bytes = dtype_bytes(dtype_);
+  const std::vector<unsigned char> pattern = operand_pattern(dtype_, std::min<size_t>(max_elements_, size_t{1} << 24));
+  const size_t chunk = pattern.size() / bytes;
+  for (void* buffer : {a_, b_, c_})
+    for (size_t at = 0; at < max_elements_; at += chunk)
+      PASE_CUDA(cudaMemcpy(static_cast<unsigned char*>(buffer) + at * bytes, pattern.data(),
+                           std::min(chunk, max_elements_ - at) * bytes, cudaMemcpyHostToDevice));
 }
 
 GemmTimer::~GemmTimer() {
@@ -56,14 +109,18 @@ void GemmTimer::run(const GemmCall& call, int64_t batch) {
   int ldb = n, lda = k;  // NN: A is M×K, B is K×N, both row-major
   if (call.layout == GemmLayout::NT) op_b = CUBLAS_OP_T, ldb = k;  // B is stored N×K
   if (call.layout == GemmLayout::TN) op_a = CUBLAS_OP_T, lda = m;  // A is stored K×M
+  const cudaDataType_t type = storage_type(dtype_);
+  const cublasComputeType_t compute = compute_type(dtype_);
   if (batch <= 1) {
-    PASE_CUBLAS(cublasSgemm(handle_, op_b, op_a, n, m, k, &alpha, b_, ldb, a_, lda, &beta, c_, n));
+    PASE_CUBLAS(cublasGemmEx(handle_, op_b, op_a, n, m, k, &alpha, b_, type, ldb, a_, type, lda, &beta, c_, type, n,
+                             compute, CUBLAS_GEMM_DEFAULT));
     return;
   }
   long long stride_a = static_cast<long long>(m) * k, stride_b = static_cast<long long>(k) * n,
             stride_c = static_cast<long long>(m) * n;
-  PASE_CUBLAS(cublasSgemmStridedBatched(handle_, op_b, op_a, n, m, k, &alpha, b_, ldb, stride_b, a_, lda, stride_a, &beta,
-                                        c_, n, stride_c, static_cast<int>(batch)));
+  PASE_CUBLAS(cublasGemmStridedBatchedEx(handle_, op_b, op_a, n, m, k, &alpha, b_, type, ldb, stride_b, a_, type, lda,
+                                         stride_a, &beta, c_, type, n, stride_c, static_cast<int>(batch), compute,
+                                         CUBLAS_GEMM_DEFAULT));
 }
 
 double GemmTimer::median_seconds(const GemmCall& call, int64_t batch, int warmup, int repeats) {

@@ -15,6 +15,7 @@
 #include "calibrate/measure_profile.h"
 #include "calibrate/validation_plan.h"
 #include "costmodel/builtin_machines.h"
+#include "costmodel/dtype.h"
 #include "cli/exit_status.h"
 #include "base/error.h"
 #include "graphs/graph.h"
@@ -28,12 +29,15 @@ struct ValidateOptions {
   bool dry_run = false;
   std::string graph, strategy, machine;
   int64_t devices = 0;  // the solve's --devices: only picks intra- or inter-node links, unused for GEMMs
+  std::string dtype = "fp32";
 };
 
 int calibrate(const CalibrateOptions& options, const std::string& out) {
-  for (size_t i = 0; i < options.sizes.size(); ++i)
-    if (options.sizes[i] <= 0 || (i && options.sizes[i] <= options.sizes[i - 1]))
-      throw InputError("--sizes: expected strictly increasing positive sizes");
+  for (const auto& [option, sizes] : {std::pair{"--sizes", options.sizes}, std::pair{"--m-sizes", options.m_sizes}})
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (sizes[i] <= 0 || (i && sizes[i] <= sizes[i - 1]))
+        throw InputError(std::string(option) + ": expected strictly increasing positive sizes");
+  if (options.sizes.empty()) throw InputError("--sizes: expected at least one size");
   if (options.warmup < 0 || options.repeats < 1) throw InputError("--warmup/--repeats: expected warmup >= 0 and repeats >= 1");
   if (!(options.inter_node_gbps > 0) || !(options.inter_node_latency_us > 0))
     throw InputError("--inter-node-gbps/--inter-node-latency-us: expected positive numbers");
@@ -49,15 +53,21 @@ int validate(const ValidateOptions& v, int device, int warmup, int repeats) {
   if (v.graph.empty() || v.strategy.empty() || v.machine.empty())
     throw InputError("--validate: needs --graph FILE, --strategy FILE and --machine FILE");
   Graph graph = load_graph(v.graph);
-  CalibratedCostModel model(load_machine_profile(v.machine), std::max<int64_t>(v.devices, 1));
+  CalibratedOptions calibrated;
+  try {
+    calibrated.dtype = parse_dtype(v.dtype);
+  } catch (const OptionError& error) {
+    throw InputError(error.words().with("--dtype"));
+  }
+  CalibratedCostModel model(load_machine_profile(v.machine), std::max<int64_t>(v.devices, 1), calibrated);
   std::vector<ValidationLayer> plan = validation_plan(graph, read_text_file(v.strategy), v.strategy, model);
   std::vector<std::array<double, 3>> measured;
   if (!v.dry_run) {
     (void)require_gpus();
-    measured = measure_plan(plan, device, warmup, repeats);
+    measured = measure_plan(plan, device, warmup, repeats, calibrated.dtype);
   }
-  std::printf("%s: GEMMs per device, predicted by %s vs measured with cuBLAS (forward + both backward)\n",
-              graph.name.c_str(), v.machine.c_str());
+  std::printf("%s: %s GEMMs per device, predicted by %s vs measured with cuBLAS (forward + both backward)\n",
+              graph.name.c_str(), dtype_name(calibrated.dtype), v.machine.c_str());
   int width = 5;
   for (const ValidationLayer& l : plan) width = std::max(width, static_cast<int>(l.name.size()));
   std::printf("%-*s %6s %8s %8s %8s %14s %14s %8s\n", width, "layer", "batch", "m", "n", "k", "predicted_ms", "measured_ms",
@@ -96,9 +106,15 @@ int main(int argc, char** argv) {
   CalibrateOptions options;
   ValidateOptions v;
   std::string out;
+  std::vector<std::string> dtypes;
   app.add_option("--out,-o", out, "Write the measured profile (pase-machine JSON) here");
   app.add_option("--name", options.name, "Profile name (default: \"<GPU name> node\")");
   app.add_option("--sizes", options.sizes, "m, n and k grid, increasing (default 16,32,...,8192)")->delimiter(',');
+  app.add_option("--m-sizes", options.m_sizes,
+                 "m grid (rows), increasing, when it should reach further than --sizes (default: --sizes)")
+      ->delimiter(',');
+  app.add_option("--dtypes", dtypes, "GEMM tables to measure: fp32, tf32, bf16, fp16 (default fp32, tf32, bf16 on compute capability 8.0 and later)")
+      ->delimiter(',');
   app.add_option("--warmup", options.warmup, "Untimed runs before each measurement (default 3)");
   app.add_option("--repeats", options.repeats, "Timed runs; the median is kept (default 10)");
   app.add_option("--device", options.device, "GPU to time (default 0)");
@@ -111,6 +127,7 @@ int main(int argc, char** argv) {
   app.add_option("--strategy", v.strategy, "--validate: strategy file written by pase solve --out");
   app.add_option("--machine", v.machine, "--validate: machine profile to predict with");
   app.add_option("--devices,-p", v.devices, "--validate: devices the strategy was solved for (default 1)");
+  app.add_option("--dtype", v.dtype, "--validate: the dtype the GEMMs run and are priced in (default fp32)");
   app.add_flag("--dry-run", v.dry_run, "--validate: print shapes and predictions only (no GPU needed)");
   try {
     app.parse(argc, argv);
@@ -120,6 +137,13 @@ int main(int argc, char** argv) {
   return run_reporting_errors([&] {
     if (v.enabled) return validate(v, options.device, options.warmup, options.repeats);
     if (out.empty()) throw InputError("--out FILE is required (or --validate)");
+    for (const std::string& d : dtypes) {
+      try {
+        options.dtypes.push_back(parse_dtype(d));
+      } catch (const OptionError& error) {
+        throw InputError(error.words().with("--dtypes"));  // the library says "dtype"
+      }
+    }
     return calibrate(options, out);
   });
 }

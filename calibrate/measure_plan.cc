@@ -10,7 +10,7 @@
 namespace pase {
 
 std::vector<std::array<double, 3>> measure_plan(const std::vector<ValidationLayer>& plan, int device, int warmup,
-                                                int repeats) {
+                                                int repeats, Dtype dtype) {
   const int gpus = require_gpus();
   if (device < 0 || device >= gpus)
     throw GpuError("--device " + std::to_string(device) + ": this host has " + std::to_string(gpus) + " GPU(s)");
@@ -19,7 +19,7 @@ std::vector<std::array<double, 3>> measure_plan(const std::vector<ValidationLaye
   size_t largest = 1;
   for (const ValidationLayer& layer : plan)
     for (const GemmCall& call : layer.gemms) largest = std::max(largest, GemmTimer::elements_needed(call, batch_of(layer)));
-  GemmTimer timer(largest);
+  GemmTimer timer(largest, dtype);
   std::vector<std::array<double, 3>> measured;
   for (const ValidationLayer& layer : plan) {
     std::array<double, 3> seconds{};

@@ -22,7 +22,8 @@ struct ValidationLayer {
 };
 
 /// Reads the configs of a pase-strategy file (`source` names it in errors) and
-/// returns the GEMM layers of `graph` under them, in graph order.
+/// returns the GEMM layers of `graph` under them, in graph order: every layer
+/// the calibrated model prices as GEMMs (embeddings are gathers there).
 [[nodiscard]] std::vector<ValidationLayer> validation_plan(const Graph& graph, const std::string& strategy_text,
                                                         const std::string& source, const CalibratedCostModel& model);
 

@@ -78,7 +78,7 @@ class CalibratedCostModel final : public CostModel {
   /// Bytes of one element in the chosen dtype.
   [[nodiscard]] double element_bytes() const { return bytes_; }
   /// Seconds of `batch` GEMMs of one shape in one (strided-batched) kernel: the
-  /// measured table (fp32 only: it holds SGEMM rates) times `batch`, or
+  /// profile's table measured in the dtype, at the rate of one GEMM of batch·M rows, or
   /// kKernelSeconds + max(compute on the default curve, operand traffic), the
   /// instances filling the device like rows: η(batch·M, N, K).
   [[nodiscard]] double gemm_seconds(const GemmCall& call, double batch = 1) const;

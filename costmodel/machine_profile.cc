@@ -19,7 +19,7 @@ using json = nlohmann::json;
 constexpr double kTera = 1e12, kGiga = 1e9, kMicro = 1e-6;
 
 const std::vector<std::string> kTopFields = {"format", "version",    "name",       "source",     "notes", "device",
-                                             "devices_per_node", "intra_node", "inter_node", "gemm", "measured"};
+                                             "devices_per_node", "intra_node", "inter_node", "gemm", "gemm_by_dtype", "measured"};
 const std::vector<std::string> kDeviceFields = {"name", "peak_tflops", "peak_tflops_by_dtype", "memory_gb",
                                                 "memory_bandwidth_gbps"};
 const std::vector<std::string> kDtypeFields = {"fp32", "tf32", "bf16", "fp16"};
@@ -82,6 +82,20 @@ GemmTable read_gemm(const JsonReader& object) {
   return table;
 }
 
+// {"tf32": table, "bf16": table, "fp16": table}: each needs its dtype's peak, which prices what the table cannot.
+void read_gemm_by_dtype(const JsonReader& object, MachineProfile& p) {
+  object.expect_object("an object of GEMM tables by dtype, e.g. {\"bf16\": {\"m\": [...], ...}}");
+  object.check_known_fields(kDtypeFields);
+  if (auto f = object.optional("fp32")) f->fail("the fp32 table is the top-level field 'gemm'");
+  for (Dtype d : {Dtype::Tf32, Dtype::Bf16, Dtype::Fp16}) {
+    std::optional<JsonReader> table = object.optional(dtype_name(d));
+    if (!table) continue;
+    if (!(p.peak_by_dtype[static_cast<size_t>(d)] > 0))
+      table->fail(std::string("needs device.peak_tflops_by_dtype.") + dtype_name(d));
+    p.gemm_by_dtype[static_cast<size_t>(d)] = read_gemm(*table);
+  }
+}
+
 MeasuredInfo read_measured(const JsonReader& object) {
   object.check_known_fields(kMeasuredFields);
   MeasuredInfo info;
@@ -97,6 +111,27 @@ MeasuredInfo read_measured(const JsonReader& object) {
   info.device_to_host = object.required("device_to_host_gbps").as_positive_number() * kGiga;
   if (auto f = object.optional("device_to_device_gbps")) info.device_to_device = f->as_positive_number() * kGiga;
   return info;
+}
+
+// A table in the file's units: TFLOP/s in [m][n][k] arrays, one per layout.
+nlohmann::ordered_json gemm_json(const GemmTable& t) {
+  using ojson = nlohmann::ordered_json;
+  ojson gemm = {{"m", t.m}, {"n", t.n}, {"k", t.k}};
+  for (GemmLayout layout : {GemmLayout::NN, GemmLayout::NT, GemmLayout::TN}) {
+    const std::vector<double>& flops = t.flops[static_cast<size_t>(layout)];
+    ojson planes = ojson::array();
+    for (size_t i = 0; i < t.m.size(); ++i) {
+      ojson rows = ojson::array();
+      for (size_t j = 0; j < t.n.size(); ++j) {
+        ojson row = ojson::array();
+        for (size_t l = 0; l < t.k.size(); ++l) row.push_back(flops[(i * t.n.size() + j) * t.k.size() + l] / kTera);
+        rows.push_back(row);
+      }
+      planes.push_back(rows);
+    }
+    gemm[std::string(layout_name(layout)) + "_tflops"] = planes;
+  }
+  return gemm;
 }
 
 // Position of x between grid points: index i and weight t of point i+1, in log2 space, clamped.
@@ -159,6 +194,7 @@ MachineProfile parse_machine_profile(const std::string& text, const std::string&
   p.intra_node = read_link(root.required("intra_node"));
   p.inter_node = read_link(root.required("inter_node"));
   if (auto f = root.optional("gemm")) p.gemm = read_gemm(*f);
+  if (auto f = root.optional("gemm_by_dtype")) read_gemm_by_dtype(*f, p);
   const bool measured = p.source == "measured";
   std::optional<JsonReader> info = root.optional("measured");
   if (measured && !info) (void)root.required("measured", "required when source is \"measured\"");
@@ -190,25 +226,11 @@ std::string write_machine_profile(const MachineProfile& p) {
   };
   doc["intra_node"] = link(p.intra_node);
   doc["inter_node"] = link(p.inter_node);
-  if (p.gemm) {
-    const GemmTable& t = *p.gemm;
-    ojson gemm = {{"m", t.m}, {"n", t.n}, {"k", t.k}};
-    for (GemmLayout layout : {GemmLayout::NN, GemmLayout::NT, GemmLayout::TN}) {
-      const std::vector<double>& flops = t.flops[static_cast<size_t>(layout)];
-      ojson planes = ojson::array();
-      for (size_t i = 0; i < t.m.size(); ++i) {
-        ojson rows = ojson::array();
-        for (size_t j = 0; j < t.n.size(); ++j) {
-          ojson row = ojson::array();
-          for (size_t l = 0; l < t.k.size(); ++l) row.push_back(flops[(i * t.n.size() + j) * t.k.size() + l] / kTera);
-          rows.push_back(row);
-        }
-        planes.push_back(rows);
-      }
-      gemm[std::string(layout_name(layout)) + "_tflops"] = planes;
-    }
-    doc["gemm"] = gemm;
-  }
+  if (p.gemm) doc["gemm"] = gemm_json(*p.gemm);
+  ojson tables = ojson::object();
+  for (Dtype d : {Dtype::Tf32, Dtype::Bf16, Dtype::Fp16})
+    if (const auto& t = p.gemm_by_dtype[static_cast<size_t>(d)]) tables[dtype_name(d)] = gemm_json(*t);
+  if (!tables.empty()) doc["gemm_by_dtype"] = tables;
   if (p.measured) {
     const MeasuredInfo& m = *p.measured;
     ojson info = {{"date", m.date},
@@ -235,9 +257,17 @@ double peak_flops_for(const MachineProfile& profile, Dtype dtype) {
                    dtype_name(dtype) + "'): the device lacks it or the profile does not give it");
 }
 
+const GemmTable* gemm_table(const MachineProfile& profile, Dtype dtype) {
+  const std::optional<GemmTable>& table =
+      dtype == Dtype::Fp32 ? profile.gemm : profile.gemm_by_dtype[static_cast<size_t>(dtype)];
+  return table ? &*table : nullptr;
+}
+
 double achieved_flops(const MachineProfile& profile, GemmLayout layout, double m, double n, double k) {
-  if (!profile.gemm) return profile.peak_flops;
-  const GemmTable& t = *profile.gemm;
+  return profile.gemm ? interpolate_flops(*profile.gemm, layout, m, n, k) : profile.peak_flops;
+}
+
+double interpolate_flops(const GemmTable& t, GemmLayout layout, double m, double n, double k) {
   const std::vector<double>& f = t.flops[static_cast<size_t>(layout)];
   size_t i, j, l;
   double ti, tj, tl;

@@ -63,7 +63,9 @@ struct MachineProfile {
   double memory_bandwidth = 0;  ///< bytes/s per device; prices non-GEMM work
   int64_t devices_per_node = 0;
   LinkSpec intra_node, inter_node;
-  std::optional<GemmTable> gemm;  ///< absent: GEMMs run at peak
+  std::optional<GemmTable> gemm;  ///< the fp32 (SGEMM) table; absent: fp32 GEMMs follow the default curve
+  /// The tf32, bf16 and fp16 tables (index Dtype; the fp32 entry stays empty: its table is `gemm`).
+  std::array<std::optional<GemmTable>, kDtypeCount> gemm_by_dtype;
   std::optional<MeasuredInfo> measured;  ///< present exactly when source is "measured"
 };
 
@@ -79,8 +81,13 @@ struct MachineProfile {
 /// Serialises a profile in the file's units (parse_machine_profile reads it back).
 [[nodiscard]] std::string write_machine_profile(const MachineProfile& profile);
 
-/// Achieved FLOP/s of a GEMM: trilinear in log2(M), log2(N), log2(K) over the
-/// table, clamped at its edges; the peak when the profile has no table.
+/// The measured GEMM table of `dtype` (`gemm` for fp32), or nullptr when the profile has none.
+[[nodiscard]] const GemmTable* gemm_table(const MachineProfile& profile, Dtype dtype);
+
+/// Achieved FLOP/s of a GEMM in one layout: trilinear in log2(M), log2(N), log2(K) over the table, clamped at its edges.
+[[nodiscard]] double interpolate_flops(const GemmTable& table, GemmLayout layout, double m, double n, double k);
+
+/// Achieved FLOP/s of an fp32 GEMM: interpolated in the `gemm` table; the peak when the profile has none.
 [[nodiscard]] double achieved_flops(const MachineProfile& profile, GemmLayout layout, double m, double n, double k);
 
 }  // namespace pase

@@ -144,6 +144,19 @@ TEST_CASE("validation_plan") {
     CHECK(result[5].gemms[2].m == 2304);
     CHECK(result[5].predicted[0] == model.gemm_seconds(result[5].gemms[0]));
   }
+  SUBCASE("a language model: its GEMMs, and no embedding (a gather, which cuBLAS does not run)") {
+    test::CommandResult graph_text = test::run_pase("models export gpt --layers 1 --d-model 64 --heads 4 --seq 16 --vocab 100");
+    REQUIRE(graph_text.status == 0);
+    const std::string gpt_file = test::write_temp_file("validation_gpt.json", graph_text.output);
+    test::CommandResult gpt_strategy = test::run_pase("solve " + gpt_file + " --devices 2 --json");
+    REQUIRE(gpt_strategy.status == 0);
+    std::vector<std::string> names;
+    for (const ValidationLayer& layer : validation_plan(load_graph(gpt_file), gpt_strategy.output, "s.json", model))
+      names.push_back(layer.name);
+    CHECK(names == std::vector<std::string>{"transformer/h.0/attn/c_attn", "transformer/h.0/attn/logits",
+                                            "transformer/h.0/attn/context", "transformer/h.0/attn/c_proj",
+                                            "transformer/h.0/mlp/c_fc", "transformer/h.0/mlp/c_proj", "lm_head"});
+  }
   SUBCASE("a strategy missing a layer") {
     json doc = json::parse(solved.output);
     doc["layers"].erase(0);
@@ -218,6 +231,30 @@ TEST_CASE("default_gemm_efficiency") {
   CHECK(default_gemm_efficiency(1e9, 1e9, 1e9) == doctest::Approx(0.8).epsilon(1e-6));
 }
 
+TEST_CASE("CalibratedCostModel: a table measured in the dtype prices its GEMMs; other dtypes keep the curve") {
+  MachineProfile profile = test_model().profile();
+  profile.peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] = 80e12;
+  profile.peak_by_dtype[static_cast<size_t>(Dtype::Tf32)] = 40e12;
+  GemmTable bf16 = *profile.gemm;
+  for (std::vector<double>& layout : bf16.flops)
+    for (double& f : layout) f *= 10;
+  profile.gemm_by_dtype[static_cast<size_t>(Dtype::Bf16)] = bf16;
+  const double flop = 2.0 * 64 * 64 * 256;
+  // NN (64, 64, 256) is 2 TFLOP/s in the fp32 table (see CalibratedCostModel::layer), 20 in bf16's.
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Bf16}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
+        doctest::Approx(flop / 20e12).epsilon(1e-12));
+  // Four instances in one kernel run as one GEMM of 4·64 = 256 rows: NN (256, 64, 256) is 6 TFLOP/s, 60 in bf16.
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Bf16}).gemm_seconds({GemmLayout::NN, 64, 64, 256}, 4) ==
+        doctest::Approx(4 * flop / 60e12).epsilon(1e-12));
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Fp32}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
+        doctest::Approx(flop / 2e12).epsilon(1e-12));
+  // No tf32 table: the roofline on the default curve below the tf32 peak.
+  const double fill = 64.0 / 96 * 64.0 / 96 * 256.0 / 288;
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Tf32}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
+        doctest::Approx(5e-6 + std::max(flop / (40e12 * 0.8 * fill), (64.0 * 256 + 256 * 64 + 64 * 64) * 4 / (500e9 * 0.8)))
+            .epsilon(1e-12));
+}
+
 TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
   const MachineProfile a100 = load_machine_profile("dgx-a100");
   SUBCASE("a large bf16 GEMM runs near 80% of the 312 TFLOP/s peak") {
@@ -267,7 +304,7 @@ TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
                          "or the profile does not give it",
                          InputError);
   }
-  SUBCASE("a measured table prices fp32 only: other dtypes use the curve") {
+  SUBCASE("the fp32 table prices fp32 only: a dtype without a table of its own uses the curve") {
     MachineProfile measured = parse_machine_profile(kProfile, "m.json");
     measured.peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] = 100e12;
     CalibratedCostModel fp32(measured, 8), bf16(measured, 8, CalibratedOptions{Dtype::Bf16});
@@ -479,7 +516,8 @@ TEST_CASE("CalibratedCostModel: NCHW tensor-core convolutions transpose their op
 TEST_CASE("load_machine_profile: built-in names and files") {
   SUBCASE("every shipped profile is built in and cites its sources") {
     std::vector<std::string> names = builtin_machine_names();
-    for (const char* expected : {"dgx-a100", "dgx-h100", "dgx1", "gtx1080ti-node", "rtx2080ti-node", "rtx4090-node"})
+    for (const char* expected :
+         {"dgx-a100", "dgx-h100", "dgx1", "gtx1080ti-node", "h100-measured", "rtx2080ti-node", "rtx4090-node"})
       CHECK(std::find(names.begin(), names.end(), expected) != names.end());
     for (const std::string& name : names) {
       MachineProfile profile = load_machine_profile(name);
@@ -489,6 +527,20 @@ TEST_CASE("load_machine_profile: built-in names and files") {
     }
     for (const char* name : {"dgx1", "dgx-a100", "dgx-h100", "rtx4090-node"})
       CHECK(load_machine_profile(name).notes.find("https://") != std::string::npos);
+  }
+  SUBCASE("the measured H100: its source, date and a table in each dtype it was measured in") {
+    MachineProfile h100 = load_machine_profile("h100-measured");
+    CHECK(h100.source == "measured");
+    REQUIRE(h100.measured);
+    CHECK(h100.measured->date == "2026-11-26T17:49:01Z");
+    CHECK(h100.measured->gpu == "NVIDIA H100 80GB HBM3");
+    CHECK(h100.measured->cublas == "13.1.0");
+    for (Dtype d : {Dtype::Fp32, Dtype::Tf32, Dtype::Bf16}) CHECK(gemm_table(h100, d));
+    CHECK(!gemm_table(h100, Dtype::Fp16));
+    CHECK(gemm_table(h100, Dtype::Bf16)->m.back() == 131072);
+    // An 8192-cube in bf16 reaches 82% of the 989 TFLOP/s of the datasheet.
+    CHECK(interpolate_flops(*gemm_table(h100, Dtype::Bf16), GemmLayout::NN, 8192, 8192, 8192) ==
+          doctest::Approx(809.6e12).epsilon(1e-9));
   }
   SUBCASE("the public figures") {
     MachineProfile a100 = load_machine_profile("dgx-a100");
@@ -511,7 +563,8 @@ TEST_CASE("load_machine_profile: built-in names and files") {
   SUBCASE("a near miss gets a suggestion") {
     CHECK_THROWS_WITH_AS((void)load_machine_profile("dgx-a10"),
                          "machine 'dgx-a10': no such file and no built-in profile of that name (did you mean "
-                         "'dgx-a100'? built-in: dgx-a100, dgx-h100, dgx1, gtx1080ti-node, rtx2080ti-node, rtx4090-node)",
+                         "'dgx-a100'? built-in: dgx-a100, dgx-h100, dgx1, gtx1080ti-node, h100-measured, rtx2080ti-node, "
+                         "rtx4090-node)",
                          InputError);
   }
   SUBCASE("--machine takes a name from any directory") {

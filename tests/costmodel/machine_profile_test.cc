@@ -90,6 +90,35 @@ TEST_CASE("parse_machine_profile") {
     CHECK(error_of(doc) == "m.json: field 'device.peak_tflops_by_dtype': expected an object of TFLOP/s by dtype, e.g. "
                            "{\"tf32\": 156, \"bf16\": 312}, got an integer");
   }
+  SUBCASE("gemm_by_dtype: a table per tensor-core dtype, each needing its peak") {
+    json doc = base_profile();
+    doc["device"]["peak_tflops_by_dtype"] = {{"bf16", 80}};
+    json table = doc["gemm"];
+    table["nn_tflops"][1][1][1] = 70;
+    doc["gemm_by_dtype"] = {{"bf16", table}};
+    MachineProfile result = parse_machine_profile(doc.dump(), "m.json");
+    REQUIRE(result.gemm_by_dtype[static_cast<size_t>(Dtype::Bf16)]);
+    CHECK(!result.gemm_by_dtype[static_cast<size_t>(Dtype::Tf32)]);
+    CHECK(gemm_table(result, Dtype::Fp32) == &*result.gemm);
+    CHECK(gemm_table(result, Dtype::Tf32) == nullptr);
+    const GemmTable* bf16 = gemm_table(result, Dtype::Bf16);
+    REQUIRE(bf16);
+    CHECK(interpolate_flops(*bf16, GemmLayout::NN, 256, 256, 256) == 70e12);
+    CHECK(interpolate_flops(*result.gemm, GemmLayout::NN, 256, 256, 256) == 8e12);
+
+    doc["gemm_by_dtype"] = {{"tf32", table}};
+    CHECK(error_of(doc) == "m.json: field 'gemm_by_dtype.tf32': needs device.peak_tflops_by_dtype.tf32");
+    doc["gemm_by_dtype"] = {{"fp32", table}};
+    CHECK(error_of(doc) == "m.json: field 'gemm_by_dtype.fp32': the fp32 table is the top-level field 'gemm'");
+    doc["gemm_by_dtype"] = {{"bf61", table}};
+    CHECK(error_of(doc) == "m.json: field 'gemm_by_dtype.bf61': unknown field (did you mean 'bf16'?)");
+    table["m"] = {256, 64};
+    doc["gemm_by_dtype"] = {{"bf16", table}};
+    CHECK(error_of(doc) == "m.json: field 'gemm_by_dtype.bf16.m': grid must be strictly increasing, got 64 after 256");
+    doc["gemm_by_dtype"] = json::array();
+    CHECK(error_of(doc) == "m.json: field 'gemm_by_dtype': expected an object of GEMM tables by dtype, e.g. "
+                           "{\"bf16\": {\"m\": [...], ...}}, got an array");
+  }
   SUBCASE("bad files: one line naming the file and the field") {
     json doc = base_profile();
     doc["devices_per_nod"] = 8;
@@ -209,12 +238,34 @@ TEST_CASE("write_machine_profile") {
     for (size_t layout = 0; layout < 3; ++layout)
       for (size_t i = 0; i < 8; ++i)
         CHECK(result.gemm->flops[layout][i] == doctest::Approx(correct.gemm->flops[layout][i]));
+    CHECK(!result.gemm_by_dtype[static_cast<size_t>(Dtype::Bf16)]);
     REQUIRE(result.measured);
     CHECK(result.measured->cublas == "13.0.0");
     CHECK(result.measured->gpu_count == 2);
     REQUIRE(result.measured->device_to_device);
     CHECK(*result.measured->device_to_device == doctest::Approx(10e9));
   }
+}
+
+TEST_CASE("write_machine_profile: the tables by dtype read back") {
+  MachineProfile correct = parse_machine_profile(base_profile().dump(), "m.json");
+  correct.peak_by_dtype[static_cast<size_t>(Dtype::Tf32)] = 40e12;
+  correct.peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] = 80e12;
+  GemmTable tf32 = *correct.gemm, bf16 = *correct.gemm;
+  for (double& f : tf32.flops[0]) f *= 3;
+  for (double& f : bf16.flops[2]) f *= 7;
+  correct.gemm_by_dtype[static_cast<size_t>(Dtype::Tf32)] = tf32;
+  correct.gemm_by_dtype[static_cast<size_t>(Dtype::Bf16)] = bf16;
+  MachineProfile result = parse_machine_profile(write_machine_profile(correct), "w.json");
+  for (Dtype d : {Dtype::Tf32, Dtype::Bf16}) {
+    const GemmTable* want = gemm_table(correct, d);
+    const GemmTable* got = gemm_table(result, d);
+    REQUIRE(got);
+    CHECK(got->k == want->k);
+    for (size_t layout = 0; layout < 3; ++layout)
+      for (size_t i = 0; i < 8; ++i) CHECK(got->flops[layout][i] == doctest::Approx(want->flops[layout][i]));
+  }
+  CHECK(!gemm_table(result, Dtype::Fp16));
 }
 
 TEST_CASE("achieved_flops") {
