@@ -32,6 +32,15 @@ struct ValidateOptions {
   std::string dtype = "fp32";
 };
 
+// A dtype option's value; the library's message names the flag.
+Dtype dtype_option(const std::string& text, const char* flag) {
+  try {
+    return parse_dtype(text);
+  } catch (const OptionError& error) {
+    throw InputError(error.words().with(flag));
+  }
+}
+
 int calibrate(const CalibrateOptions& options, const std::string& out) {
   for (const auto& [option, sizes] : {std::pair{"--sizes", options.sizes}, std::pair{"--m-sizes", options.m_sizes}})
     for (size_t i = 0; i < sizes.size(); ++i)
@@ -54,11 +63,7 @@ int validate(const ValidateOptions& v, int device, int warmup, int repeats) {
     throw InputError("--validate: needs --graph FILE, --strategy FILE and --machine FILE");
   Graph graph = load_graph(v.graph);
   CalibratedOptions calibrated;
-  try {
-    calibrated.dtype = parse_dtype(v.dtype);
-  } catch (const OptionError& error) {
-    throw InputError(error.words().with("--dtype"));
-  }
+  calibrated.dtype = dtype_option(v.dtype, "--dtype");
   CalibratedCostModel model(load_machine_profile(v.machine), std::max<int64_t>(v.devices, 1), calibrated);
   std::vector<ValidationLayer> plan = validation_plan(graph, read_text_file(v.strategy), v.strategy, model);
   std::vector<std::array<double, 3>> measured;
@@ -137,13 +142,7 @@ int main(int argc, char** argv) {
   return run_reporting_errors([&] {
     if (v.enabled) return validate(v, options.device, options.warmup, options.repeats);
     if (out.empty()) throw InputError("--out FILE is required (or --validate)");
-    for (const std::string& d : dtypes) {
-      try {
-        options.dtypes.push_back(parse_dtype(d));
-      } catch (const OptionError& error) {
-        throw InputError(error.words().with("--dtypes"));  // the library says "dtype"
-      }
-    }
+    for (const std::string& d : dtypes) options.dtypes.push_back(dtype_option(d, "--dtypes"));
     return calibrate(options, out);
   });
 }
