@@ -12,10 +12,12 @@ prepare writes, with `pase`, the graphs and strategy files the GPU host needs
 there: `pase-calibrate --out DIR/measured.json` (GEMM tables in fp32, tf32
 and bf16, copy bandwidths), `pase-calibrate --validate` of every strategy in
 fp32 and bf16 against that profile (DIR/validate-*.txt), and
-scripts/torch_step.py (DIR/steps.json). report reads those back, prices the
-same layers and steps with the public-spec profile (--machine, default
-dgx-h100) and with the measured one, and prints the two tables; --write puts
-them into docs/calibration.md between their markers. The three steps may run
+scripts/torch_step.py (DIR/steps.json, and the kernels of each step in
+DIR/kernels.json). report reads those back, prices the same layers and steps
+with the public-spec profile (--machine, default dgx-h100) and with the
+measured one (--profile, default DIR/measured.json), and prints three tables
+(GEMMs, steps, kernels by op kind); --write puts them into
+docs/calibration.md between their markers. The three steps may run
 on one host or, as here, on two. Only the standard library is used, beside
 PyTorch in measure.
 """
@@ -100,7 +102,8 @@ def measure(args):
               os.path.join(args.dir, "%s-p%d.strategy.json" % (graph, devices)), "--devices", str(devices), "--machine",
               machine, "--dtype", dtype], out=os.path.join(args.dir, "validate-%s-p%d-%s.txt" % (graph, devices, dtype)))
     if not args.skip_steps:
-        step([sys.executable, os.path.join(ROOT, "scripts", "torch_step.py"), "--out", os.path.join(args.dir, "steps.json")])
+        step([sys.executable, os.path.join(ROOT, "scripts", "torch_step.py"), "--out", os.path.join(args.dir, "steps.json"),
+              "--kernels", os.path.join(args.dir, "kernels.json")])
 
 
 # One layer line of pase-calibrate --validate: name, batch, m, n, k, predicted_ms, then measured_ms and error or "-".

@@ -28,14 +28,21 @@ kept. Eager mode, no torch.compile: the model prices one kernel per op.
 
 The result is JSON: {"device": ..., "torch": ..., "cases": [{"model",
 "dtype", "batch", "median_ms", "min_ms", "max_ms", "peak_memory_gb"}, ...]}.
+With `--kernels FILE` each case then runs --profiled steps more under
+torch.profiler, and FILE gets the GPU kernels of one step (their mean):
+{"about": ..., "cases": {"MODEL:DTYPE": [[kernel name, launches per step,
+microseconds per step], ...]}}, longest first.
 `--device cpu --tiny` runs every case at toy sizes, to check the script
 without a GPU.
 """
 import argparse
+import collections
 import json
 import math
+import os
 import statistics
 import sys
+import tempfile
 import time
 
 import torch
@@ -167,7 +174,34 @@ def time_steps(model, inputs, optimizer, dtype, device, warmup, steps):
     return times
 
 
-def run_case(name, dtype, device, args):
+def kernel_table(model, inputs, optimizer, dtype, device, steps):
+    """The kernels of `steps` steps under torch.profiler, per step, read from
+    its Chrome trace (the one format every recent PyTorch writes alike)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as profiler:
+        for _ in range(steps):
+            step(model, inputs, optimizer, dtype, device)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "trace.json")
+        profiler.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    wanted = ("kernel",) if device.type == "cuda" else ("cpu_op", None)  # without a GPU: the operators
+    kernels = collections.defaultdict(lambda: [0, 0.0])
+    for event in events:
+        if event.get("cat") in wanted and "dur" in event:
+            kernels[event["name"]][0] += 1
+            kernels[event["name"]][1] += event["dur"]
+    rows = [[name, count / steps, round(us / steps, 1)] for name, (count, us) in kernels.items()]
+    return sorted(rows, key=lambda row: -row[2])
+
+
+def run_case(name, dtype, device, args, kernels):
     set_dtype(dtype)
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -175,6 +209,8 @@ def run_case(name, dtype, device, args):
     model, inputs, optimizer, batch = CASES[name](device, args.tiny)
     times = time_steps(model, inputs, optimizer, dtype, device, args.warmup, args.steps)
     peak = torch.cuda.max_memory_allocated() / 1e9 if device.type == "cuda" else None
+    if args.kernels:
+        kernels[name + ":" + dtype] = kernel_table(model, inputs, optimizer, dtype, device, args.profiled)
     del model, inputs, optimizer
     return {"model": name, "dtype": dtype, "batch": batch, "median_ms": statistics.median(times),
             "min_ms": min(times), "max_ms": max(times), "steps": len(times), "peak_memory_gb": peak}
@@ -189,20 +225,29 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--tiny", action="store_true", help="toy sizes, to check the script")
+    parser.add_argument("--kernels", help="also write the kernels of one step of each case here")
+    parser.add_argument("--profiled", type=int, default=3, help="--kernels: steps profiled (default 3)")
     args = parser.parse_args()
     device = torch.device(args.device)
     result = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
               "torch": torch.__version__, "cuda": torch.version.cuda, "cases": []}
+    kernels = {}
     for case in args.cases.split(","):
         name, dtype = case.split(":")
         if name not in CASES or dtype not in ("fp32", "tf32", "bf16"):
             sys.exit("error: --cases: unknown case '%s' (models: %s; dtypes: fp32, tf32, bf16)" % (case, ", ".join(CASES)))
-        row = run_case(name, dtype, device, args)
+        row = run_case(name, dtype, device, args, kernels)
         print("%-16s %-4s batch %3d: median %8.2f ms (min %.2f, max %.2f)" % (
             name, dtype, row["batch"], row["median_ms"], row["min_ms"], row["max_ms"]), flush=True)
         result["cases"].append(row)
         with open(args.out, "w") as f:  # after every case: a later failure keeps the earlier ones
             json.dump(result, f, indent=1)
+        if args.kernels:
+            with open(args.kernels, "w") as f:
+                json.dump({"about": "GPU kernels of one training step (the mean of %d, after the timed ones) under "
+                                    "torch.profiler: [name, launches per step, microseconds per step]; "
+                                    "scripts/torch_step.py on %s" % (args.profiled, result["device"]),
+                           "cases": kernels}, f, indent=0)
 
 
 if __name__ == "__main__":
