@@ -86,6 +86,12 @@ double optimum_bound(const SolveOutcome& out) {
 }
 
 // One device count: the optimum (capped search under a cap) and every baseline on the same priced graph.
+// A row's note, and "over the machine's memory" where the strategy cannot run on the --machine's devices.
+std::string with_machine_memory(const std::string& note, const CostModel& model, uint64_t bytes) {
+  if (over_machine_memory_words(model, bytes).empty()) return note;
+  return note + (note.empty() ? "" : "; ") + "over the machine's memory";
+}
+
 void compare_at(Comparison& c, const Graph& graph, const CostModel& model, const SolveRequest& request,
                 const McmcOptions& mcmc, int64_t p, bool first) {
   const SolveOutcome out = solve_request(graph, model, request);
@@ -110,9 +116,11 @@ void compare_at(Comparison& c, const Graph& graph, const CostModel& model, const
                              ", below the DP's bound " + format_number("%.17g", bound));
     std::string note = result.note;
     if (over_cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
-    c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0, note, bytes});
+    c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0,
+                      with_machine_memory(note, model, bytes), bytes});
   }
-  c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve, optimum_note(out), out.bytes.total()});
+  c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve,
+                    with_machine_memory(optimum_note(out), model, out.bytes.total()), out.bytes.total()});
   for (CompareRow& row : c.rows)
     if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
 }

@@ -115,6 +115,8 @@ int run_evaluate(const EvaluateCliOptions& o) {
   MemoryReport memory;
   memory.options = request.memory;
   memory.bytes = out.bytes;
+  if (const std::string over = over_machine_memory_words(*model, memory.bytes.total()); !over.empty())
+    std::cerr << "warning: " << over << "\n";
   if (o.json || !o.out.empty()) {
     const std::string text = write_strategy_file(graph, out.tables, choice, total, nullptr, nullptr, &memory);
     if (o.json) std::cout << text;

@@ -363,6 +363,8 @@ int run_solve(const SolveCliOptions& o) {
     print_memory(std::cout, memory, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
+  if (const std::string over = over_machine_memory_words(*model, out.bytes.total()); !over.empty())
+    std::cerr << "warning: " << over << "\n";
   if (!out.no_plan_reason.empty())
     (o.json ? std::cerr : std::cout) << "no plan on the default mesh: " << out.no_plan_reason
                                      << " (--mesh auto restricts the search to configurations it realizes)\n";

@@ -47,4 +47,10 @@ struct SolveOutcome {
 /// needs is M bytes (Y GiB)": why a capped search found nothing.
 [[nodiscard]] std::string no_fit_words(const CappedSolution& capped);
 
+/// "the strategy needs X GiB per device, more than the Y GiB of a device of
+/// the machine (...)" when the cost model's machine profile gives the memory
+/// of a device and `bytes` exceed it; empty otherwise. Without a cap nothing
+/// else would say that the answer cannot run there.
+[[nodiscard]] std::string over_machine_memory_words(const CostModel& model, uint64_t bytes);
+
 }  // namespace pase

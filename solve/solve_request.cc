@@ -133,6 +133,13 @@ SolveRequest pricing_request(const MemoryOptions& memory, const StrategyDocument
   return request;
 }
 
+std::string over_machine_memory_words(const CostModel& model, uint64_t bytes) {
+  const std::optional<uint64_t> machine = model.memory_per_device();
+  if (!machine || bytes <= *machine) return "";
+  return "the strategy needs " + format_gib(bytes) + " GiB per device, more than the " + format_gib(*machine) +
+         " GiB of a device of the machine (--memory-per-device machine finds the best strategy that fits)";
+}
+
 std::string no_fit_words(const CappedSolution& capped) {
   return "no strategy fits in " + std::to_string(capped.cap) + " bytes (" + format_gib(capped.cap) +
          " GiB) per device: the least any strategy needs is " + std::to_string(capped.least_memory) + " bytes (" +
