@@ -123,9 +123,10 @@ std::string measure_copies(const CalibrateOptions& o, int gpus, MachineProfile& 
   return "intra_node: one GPU only, taken from the slower host<->device copy";
 }
 
-// The GEMM tables of the chosen dtypes, and each dtype's peak: clock rate ×
-// SMs × the architecture's FLOP per SM and cycle, or (an unknown
-// architecture) the best GEMM measured in it.
+// The GEMM tables of the chosen dtypes, and the tensor-core dtypes' peaks:
+// clock rate × SMs × the architecture's FLOP per SM and cycle. A peak still
+// unknown (an architecture not known here, fp32's included) is the best GEMM
+// measured in that dtype.
 void measure_gemm_tables(const CalibrateOptions& o, const cudaDeviceProp& props, double sm_clocks, MachineProfile& p,
                          const std::function<void(const std::string&)>& progress) {
   std::vector<Dtype> dtypes = o.dtypes;
@@ -136,7 +137,7 @@ void measure_gemm_tables(const CalibrateOptions& o, const cudaDeviceProp& props,
   for (Dtype dtype : dtypes) {
     GemmTable table = measure_gemm_table(o, dtype, progress);
     double& peak = dtype == Dtype::Fp32 ? p.peak_flops : p.peak_by_dtype[static_cast<size_t>(dtype)];
-    if (dtype != Dtype::Fp32 || o.peak_tflops <= 0) peak = flop_per_sm_clock(props.major, props.minor, dtype) * sm_clocks;
+    if (dtype != Dtype::Fp32) peak = flop_per_sm_clock(props.major, props.minor, dtype) * sm_clocks;
     if (!(peak > 0)) {
       peak = best_flops(table);
       p.notes += std::string("; ") + dtype_name(dtype) + " peak: the best measured GEMM (architecture not known here)";
@@ -184,7 +185,9 @@ MachineProfile measure_profile(const CalibrateOptions& o, const std::function<vo
   p.source = "measured";
   p.memory_bytes = static_cast<double>(props.totalGlobalMem);
   p.devices_per_node = o.devices_per_node > 0 ? o.devices_per_node : gpus;
-  p.peak_flops = o.peak_tflops * 1e12;  // 0 unless given: then from the clock, below
+  const double sm_clocks = props.multiProcessorCount * static_cast<double>(clock_khz) * 1e3;
+  // 0 for an architecture whose FP32 lanes are not known here: then the best fp32 GEMM.
+  p.peak_flops = o.peak_tflops > 0 ? o.peak_tflops * 1e12 : flop_per_sm_clock(props.major, props.minor, Dtype::Fp32) * sm_clocks;
 
   MeasuredInfo info;
   info.date = utc_now();
@@ -202,14 +205,9 @@ MachineProfile measure_profile(const CalibrateOptions& o, const std::function<vo
             (o.devices_per_node > 0 ? "given" : "GPUs visible on this host") + "; peak_tflops: " +
             (o.peak_tflops > 0 ? "given" : "clock rate x SMs x FP32 lanes x 2") +
             "; peak_tflops_by_dtype: clock rate x SMs x the datasheet's dense tensor-core FLOP per SM and cycle";
-  measure_gemm_tables(o, props, props.multiProcessorCount * static_cast<double>(clock_khz) * 1e3, p, progress);
-  if (!(p.peak_flops > 0)) {  // fp32 not measured, on an architecture whose lanes are not known here
-    const double lanes_peak = flop_per_sm_clock(props.major, props.minor, Dtype::Fp32) * props.multiProcessorCount *
-                              static_cast<double>(clock_khz) * 1e3;
-    if (!(lanes_peak > 0))
-      throw InputError("--peak-tflops: this GPU's FP32 lanes per SM are not known here and fp32 was not measured");
-    p.peak_flops = lanes_peak;
-  }
+  measure_gemm_tables(o, props, sm_clocks, p, progress);
+  if (!(p.peak_flops > 0))  // fp32 not measured, on an architecture whose lanes are not known here
+    throw InputError("--peak-tflops: this GPU's FP32 lanes per SM are not known here and fp32 was not measured");
   p.peak_by_dtype[static_cast<size_t>(Dtype::Fp32)] = p.peak_flops;
   p.measured = std::move(info);
   return p;

@@ -152,6 +152,14 @@ def validation_table(args):
 
 
 def predicted_step(args, name, dtype, machine):
+    """pase evaluate's JSON for one step, evaluated once (the step and kernel tables share it)."""
+    key = (name, dtype, machine)
+    if key not in args.evaluated:
+        args.evaluated[key] = evaluate_step(args, name, dtype, machine)
+    return args.evaluated[key]
+
+
+def evaluate_step(args, name, dtype, machine):
     _, options = STEP_GRAPHS[name]
     out = run([args.pase, "evaluate", os.path.join(args.scratch, name + ".json"), "--baseline", "data-parallel",
                "--devices", "1", "--cost-model", "calibrated", "--machine", machine, "--dtype", dtype] + options + ["--json"])
@@ -232,6 +240,7 @@ def report(args):
     with tempfile.TemporaryDirectory() as scratch:
         # The graphs and strategies, made again by this pase: the measured files alone are kept.
         args.scratch = scratch
+        args.evaluated = {}
         prepare(argparse.Namespace(dir=scratch, pase=args.pase), quiet=True)
         validation = validation_table(args)
         steps, raw = step_table(args)
