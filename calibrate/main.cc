@@ -63,16 +63,16 @@ int validate(const ValidateOptions& v, int device, int warmup, int repeats) {
     throw InputError("--validate: needs --graph FILE, --strategy FILE and --machine FILE");
   Graph graph = load_graph(v.graph);
   CalibratedOptions calibrated;
-  calibrated.dtype = dtype_option(v.dtype, "--dtype");
+  calibrated.training.dtype = dtype_option(v.dtype, "--dtype");
   CalibratedCostModel model(load_machine_profile(v.machine), std::max<int64_t>(v.devices, 1), calibrated);
   std::vector<ValidationLayer> plan = validation_plan(graph, read_text_file(v.strategy), v.strategy, model);
   std::vector<std::array<double, 3>> measured;
   if (!v.dry_run) {
     (void)require_gpus();
-    measured = measure_plan(plan, device, warmup, repeats, calibrated.dtype);
+    measured = measure_plan(plan, device, warmup, repeats, calibrated.training.dtype);
   }
   std::printf("%s: %s GEMMs per device, predicted by %s vs measured with cuBLAS (forward + both backward)\n",
-              graph.name.c_str(), dtype_name(calibrated.dtype), v.machine.c_str());
+              graph.name.c_str(), dtype_name(calibrated.training.dtype), v.machine.c_str());
   int width = 5;
   for (const ValidationLayer& l : plan) width = std::max(width, static_cast<int>(l.name.size()));
   std::printf("%-*s %6s %8s %8s %8s %14s %14s %8s\n", width, "layer", "batch", "m", "n", "k", "predicted_ms", "measured_ms",

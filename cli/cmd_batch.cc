@@ -137,7 +137,7 @@ json machine_json(const Machine& machine) {
 }
 
 // Without `timings` the summary is the same bytes on every run and thread count.
-json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const MemoryOptions& memory,
+json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const TrainingSetup& memory,
                   std::optional<uint64_t> cap, bool timings) {
   json doc;
   doc["format"] = "pase-batch-summary";

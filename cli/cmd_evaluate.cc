@@ -97,7 +97,7 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
   const std::optional<StrategyDocument> file = read_given(o, devices);
-  const MemoryOptions training = memory_options(o.memory, file);
+  const TrainingSetup training = memory_options(o.memory, file);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   if (!file) {

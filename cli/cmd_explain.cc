@@ -43,6 +43,8 @@ const char* kind_name(ExplainTermKind kind) {
   switch (kind) {
     case ExplainTermKind::Compute: return "compute";
     case ExplainTermKind::AllReduce: return "all-reduce";
+    case ExplainTermKind::ReduceScatter: return "reduce-scatter";
+    case ExplainTermKind::AllGather: return "all-gather";
     case ExplainTermKind::Halo: return "halo";
     case ExplainTermKind::Transfer: return "transfer";
     case ExplainTermKind::InEdge: return "in-edge";
@@ -181,7 +183,7 @@ int run_explain(const ExplainCliOptions& o) {
   } else if (devices == 0) {
     throw UsageError("--devices: required without --strategy");
   }
-  const MemoryOptions training = memory_options(o.memory, file);
+  const TrainingSetup training = memory_options(o.memory, file);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
   Graph graph = load_graph_input(o.graph);
   int layer = -1;

@@ -60,7 +60,7 @@ std::string frontier_csv(const std::vector<FrontierPoint>& frontier, const std::
 // The frontier as a pase-frontier document (docs/memory.md).
 nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier, const std::string& graph,
                                      const FrontierCliOptions& o, const CostTables& tables,
-                                     const MemoryOptions& memory_model) {
+                                     const TrainingSetup& memory_model) {
   nlohmann::ordered_json doc;
   doc["format"] = "pase-frontier";
   doc["version"] = 1;
@@ -99,7 +99,7 @@ int run_frontier(const FrontierCliOptions& o) {
   const Graph graph = load_graph_input(o.graph);
   const SolveOutcome out = solve_request(graph, *model, request);
   const CostTables& tables = out.tables;
-  const MemoryOptions& memory_model = request.memory;
+  const TrainingSetup& memory_model = request.memory;
   const std::vector<FrontierPoint>& frontier = out.frontier;
   const std::string& unit = tables.unit;
   const double cheapest = frontier.back().cost;

@@ -19,6 +19,8 @@
 #include "cli/process_memory.h"
 #include "cli/progress_line.h"
 #include "cli/text_output.h"
+#include "cli/training_solve.h"
+#include "graphs/rebatch.h"
 #include "graphs/graph.h"
 #include "plans/mesh.h"
 #include "solve/solve_request.h"
@@ -64,10 +66,11 @@ std::string format_cost(double cost) {
   return buffer;
 }
 
-void print_memory(std::ostream& out, const MemoryReport& memory, const std::string& unit) {
+void print_memory(std::ostream& out, const Graph& graph, const MemoryReport& memory, const std::string& unit) {
   out << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights " << format_gib(memory.bytes.weights)
       << " GiB with gradients and " << optimizer_name(memory.options.optimizer) << " state, activations "
-      << format_gib(memory.bytes.activations) << " GiB; " << dtype_name(memory.options.dtype) << ")";
+      << format_gib(memory.bytes.activations) << " GiB; " << dtype_name(memory.options.dtype)
+      << training_words(graph, memory.options, memory.micro_batch_size) << ")";
   if (memory.cap)
     out << ", cap " << format_gib(*memory.cap) << " GiB: lower bound " << format_total(*memory.lower_bound, unit) << " "
         << unit << ", gap " << (*memory.gap == 0 ? std::string("0 (optimal)") : format_cost(100 * *memory.gap) + "%");
@@ -216,7 +219,7 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
 }
 
 // The graph file or ONNX model, with the import options; the importer's notes on stderr.
-Graph load_solve_graph(const SolveCliOptions& o) {
+GraphFileV1 read_solve_graph(const SolveCliOptions& o) {
   const bool import_options = o.batch != 0 || !o.loss.empty() || !o.lenient.empty();
   if (import_options && !is_onnx_file(o.graph))
     throw UsageError("--batch, --loss and --lenient apply to an ONNX model (.onnx); '" + o.graph +
@@ -227,9 +230,9 @@ Graph load_solve_graph(const SolveCliOptions& o) {
   if (!o.loss.empty()) import.options.loss = o.loss;
   set_lenient(import.options, o.lenient);
   import.notes = &notes;
-  Graph graph = load_graph_input(o.graph, &import);
+  GraphFileV1 file = read_graph_input(o.graph, &import);
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
-  return graph;
+  return file;
 }
 
 // --plan-only: the order and table sizes, as text or JSON.
@@ -280,9 +283,11 @@ SolverReport solver_report(const SolveCliOptions& o, const Graph& graph, const S
 }
 
 // The strategy's memory and, under a cap, its bound and gap.
-MemoryReport memory_report(const SolveRequest& request, const SolveOutcome& out) {
+MemoryReport memory_report(const TrainingSolve& solved) {
+  const SolveOutcome& out = solved.outcome;
   MemoryReport report;
-  report.options = request.memory;
+  report.options = solved.setup;
+  report.micro_batch_size = solved.micro_batch_size;
   report.bytes = out.bytes;
   if (out.capped) {
     report.cap = out.capped->cap;
@@ -326,24 +331,33 @@ void print_solve_stats(std::ostream& out, const SolveCliOptions& o, const Graph&
 
 // `pase solve` once its options are parsed.
 int run_solve(const SolveCliOptions& o) {
-  std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory));
-  SolveRequest request = make_request(o, *model);
+  const TrainingSetup training = memory_options(o.memory);
+  const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, o.devices, setup); };
+  SolveRequest request = make_request(o, *make_model(training));
   using Clock = std::chrono::steady_clock;
   const auto loading = Clock::now();
-  const Graph graph = load_solve_graph(o);
+  const GraphFileV1 file = read_solve_graph(o);
   const double load_seconds = std::chrono::duration<double>(Clock::now() - loading).count();
+  const std::vector<int64_t> counts =
+      micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
   ProgressLine progress;
-  if (progress.active() && !request.cap && !o.plan_only)
+  if (progress.active() && !request.cap && !o.plan_only && counts.size() == 1)
     request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
-  const SolveOutcome out = solve_request(graph, *model, request);
+  const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
   progress.finish();
+  const TrainingSolve& solved = *search.best;
+  const Graph& graph = solved.graph;
+  const CostModel* model = solved.model.get();
+  const SolveOutcome& out = solved.outcome;
+  request.memory = solved.setup;
+  if (counts.size() > 1) std::cerr << "note: " << micro_batch_search_words(search) << "\n";
   if (o.plan_only) {
     print_plan_only(o, graph, request, out.solution);
     return 0;
   }
   const auto reporting = Clock::now();
   const SolverReport report = solver_report(o, graph, out);
-  const MemoryReport memory = memory_report(request, out);
+  const MemoryReport memory = memory_report(solved);
   if (out.capped && !out.capped->feasible) {
     // The least-memory strategy shows what comes closest; the command still fails.
     if (!o.out.empty())
@@ -360,7 +374,7 @@ int run_solve(const SolveCliOptions& o) {
   }
   if (!o.json) {
     print_table(std::cout, graph, out.tables, out.solution);
-    print_memory(std::cout, memory, out.tables.unit);
+    print_memory(std::cout, graph, memory, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
   if (const std::string over = over_machine_memory_words(*model, out.bytes.total()); !over.empty())

@@ -3,6 +3,11 @@
 #include "cli/exit_status.h"
 #include "cli/onnx_loader.h"
 
+#include <algorithm>
+
+#include "graphs/rebatch.h"
+#include "graphs/recompute.h"
+
 namespace pase {
 
 void set_lenient(OnnxImportOptions& options, const std::string& value) {
@@ -15,6 +20,11 @@ void set_lenient(OnnxImportOptions& options, const std::string& value) {
 
 Graph load_graph_input(const std::string& path, const GraphInputImport* import) {
   if (!is_onnx_file(path)) return load_graph(path);
+  return build_graph(read_graph_input(path, import), path);
+}
+
+GraphFileV1 read_graph_input(const std::string& path, const GraphInputImport* import) {
+  if (!is_onnx_file(path)) return read_graph_file(path);
   // Without the command's own import options, an ONNX model is imported with
   // the defaults of `pase import`: an import option that would help is one of
   // that command's.
@@ -24,14 +34,44 @@ Graph load_graph_input(const std::string& path, const GraphInputImport* import) 
                                {"lenient", "`pase import --lenient`"},
                                {"lenient_force", "`pase import --lenient=force`"},
                                {"loss", "`pase import --loss`"}};
-  Graph graph;
+  GraphFileV1 file;
   with_option_spellings(spellings, [&] {
     OnnxImport imported = import_onnx_model(path, import ? import->options : OnnxImportOptions{});
     if (import && import->notes) *import->notes = imported.notes;
-    graph = build_graph(imported.graph, path);
+    file = std::move(imported.graph);
     return 0;
   });
+  return file;
+}
+
+Graph training_graph(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup) {
+  Graph graph;
+  if (setup.micro_batches == 1) {
+    graph = build_graph(file, path);
+  } else {
+    GraphFileV1 micro;
+    try {
+      micro = micro_batch_graph(file, setup.micro_batches, path);
+    } catch (const OptionError& error) {
+      throw UsageError(error.words().with("--micro-batches"));
+    }
+    try {
+      graph = build_graph(micro, path);
+    } catch (const InputError& error) {
+      throw InputError(std::string(error.what()) + " (the graph at a micro-batch of " +
+                       std::to_string(graph_batch(micro, path)) + ", --micro-batches " +
+                       std::to_string(setup.micro_batches) + ")");
+    }
+  }
+  set_full_recompute(graph, setup.recompute == Recompute::Full);
   return graph;
+}
+
+int64_t micro_batch_size(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup) {
+  for (const auto& [name, shape] : file.tensors)
+    if (!shape.empty() && std::find(file.parameters.begin(), file.parameters.end(), name) == file.parameters.end())
+      return graph_batch(file, path) / setup.micro_batches;
+  return 0;
 }
 
 }  // namespace pase

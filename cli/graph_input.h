@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/training_setup.h"
 #include "graphs/graph.h"
+#include "graphs/graph_file.h"
 #include "onnximport/import_onnx.h"
 
 namespace pase {
@@ -21,5 +23,19 @@ void set_lenient(OnnxImportOptions& options, const std::string& value);
 /// `import`'s options, worded as the command's own flags, or else with the
 /// defaults of `pase import`. InputError naming the file on any problem.
 [[nodiscard]] Graph load_graph_input(const std::string& path, const GraphInputImport* import = nullptr);
+
+/// The same as a graph file, not yet built (to build at several batches).
+[[nodiscard]] GraphFileV1 read_graph_input(const std::string& path, const GraphInputImport* import = nullptr);
+
+/// The graph a training setup prices (docs/training.md): `file` at the
+/// micro-batch size batch / setup.micro_batches, with the layers full
+/// recomputation recomputes marked. UsageError when the count does not
+/// divide the batch; InputError naming the file when the graph does not
+/// build at the micro-batch size.
+[[nodiscard]] Graph training_graph(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup);
+
+/// The setup's micro-batch size: the batch of the graph it prices (0: the
+/// whole batch of a graph without data inputs).
+[[nodiscard]] int64_t micro_batch_size(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup);
 
 }  // namespace pase

@@ -1,5 +1,8 @@
 #include "cli/memory_options.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "base/byte_size.h"
 #include "cli/count_option.h"
 #include "cli/exit_status.h"
@@ -9,6 +12,14 @@ namespace pase {
 void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap) {
   command->add_option("--dtype", options.dtype, "Training dtype: fp32 (default, or a --strategy file's), tf32, bf16 or fp16 (memory model; calibrated: GEMM rate and bytes moved)");
   command->add_option("--optimizer", options.optimizer, "Optimizer: adam (default, or a --strategy file's), sgd or none; its state in the memory model, its update in the calibrated model");
+  command->add_option("--micro-batches", options.micro_batches,
+                      "Gradient accumulation: run the step as M micro-batches of batch/M (default 1, or a --strategy "
+                      "file's; auto: the best divisor of the batch)");
+  command->add_option("--zero", options.zero,
+                      "ZeRO stage of every layer: 0 (default), 1 (shard optimizer state), 2 (and gradients), 3 (and "
+                      "weights: FSDP)");
+  command->add_option("--recompute", options.recompute,
+                      "Activation recomputation: none (default) or full (every layer but the block boundaries)");
   if (with_cap)
     command->add_option("--memory-per-device", options.cap,
                         "Cap on memory per device (80GB, 16GiB, 512MiB, bytes, or machine: the --machine profile's): the best strategy that fits");
@@ -23,19 +34,48 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
   }
 }
 
-MemoryOptions memory_options(const MemoryCliOptions& options, const MemoryOptions* recorded) {
-  MemoryOptions parsed = recorded ? *recorded : MemoryOptions{};
+bool micro_batches_auto(const MemoryCliOptions& options) { return options.micro_batches == "auto"; }
+
+TrainingSetup memory_options(const MemoryCliOptions& options, const TrainingSetup* recorded) {
+  TrainingSetup parsed = recorded ? *recorded : TrainingSetup{};
   try {
     if (!options.dtype.empty()) parsed.dtype = parse_dtype(options.dtype);
     if (!options.optimizer.empty()) parsed.optimizer = parse_optimizer(options.optimizer);
+    if (!options.zero.empty()) parsed.zero = parse_zero_stage(options.zero);
+    if (!options.recompute.empty()) parsed.recompute = parse_recompute(options.recompute);
   } catch (const OptionError& error) {
     throw UsageError(error.words().with("--" + error.words().option));
+  }
+  if (!options.micro_batches.empty() && !micro_batches_auto(options)) {
+    const std::string& text = options.micro_batches;
+    char* end = nullptr;
+    const long long count = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || count < 1 || text[0] == '+' || text[0] == ' ')
+      throw UsageError("--micro-batches: expected a positive count or auto, got '" + text + "'");
+    parsed.micro_batches = count;
   }
   return parsed;
 }
 
-MemoryOptions memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file) {
-  return memory_options(options, file && file->memory ? &file->memory->options : nullptr);
+TrainingSetup memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file) {
+  if (!file || !file->memory) return memory_options(options);
+  TrainingSetup recorded = file->memory->options;
+  if (file->training) {
+    recorded.micro_batches = file->training->micro_batches;
+    recorded.zero = file->training->zero;
+    recorded.recompute = file->training->recompute;
+  }
+  return memory_options(options, &recorded);
+}
+
+std::vector<int64_t> micro_batch_counts(const MemoryCliOptions& options, const TrainingSetup& setup, int64_t batch) {
+  if (!micro_batches_auto(options)) return {setup.micro_batches};
+  std::vector<int64_t> counts;
+  for (int64_t m = 1; m * m <= batch; ++m)
+    if (batch % m == 0) counts.push_back(m), counts.push_back(batch / m);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
 }
 
 std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostModel& model) {

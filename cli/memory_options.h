@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,23 +18,37 @@ namespace pase {
 struct MemoryCliOptions {
   std::string dtype;      ///< --dtype as written; empty: not given (fp32, or a strategy file's)
   std::string optimizer;  ///< --optimizer as written; empty: not given (adam, or a strategy file's)
+  std::string micro_batches;  ///< --micro-batches M|auto as written; empty: not given (1, or a strategy file's)
+  std::string zero;           ///< --zero 0..3 as written; empty: not given (0, or a strategy file's)
+  std::string recompute;      ///< --recompute none|full as written; empty: not given (none, or a strategy file's)
   std::string cap;  ///< --memory-per-device as written; empty: no cap
   double gap_target = 0.0;   ///< --cap-gap
   double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
   uint64_t search_work = CapOptions{}.max_search_work;  ///< --cap-work
 };
 
-/// Adds --dtype and --optimizer, and --memory-per-device, --cap-gap and --cap-seconds when `with_cap`.
+/// Adds --dtype, --optimizer, --micro-batches, --zero and --recompute, and
+/// --memory-per-device, --cap-gap and --cap-seconds when `with_cap`.
 void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_cap);
 
-/// The memory model the options choose (UsageError on a bad name): what
-/// --dtype and --optimizer say, else what `recorded` (a strategy file's
-/// memory setup) says, else fp32 and Adam.
-[[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options, const MemoryOptions* recorded = nullptr);
+/// The training setup the options choose (UsageError on a bad value): what
+/// --dtype, --optimizer, --zero, --recompute and --micro-batches (a count;
+/// `auto` leaves the recorded or default count, micro_batch_counts lists the
+/// others) say, else what `recorded` (a strategy file's setup) says, else
+/// fp32, Adam and the PaSE step.
+[[nodiscard]] TrainingSetup memory_options(const MemoryCliOptions& options, const TrainingSetup* recorded = nullptr);
 
-/// The same with a strategy file's recorded memory setup, if it has one: a
-/// bf16 plan is priced at bf16 unless --dtype says otherwise.
-[[nodiscard]] MemoryOptions memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file);
+/// The same with a strategy file's recorded setup, if it has one: a bf16 plan
+/// of 8 micro-batches is priced so unless the options say otherwise.
+[[nodiscard]] TrainingSetup memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file);
+
+/// The micro-batch counts a command tries (docs/training.md): `setup`'s alone,
+/// or with --micro-batches auto every divisor of the graph's batch `batch`, fewest first.
+[[nodiscard]] std::vector<int64_t> micro_batch_counts(const MemoryCliOptions& options, const TrainingSetup& setup,
+                                                      int64_t batch);
+
+/// Whether --micro-batches is auto.
+[[nodiscard]] bool micro_batches_auto(const MemoryCliOptions& options);
 
 /// The cap in bytes, if one was given (UsageError on a malformed size). `machine`
 /// takes the memory per device of the calibrated model's profile.

@@ -30,7 +30,7 @@ void add_mcmc_options(CLI::App* command, McmcOptions& options) {
   command->add_option("--mcmc-seconds", options.max_seconds, "mcmc: time budget in seconds per search (default: none)");
 }
 
-std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices, const MemoryOptions& training) {
+std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices, const TrainingSetup& training) {
   if (devices < 1) throw UsageError("--devices: expected a positive number of devices, got " + std::to_string(devices));
   if (devices > kMaxDevices) throw UsageError("--devices: at most 2^30 devices, got " + std::to_string(devices));
   if (!(options.flops > 0)) throw UsageError("--flops: expected a positive TFLOP/s, got " + std::to_string(options.flops));
@@ -54,7 +54,7 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
     machine.devices = devices;
     machine.flops_tflops = options.flops;
     machine.bandwidth_gbps = options.bandwidth;
-    return std::make_unique<PaseCostModel>(machine);
+    return std::make_unique<PaseCostModel>(machine, training);
   }
   if (options.cost_model == "calibrated") {
     if (options.machine_file.empty())
@@ -62,8 +62,7 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
     if (options.flops != defaults.flops || options.bandwidth != defaults.bandwidth)
       throw UsageError("--flops/--bandwidth: the calibrated model takes rates from the machine profile, not from these options");
     CalibratedOptions calibrated;
-    calibrated.dtype = training.dtype;
-    calibrated.optimizer = training.optimizer;
+    calibrated.training = training;
     calibrated.overlap_gradients = options.gradient_overlap == "on";
     calibrated.sync_batchnorm = options.batchnorm == "sync";
     calibrated.channels_last = options.memory_format == "nhwc";

@@ -36,6 +36,6 @@ inline constexpr int64_t kMaxDevices = int64_t{1} << 30;
 /// as `training` says (the calibrated model's dtype, rate and bytes, and the
 /// optimizer whose update it prices; InputError on bad values).
 [[nodiscard]] std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int64_t devices,
-                                                         const MemoryOptions& training = {});
+                                                         const TrainingSetup& training = {});
 
 }  // namespace pase

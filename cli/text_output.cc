@@ -33,3 +33,23 @@ std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices) {
 }
 
 }  // namespace pase
+
+namespace pase {
+
+std::string training_words(const Graph& graph, const TrainingSetup& setup, int64_t micro_batch_size) {
+  if (setup.plain_step()) return "";
+  std::string text;
+  auto add = [&](const std::string& part) { text += (text.empty() ? "; " : ", ") + part; };
+  if (setup.micro_batches > 1)
+    add(std::to_string(setup.micro_batches) + " micro-batches" +
+        (micro_batch_size > 0 ? " of " + std::to_string(micro_batch_size) : ""));
+  if (setup.zero > 0) add("ZeRO-" + std::to_string(setup.zero));
+  if (setup.recompute != Recompute::None) {
+    size_t recomputed = 0;
+    for (const Vertex& v : graph.vertices) recomputed += v.recompute;
+    add("recomputed " + std::to_string(recomputed) + " of " + std::to_string(graph.vertices.size()) + " layers");
+  }
+  return text;
+}
+
+}  // namespace pase

@@ -24,3 +24,14 @@ namespace pase {
 [[nodiscard]] std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices);
 
 }  // namespace pase
+
+#include "costmodel/training_setup.h"
+#include "graphs/graph.h"
+
+namespace pase {
+
+/// How a step runs, for a memory line: "" for the PaSE step, else e.g.
+/// "; 32 micro-batches of 16, ZeRO-1, recomputed 214 of 294 layers".
+[[nodiscard]] std::string training_words(const Graph& graph, const TrainingSetup& setup, int64_t micro_batch_size);
+
+}  // namespace pase

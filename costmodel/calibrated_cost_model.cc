@@ -41,8 +41,8 @@ double default_gemm_efficiency(double m, double n, double k) {
 
 CalibratedCostModel::CalibratedCostModel(MachineProfile profile, int64_t devices, CalibratedOptions options)
     : profile_(std::move(profile)), devices_(devices), options_(options) {
-  peak_ = peak_flops_for(profile_, options_.dtype);
-  bytes_ = static_cast<double>(dtype_bytes(options_.dtype));
+  peak_ = peak_flops_for(profile_, options_.training.dtype);
+  bytes_ = static_cast<double>(dtype_bytes(options_.training.dtype));
 }
 
 Machine CalibratedCostModel::machine() const {
@@ -60,7 +60,7 @@ double CalibratedCostModel::gemm_seconds(const GemmCall& call, double batch) con
   // tiles of one kernel, so they run at the rate of one GEMM of batch·M rows:
   // on an H100, 512 fp32 instances of (256, 256, 64) run at 30 TFLOP/s, where
   // one alone reaches 1.
-  if (const GemmTable* table = gemm_table(profile_, options_.dtype))
+  if (const GemmTable* table = gemm_table(profile_, options_.training.dtype))
     return batch * flop / interpolate_flops(*table, call.layout, batch * call.m, call.n, call.k);
   // Otherwise a roofline on the default curve: the kernel is bound by its
   // arithmetic or by reading A and B and writing C, plus its fixed cost. The
@@ -86,7 +86,7 @@ double CalibratedCostModel::fp32_op_seconds(double accesses, double elements) co
 }
 
 double CalibratedCostModel::update_seconds(double elements) const {
-  if (options_.optimizer == Optimizer::None) return 0.0;
+  if (options_.training.optimizer == Optimizer::None) return 0.0;
   // One fused (multi-tensor) kernel steps all weights at once, streaming each
   // weight's state as the memory model lays it out (parameter_element_bytes):
   // it reads the gradient, the FP32 weight (the master copy under 16-bit
@@ -97,8 +97,7 @@ double CalibratedCostModel::update_seconds(double elements) const {
   // training the loss is scaled, so before the step every gradient is
   // unscaled and checked for inf/NaN (GradScaler.unscale_, apex amp): one
   // more pass reading and writing each gradient, 2·β.
-  const MemoryOptions training{options_.dtype, options_.optimizer};
-  const double state = static_cast<double>(parameter_element_bytes(training));
+  const double state = static_cast<double>(parameter_element_bytes(options_.training));
   const double copy16 = bytes_ < 4 ? bytes_ : 0.0;
   const double unscale = bytes_ < 4 ? 2 * bytes_ : 0.0;
   return elements * (2 * state - bytes_ - copy16 + unscale) / (profile_.memory_bandwidth * kMemoryEfficiency);
@@ -112,7 +111,7 @@ double CalibratedCostModel::layout_transpose_seconds(double x, double w, double 
   // forward (x, w -> y), data gradient (dy, w -> dx) and weight gradient
   // (x, dy -> dw), and a tensor of each size (x, w, y or its gradient) is in
   // every call: nine transposes, each a kernel reading and writing every element.
-  if (options_.channels_last || options_.dtype == Dtype::Fp32) return 0.0;
+  if (options_.channels_last || options_.training.dtype == Dtype::Fp32) return 0.0;
   return 9 * kKernelSeconds + memory_seconds(3 * 2 * (x + w + y));
 }
 
@@ -140,11 +139,20 @@ double CalibratedCostModel::all_reduce_seconds(double elements, double group) co
   return ring_seconds(elements, group, 1.0);
 }
 
-double CalibratedCostModel::gradient_all_reduce_seconds(double elements, double group) const {
+double CalibratedCostModel::bucket_share(double elements) const {
   // Frameworks coalesce weight gradients into buckets and all-reduce each
   // bucket once: a small gradient (a batchnorm's γ and β) pays its share of
   // one bucket's latency, not a whole ring's.
-  return ring_seconds(elements, group, std::min(1.0, elements * bytes_ / kGradientBucketBytes));
+  return std::min(1.0, elements * bytes_ / kGradientBucketBytes);
+}
+
+double CalibratedCostModel::gradient_all_reduce_seconds(double elements, double group) const {
+  return ring_seconds(elements, group, bucket_share(elements));
+}
+
+double CalibratedCostModel::half_ring_seconds(double elements, double group, double latency_share) const {
+  // A ring all-reduce is a reduce-scatter then an all-gather, each q-1 of its 2(q-1) steps.
+  return 0.5 * ring_seconds(elements, group, latency_share);
 }
 
 double CalibratedCostModel::transfer_seconds(double elements, double group) const {
@@ -169,42 +177,63 @@ double CalibratedCostModel::exposed_gradient_seconds(double all_reduce, double b
 // explanations. A term of zero cost that moves nothing is not emitted.
 namespace {
 
-// What layer() sums: the costs only.
+// What layer() sums: the costs only, a micro-batch's terms once per
+// micro-batch, and their forward parts again when the layer recomputes.
 struct CostSum {
-  double total = 0;
-  void operator()(CostTermKind, const char*, const char*, double cost, double, double, double) { total += cost; }
+  double micro_batches = 1;
+  double total = 0, forward = 0;
+  void operator()(CostTermKind, const char*, const char*, double cost, double, double, double, CostPhase phase,
+                  double forward_part) {
+    total += phase == CostPhase::Step ? cost : micro_batches * cost;
+    forward += forward_part;
+  }
+  [[nodiscard]] double step(bool recompute) const { return recompute ? total + micro_batches * forward : total; }
 };
 
-// What layer_terms() lists: each term named "<what><suffix>".
+// What layer_terms() lists: each term named "<what><suffix>", over the step,
+// and the recomputed forward as one more term.
 struct TermList {
+  double micro_batches = 1;
   CostTerms terms;
+  double forward = 0;
   void operator()(CostTermKind kind, const char* what, const char* suffix, double cost, double words, double group,
-                  double times) {
-    terms.push_back({kind, std::string(what) + suffix, cost, words, group, times});
+                  double times, CostPhase phase, double forward_part) {
+    const double m = phase == CostPhase::Step ? 1.0 : micro_batches;
+    terms.push_back({kind, std::string(what) + suffix, m * cost, words, group, m * times, phase, m * forward_part});
+    forward += forward_part;
+  }
+  CostTerms take(bool recompute) {
+    if (recompute && forward > 0)
+      terms.push_back({CostTermKind::Compute, "recomputed forward", micro_batches * forward, 0, 1, micro_batches,
+                       CostPhase::MicroBatch, 0});
+    return std::move(terms);
   }
 };
 
 constexpr const char* kNotHidden = " (not hidden by backward)";
 
+// A layer's work; `forward` of it is the forward pass's.
 template <typename Sink>
-void compute_term(Sink& sink, double cost) {
-  sink(CostTermKind::Compute, "compute", "", cost, 0, 1, 1);
+void compute_term(Sink& sink, double cost, double forward) {
+  sink(CostTermKind::Compute, "compute", "", cost, 0, 1, 1, CostPhase::MicroBatch, forward);
 }
 
 // The optimizer's update of the weight tile a device holds (`weights`
-// elements): every replica steps its own copy, a split weight is stepped in
-// shards.
+// elements), once per step: every replica steps its own copy, a split weight
+// is stepped in shards; under ZeRO each of the `replicas` steps its shard.
 template <typename Sink>
-void update_term(const CalibratedCostModel& model, Sink& sink, double weights) {
+void update_term(const CalibratedCostModel& model, Sink& sink, double weights, double replicas) {
+  if (model.options().training.zero > 0) weights /= std::max(1.0, replicas);
   const double cost = model.update_seconds(weights);
-  if (cost > 0) sink(CostTermKind::Compute, "optimizer update", "", cost, 0, 1, 1);
+  if (cost > 0) sink(CostTermKind::Compute, "optimizer update", "", cost, 0, 1, 1, CostPhase::Step, 0.0);
 }
 
-// A collective or transfer term; one within a single device that costs nothing is left out.
+// A collective or transfer term, `forward_share` of it in the forward pass;
+// one within a single device that costs nothing is left out.
 template <typename Sink>
 void communication_term(Sink& sink, CostTermKind kind, const char* what, const char* suffix, double cost, double words,
-                        double group, double times) {
-  if (group > 1 || cost > 0) sink(kind, what, suffix, cost, words, group, times);
+                        double group, double times, double forward_share, CostPhase phase = CostPhase::MicroBatch) {
+  if (group > 1 || cost > 0) sink(kind, what, suffix, cost, words, group, times, phase, forward_share * cost);
 }
 
 // Fused pointwise ops (activations after a GEMM, a normalization or a
@@ -214,12 +243,34 @@ double fused_pointwise_seconds(const CalibratedCostModel& model, double pointwis
   return model.memory_seconds(2 * 3 * pointwise * elements);
 }
 
-// A weight gradient's all-reduce, as much of it as `backward` seconds do not hide.
+// The sum of a weight's gradient over its `group` replicas, as much of it as
+// `backward` seconds do not hide: an all-reduce once per step (gradients
+// accumulate over micro-batches). The B operand of a GEMM that is no weight
+// (attention's keys) has its gradient summed the same way, per micro-batch.
+// Under ZeRO (docs/training.md) the all-reduce becomes a reduce-scatter (per
+// micro-batch from stage 2, where the gradient is held sharded) and an
+// all-gather of the updated shards (stage 3: of the weight before its
+// forward and its backward use, per micro-batch, hidden as the gradient is).
 template <typename Sink>
-void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double words, double group, double backward) {
-  communication_term(sink, CostTermKind::AllReduce, "weight-gradient all-reduce", kNotHidden,
-                     model.exposed_gradient_seconds(model.gradient_all_reduce_seconds(words, group), backward), words,
-                     group, 1);
+void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double words, double group, double backward,
+                          bool weight = true) {
+  const int zero = weight ? model.options().training.zero : 0;
+  if (zero == 0) {
+    communication_term(sink, CostTermKind::AllReduce, "weight-gradient all-reduce", kNotHidden,
+                       model.exposed_gradient_seconds(model.gradient_all_reduce_seconds(words, group), backward), words,
+                       group, 1, 0.0, weight ? CostPhase::Step : CostPhase::MicroBatch);
+    return;
+  }
+  const double half = model.half_ring_seconds(words, group, model.bucket_share(words));
+  communication_term(sink, CostTermKind::ReduceScatter, "weight-gradient reduce-scatter", kNotHidden,
+                     model.exposed_gradient_seconds(half, backward), words, group, 1, 0.0,
+                     zero >= 2 ? CostPhase::MicroBatch : CostPhase::Step);
+  if (zero < 3)
+    communication_term(sink, CostTermKind::AllGather, "updated-weight all-gather", "", half, words, group, 1, 0.0,
+                       CostPhase::Step);
+  else
+    communication_term(sink, CostTermKind::AllGather, "weight all-gather", " (before forward and backward)",
+                       2 * model.exposed_gradient_seconds(half, backward), words, group, 2, 0.5);
 }
 
 // Memory-bound work of `accesses` element accesses (forward and backward
@@ -227,41 +278,52 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
 // fused pointwise ops; the output and input-gradient all-reduces on the
 // critical path, the weight gradient's hidden by the backward GEMMs where it
 // can be), the halo and the transfers, each paying the link its group crosses.
+//
+// The forward part (what recomputation pays again): `extra_forward` of the
+// extra compute, the first of the two memory-bound kernels and half their
+// accesses, the forward GEMM and its fused pointwise ops' forward third (each
+// counted operation is one of three: forward, and two in backward), the
+// output all-reduce, and half of the halo, the listed all-reduces and the
+// transfers (each moves once forward and once backward).
 template <typename Sink>
 void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool weight_operand, double accesses,
-                double extra_compute, Sink& sink) {
+                double extra_compute, double extra_forward, Sink& sink) {
   double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + model.memory_seconds(accesses) : 0.0);
+  double forward = extra_forward + (accesses > 0 ? kKernelSeconds + model.memory_seconds(accesses) / 2 : 0.0);
   double backward = 0;
   const GemmShape& g = work.gemm;
   if (work.has_gemm) {
     const std::array<GemmCall, 3> calls = training_gemms(g);
     backward = model.gemm_seconds(calls[1], g.batch) + model.gemm_seconds(calls[2], g.batch);
-    compute += model.gemm_seconds(calls[0], g.batch) + backward +
-               fused_pointwise_seconds(model, g.pointwise, g.batch * g.m * g.n);
+    const double forward_gemm = model.gemm_seconds(calls[0], g.batch);
+    const double pointwise = fused_pointwise_seconds(model, g.pointwise, g.batch * g.m * g.n);
+    compute += forward_gemm + backward + pointwise;
+    forward += forward_gemm + pointwise / 3;
   }
-  compute_term(sink, compute);
-  if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k);
+  compute_term(sink, compute, forward);
+  if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm);
   if (work.has_gemm) {
     // One collective per gradient carries all Bpp instances, so latency is paid once.
     communication_term(sink, CostTermKind::AllReduce, "output all-reduce", "",
-                       model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
+                       model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1, 1.0);
     communication_term(sink, CostTermKind::AllReduce, "input-gradient all-reduce", "",
-                       model.all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1);
-    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward);
+                       model.all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1, 0.0);
+    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward, weight_operand);
   }
   if (work.has_halo) {
     const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
+    const double halo = model.transfer_seconds(words, work.halo.group);
     if (words > 0)
-      sink(CostTermKind::Halo, "pooling halo", "", model.transfer_seconds(words, work.halo.group), words,
-           work.halo.group, 1);
+      sink(CostTermKind::Halo, "pooling halo", "", halo, words, work.halo.group, 1, CostPhase::MicroBatch, halo / 2);
   }
   for (const AllReduceWork& ar : work.all_reduces)
     communication_term(sink, CostTermKind::AllReduce, ar.what, " all-reduce",
-                       ar.times * model.all_reduce_seconds(ar.words, ar.group), ar.words, ar.group, ar.times);
+                       ar.times * model.all_reduce_seconds(ar.words, ar.group), ar.words, ar.group, ar.times, 0.5);
   for (const TransferWork& t : work.transfers)
-    if (t.words > 0)
-      sink(CostTermKind::Transfer, t.what, " transfer", t.times * model.transfer_seconds(t.words, t.group), t.words,
-           t.group, t.times);
+    if (t.words > 0) {
+      const double cost = t.times * model.transfer_seconds(t.words, t.group);
+      sink(CostTermKind::Transfer, t.what, " transfer", cost, t.words, t.group, t.times, CostPhase::MicroBatch, cost / 2);
+    }
 }
 
 template <typename Sink>
@@ -272,15 +334,15 @@ void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool 
   // and write the row: 3mn). Three kernels.
   const double forward = model.memory_seconds(2 * g.m * g.n);
   const double backward = model.memory_seconds(3 * g.m * g.n + g.k * g.n);
-  compute_term(sink, g.batch * (3 * kKernelSeconds + forward + backward));
-  if (weight_operand) update_term(model, sink, g.batch * g.n * g.k);
+  compute_term(sink, g.batch * (3 * kKernelSeconds + forward + backward), g.batch * (kKernelSeconds + forward));
+  if (weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm);
   // A vocabulary split (Megatron's VocabParallelEmbedding): each shard writes
   // the rows it owns and zeros elsewhere, and one all-reduce over the shards
   // completes the output; dy is already on every shard. The table's gradient
   // is all-reduced over the batch split like any weight gradient.
   communication_term(sink, CostTermKind::AllReduce, "vocabulary-split output all-reduce", "",
-                     model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1);
-  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward);
+                     model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1, 1.0);
+  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward, weight_operand);
 }
 
 template <typename Sink>
@@ -289,10 +351,12 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
   // Batchnorm runs in the training dtype (cuDNN keeps its statistics in FP32);
   // norm and rmsnorm are on autocast's FP32 list.
   const bool batchnorm = m.kind == OpKind::Batchnorm;
-  compute_term(sink, 2 * kKernelSeconds +
+  const double compute = 2 * kKernelSeconds +
                          (batchnorm ? model.memory_seconds(kNormalizationAccesses * e)
                                     : model.fp32_op_seconds(kNormalizationAccesses * e, e)) +
-                         fused_pointwise_seconds(model, m.work.pointwise, e));
+                         fused_pointwise_seconds(model, m.work.pointwise, e);
+  // Forward: 3 of the 8 accesses per element (above).
+  compute_term(sink, compute, compute * 3 / kNormalizationAccesses);
   const double backward = kKernelSeconds + model.memory_seconds(5 * e);
   const int rank = static_cast<int>(m.domain.size());
   if (batchnorm) {
@@ -308,7 +372,8 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
     const double replicas = static_cast<double>(c[0]) * spatial;
     const double statistics_group = model.options().sync_batchnorm ? replicas : spatial;
     communication_term(sink, CostTermKind::AllReduce, "batchnorm statistics all-reduce", "",
-                       2 * model.all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2);
+                       2 * model.all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2,
+                       0.5);
     weight_gradient_term(model, sink, 2 * channels, replicas, backward);
     return;
   }
@@ -324,7 +389,7 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
   const double statistics = m.kind == OpKind::RmsNorm ? 2 : 4;
   const double parameters = m.kind == OpKind::RmsNorm ? 1 : 2;
   communication_term(sink, CostTermKind::AllReduce, "row statistics all-reduce", "",
-                     statistics * model.all_reduce_seconds(e / x_axis, c[axis]), e / x_axis, c[axis], statistics);
+                     statistics * model.all_reduce_seconds(e / x_axis, c[axis]), e / x_axis, c[axis], statistics, 0.5);
   weight_gradient_term(model, sink, parameters * x_axis, others, backward);
 }
 
@@ -352,17 +417,19 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       const double e = domain_elements(m, c);
       const int axis = m.work.axis;
       const double rows = e / per_device(m, c, axis);
-      compute_term(sink, 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e) +
-                             fused_pointwise_seconds(model, m.work.pointwise, e));
+      const double compute = 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e) +
+                             fused_pointwise_seconds(model, m.work.pointwise, e);
+      compute_term(sink, compute, compute / 2);  // forward: 3 of the 6 accesses
       communication_term(sink, CostTermKind::AllReduce, "softmax max and sum all-reduce", "",
-                         3 * model.all_reduce_seconds(rows, c[axis]), rows, c[axis], 3);
+                         3 * model.all_reduce_seconds(rows, c[axis]), rows, c[axis], 3, 2.0 / 3);
       return;
     }
     case OpKind::Elementwise: {
       // Forward reads every input and writes the output; backward reads dy
       // and writes each input's gradient; a fused op adds a read and a write.
       const double inputs = static_cast<double>(m.inputs.size());
-      work_terms(model, LayerWork{}, false, (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, sink);
+      work_terms(model, LayerWork{}, false, (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, 0.0,
+                 sink);
       return;
     }
     case OpKind::Conv2d: {
@@ -371,21 +438,22 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       const GemmShape& g = work.gemm;
       const double transposes = model.layout_transpose_seconds(convolution_input_elements(m, c), g.batch * g.n * g.k,
                                                                g.batch * g.m * g.n);
-      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, transposes, sink);
+      // The forward call's operands are 3 of the 9 transposes.
+      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, transposes, transposes / 3, sink);
       return;
     }
     case OpKind::SoftmaxXent: {
       // The loss, on autocast's FP32 list: its counted operations as below.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, m.work.weight_operand, 0,
-                 2 * kKernelSeconds + model.fp32_op_seconds(2 * work.pointwise, domain_elements(m, c)), sink);
+      const double loss = 2 * kKernelSeconds + model.fp32_op_seconds(2 * work.pointwise, domain_elements(m, c));
+      work_terms(model, work, m.work.weight_operand, 0, loss, loss / 2, sink);
       return;
     }
     default: {
       // Everything else as the `pase` model describes it; each counted
       // operation reads and writes one element.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, 0.0, sink);
+      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, 0.0, 0.0, sink);
       return;
     }
   }
@@ -395,18 +463,21 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
 
 double CalibratedCostModel::layer(const VertexModel& model, const int32_t* config) const {
   CostSum sum;
+  sum.micro_batches = static_cast<double>(options_.training.micro_batches);
   price_layer(*this, model, config, sum);
-  return sum.total;
+  return sum.step(model.recompute);
 }
 
 CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
   TermList list;
+  list.micro_batches = static_cast<double>(options_.training.micro_batches);
   price_layer(*this, model, config, list);
-  return std::move(list.terms);
+  return list.take(model.recompute);
 }
 
 double CalibratedCostModel::fetch_cost(double words, double group) const {
-  return 2.0 * transfer_seconds(words, group);
+  // Activations move once per micro-batch, forward and backward.
+  return static_cast<double>(options_.training.micro_batches) * (2.0 * transfer_seconds(words, group));
 }
 
 double CalibratedCostModel::redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const {

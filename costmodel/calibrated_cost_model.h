@@ -13,6 +13,7 @@
 #include "costmodel/dtype.h"
 #include "costmodel/machine_profile.h"
 #include "costmodel/memory_model.h"
+#include "costmodel/training_setup.h"
 #include "graphs/layer_work.h"
 
 namespace pase {
@@ -28,15 +29,15 @@ struct GemmCall {
 
 /// How the framework being modelled runs the step (docs/calibration.md#the-calibrated-cost-model).
 struct CalibratedOptions {
-  Dtype dtype = Dtype::Fp32;     ///< GEMM peak rate and bytes per element
+  /// The dtype (GEMM peak rate, bytes per element), whose update pass over
+  /// each weight the step pays (none: the layers alone; the command line
+  /// passes --optimizer, default adam), micro-batches and ZeRO stage.
+  TrainingSetup training{Dtype::Fp32, Optimizer::None};
   bool overlap_gradients = true; ///< weight-gradient all-reduces run during the backward pass
   bool sync_batchnorm = false;   ///< batchnorm statistics all-reduced over the batch split
   /// Activations are channels-last (NHWC), the layout tensor-core convolutions
   /// run in; false (NCHW): each such convolution transposes its operands.
   bool channels_last = true;
-  /// Whose update pass over each weight the step pays; none: the layers alone
-  /// (the command line passes --optimizer, default adam).
-  Optimizer optimizer = Optimizer::None;
 };
 
 // The model's documented defaults (docs/calibration.md#defaults): general
@@ -105,6 +106,12 @@ class CalibratedCostModel final : public CostModel {
   /// A weight gradient's all-reduce inside a bucket: the ring's bandwidth time, and
   /// the bucket's per-step latency in proportion to the gradient's share of it.
   [[nodiscard]] double gradient_all_reduce_seconds(double elements, double group) const;
+  /// Ring reduce-scatter or all-gather of `elements` per device (each holding or
+  /// receiving elements/q) over `group` devices: half an all-reduce's ring,
+  /// (q-1)·(latency + (w/q)·bytes/bandwidth). `latency_share` as for gradients.
+  [[nodiscard]] double half_ring_seconds(double elements, double group, double latency_share = 1.0) const;
+  /// The latency share of a weight gradient of `elements` in a 25 MiB bucket.
+  [[nodiscard]] double bucket_share(double elements) const;
   /// What a gradient all-reduce adds to the step when `backward` seconds of this layer's backward pass can hide it.
   [[nodiscard]] double exposed_gradient_seconds(double all_reduce, double backward) const;
 

@@ -11,6 +11,7 @@
 
 #include "costmodel/cost_terms.h"
 #include "costmodel/machine.h"
+#include "costmodel/training_setup.h"
 #include "graphs/vertex_model.h"
 
 namespace pase {
@@ -48,7 +49,10 @@ class CostModel {
 /// The analytic model of the PaSE paper (docs/formats.md), in FLOP.
 class PaseCostModel final : public CostModel {
  public:
-  explicit PaseCostModel(const Machine& machine) : machine_(machine) {}
+  /// `training`: micro-batches and ZeRO reshape the step (docs/training.md);
+  /// its dtype and optimizer do not enter this model's FLOP.
+  explicit PaseCostModel(const Machine& machine, const TrainingSetup& training = {})
+      : machine_(machine), training_(training) {}
   [[nodiscard]] std::string name() const override { return "pase"; }
   [[nodiscard]] std::string unit() const override { return "flop"; }
   [[nodiscard]] int64_t devices() const override { return machine_.devices; }
@@ -62,6 +66,7 @@ class PaseCostModel final : public CostModel {
 
  private:
   Machine machine_;
+  TrainingSetup training_;
 };
 
 }  // namespace pase

@@ -8,7 +8,12 @@
 
 namespace pase {
 
-enum class CostTermKind { Compute, AllReduce, Halo, Transfer };
+enum class CostTermKind { Compute, AllReduce, ReduceScatter, AllGather, Halo, Transfer };
+
+/// When a term is paid: once per micro-batch (a layer's work, collectives on
+/// activations), or once per step (weight-gradient collectives, the
+/// optimizer's update) however many micro-batches the step accumulates.
+enum class CostPhase { MicroBatch, Step };
 
 struct CostTerm {
   CostTermKind kind = CostTermKind::Compute;
@@ -17,6 +22,10 @@ struct CostTerm {
   double words = 0;  ///< communication: elements each device sends per occurrence
   double group = 1;  ///< communication: devices taking part
   double times = 1;  ///< occurrences per step
+  CostPhase phase = CostPhase::MicroBatch;
+  /// The part of `cost` that is forward work: what a recomputing layer pays
+  /// again during backward (docs/training.md, "Recomputation").
+  double forward = 0;
 };
 
 using CostTerms = std::vector<CostTerm>;

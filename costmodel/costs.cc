@@ -7,6 +7,11 @@ double all_reduce(double words, double devices, double r) {
   return r * (words / devices) * 2.0 * (devices - 1.0);
 }
 
+double half_all_reduce(double words, double devices, double r) {
+  if (devices <= 1) return 0.0;
+  return r * (words / devices) * (devices - 1.0);
+}
+
 double redistribution_cost(const Shape& tensor, const int64_t* a, const int64_t* b, double r) {
   return r * 2.0 * redistribution_words(tensor, a, b);
 }
@@ -28,28 +33,69 @@ double work_cost(const LayerWork& work, double r) {
 
 // The same items, in the same order, as work_cost above: a change to one
 // is a change to the other (layer_terms_test checks they add up alike).
-CostTerms work_terms(const LayerWork& work, double r) {
+namespace {
+
+// A weight's gradient sum over its `group` replicas under ZeRO stage `zero`
+// (docs/training.md): stage 0 all-reduces once per step; 1 reduce-scatters
+// once per step and all-gathers the updated shards; 2 reduce-scatters per
+// micro-batch; 3 also all-gathers the weight before forward and backward of
+// every micro-batch instead of after the update.
+void weight_sync_terms(CostTerms& terms, double words, double group, double r, int zero) {
+  if (group <= 1) return;
+  if (zero == 0) {
+    terms.push_back({CostTermKind::AllReduce, "weight-gradient all-reduce", all_reduce(words, group, r), words, group, 1,
+                     CostPhase::Step});
+    return;
+  }
+  const double half = half_all_reduce(words, group, r);
+  terms.push_back({CostTermKind::ReduceScatter, "weight-gradient reduce-scatter", half, words, group, 1,
+                   zero >= 2 ? CostPhase::MicroBatch : CostPhase::Step});
+  if (zero < 3)
+    terms.push_back({CostTermKind::AllGather, "updated-weight all-gather", half, words, group, 1, CostPhase::Step});
+  else
+    terms.push_back({CostTermKind::AllGather, "weight all-gather (before forward and backward)", 2 * half, words, group,
+                     2, CostPhase::MicroBatch, half});
+}
+
+}  // namespace
+
+// Each term's forward part (what a recomputing layer pays again): a third of
+// the compute (a GEMM's forward is one of its three products, and the
+// pointwise work is counted the same way), the output all-reduce, and half of
+// the halo, the listed all-reduces and the transfers (once each way).
+CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup, bool weight_operand, bool recompute) {
   CostTerms terms;
   double compute = work.pointwise;
   if (work.has_gemm) compute += work.gemm.batch * (3 * work.gemm.m * work.gemm.n * work.gemm.k + 3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
-  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1});
-  auto add_all_reduce = [&](const std::string& what, double words, double group, double times) {
-    if (group > 1) terms.push_back({CostTermKind::AllReduce, what + " all-reduce", times * all_reduce(words, group, r), words, group, times});
+  terms.push_back({CostTermKind::Compute, "compute", compute, 0, 1, 1, CostPhase::MicroBatch, compute / 3});
+  auto add_all_reduce = [&](const std::string& what, double words, double group, double times, double forward_share) {
+    const double cost = times * all_reduce(words, group, r);
+    if (group > 1) terms.push_back({CostTermKind::AllReduce, what + " all-reduce", cost, words, group, times, CostPhase::MicroBatch, forward_share * cost});
   };
   if (work.has_gemm) {
     const GemmShape& g = work.gemm;
     // A GEMM's collectives carry its Bpp instances together: words scale by batch.
-    add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1);
-    add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1);
-    add_all_reduce("weight-gradient", g.batch * g.n * g.k, g.cm, 1);
+    add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1, 1.0);
+    add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1, 0.0);
+    if (weight_operand)
+      weight_sync_terms(terms, g.batch * g.n * g.k, g.cm, r, setup.zero);
+    else
+      add_all_reduce("weight-gradient", g.batch * g.n * g.k, g.cm, 1, 0.0);
   }
   if (work.has_halo) {
     const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
-    if (words > 0) terms.push_back({CostTermKind::Halo, "pooling halo", r * words, words, work.halo.group, 1});
+    if (words > 0) terms.push_back({CostTermKind::Halo, "pooling halo", r * words, words, work.halo.group, 1, CostPhase::MicroBatch, r * words / 2});
   }
-  for (const AllReduceWork& ar : work.all_reduces) add_all_reduce(ar.what, ar.words, ar.group, ar.times);
+  for (const AllReduceWork& ar : work.all_reduces) add_all_reduce(ar.what, ar.words, ar.group, ar.times, 0.5);
   for (const TransferWork& t : work.transfers)
-    if (t.words > 0) terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * r * t.words, t.words, t.group, t.times});
+    if (t.words > 0) terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * r * t.words, t.words, t.group, t.times, CostPhase::MicroBatch, t.times * r * t.words / 2});
+  double forward = 0;
+  for (const CostTerm& term : terms) forward += term.forward;
+  if (recompute && forward > 0) terms.push_back({CostTermKind::Compute, "recomputed forward", forward, 0, 1, 1});
+  // A micro-batch's terms, once per micro-batch.
+  const double m = static_cast<double>(setup.micro_batches);
+  for (CostTerm& term : terms)
+    if (term.phase == CostPhase::MicroBatch) term.cost *= m, term.times *= m, term.forward *= m;
   return terms;
 }
 
@@ -64,11 +110,17 @@ double layer_cost(const VertexModel& model, const int32_t* config, double r) {
 namespace pase {
 
 double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
-  return layer_cost(model, config, machine_.word_cost());
+  // The PaSE step keeps its own sum (and its golden bits); a training setup
+  // that reshapes the step sums its terms.
+  if (training_.whole_batch_unsharded() && !model.recompute) return layer_cost(model, config, machine_.word_cost());
+  double total = 0;
+  for (const CostTerm& term : layer_terms(model, config)) total += term.cost;
+  return total;
 }
 
 CostTerms PaseCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
-  return work_terms(describe_work(model, config), machine_.word_cost());
+  return work_terms(describe_work(model, config), machine_.word_cost(), training_, model.work.weight_operand,
+                    model.recompute);
 }
 
 CostTerms CostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
@@ -79,7 +131,10 @@ double PaseCostModel::redistribution(const Shape& tensor, const int64_t* a, cons
   return fetch_cost(redistribution_words(tensor, a, b), 0);
 }
 
-double PaseCostModel::fetch_cost(double words, double) const { return machine_.word_cost() * 2.0 * words; }
+double PaseCostModel::fetch_cost(double words, double) const {
+  // Activations move once per micro-batch, forward and backward.
+  return static_cast<double>(training_.micro_batches) * (machine_.word_cost() * 2.0 * words);
+}
 
 void CostModel::redistribution_matrix(const Shape& tensor, const std::vector<std::vector<int64_t>>& a,
                                       const std::vector<std::vector<int64_t>>& b, double* out) const {
@@ -114,11 +169,11 @@ void PaseCostModel::redistribution_matrix(const Shape& tensor, const std::vector
     for (size_t i = 0; i < rank; ++i) product *= b_ext[j * rank + i];
     need[j] = product;
   }
-  const double r = machine_.word_cost();
+  const double r = machine_.word_cost(), m = static_cast<double>(training_.micro_batches);
   for (size_t i = 0; i < a.size(); ++i)
     for (size_t j = 0; j < b.size(); ++j)
       out[i * b.size() + j] =
-          r * 2.0 * fetched_words(&a_ext[i * rank], &b_ext[j * rank], need[j], a_parts[i], b_parts[j], rank);
+          m * (r * 2.0 * fetched_words(&a_ext[i * rank], &b_ext[j * rank], need[j], a_parts[i], b_parts[j], rank));
 }
 
 }  // namespace pase

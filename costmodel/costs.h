@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "costmodel/cost_terms.h"
+#include "costmodel/training_setup.h"
 
 #include "graphs/layer_work.h"
 #include "graphs/redistribution_words.h"
@@ -24,7 +25,15 @@ namespace pase {
 /// The items of work_cost one by one, each priced alone (their sum may
 /// differ from work_cost in the last bits). Items that cost nothing (a
 /// collective over one device) are left out; compute is always there.
-[[nodiscard]] CostTerms work_terms(const LayerWork& work, double r);
+/// Under a training setup (docs/training.md) each is paid per micro-batch
+/// except a weight's (`weight_operand`: the GEMM's B operand is one) gradient
+/// sum, paid per step, and ZeRO turns that sum into the collectives its stage runs;
+/// a `recompute` layer adds its terms' forward parts once more ("recomputed forward").
+[[nodiscard]] CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup = {},
+                                   bool weight_operand = false, bool recompute = false);
+
+/// Ring reduce-scatter (or all-gather) of w words per device over q devices: r * (w/q) * (q-1).
+[[nodiscard]] double half_all_reduce(double words, double devices, double r);
 
 /// Layer cost L(v, config) = work_cost(describe_work(model, config), r).
 [[nodiscard]] double layer_cost(const VertexModel& model, const int32_t* config, double r);

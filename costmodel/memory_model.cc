@@ -32,39 +32,21 @@ struct Held {
   bool weight;
 };
 
+// A weight's replicas under a configuration: the devices the layer uses
+// over the pieces its tile is cut into, i.e. the product of the layer's
+// splits over the letters the weight does not follow (ZeRO shards over them).
+uint64_t weight_replicas(const int32_t* config, int rank, const std::vector<int64_t>& weight_split) {
+  uint64_t devices = 1, pieces = 1;
+  for (int d = 0; d < rank; ++d) devices *= static_cast<uint64_t>(config[d]);
+  for (int64_t parts : weight_split) pieces *= static_cast<uint64_t>(std::max<int64_t>(parts, 1));
+  return std::max<uint64_t>(1, devices / pieces);
+}
+
 }  // namespace
 
-const char* optimizer_name(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::Sgd: return "sgd";
-    case Optimizer::None: return "none";
-    case Optimizer::Adam: break;
-  }
-  return "adam";
-}
+uint64_t activation_element_bytes(const TrainingSetup& options) { return dtype_bytes(options.dtype); }
 
-Optimizer parse_optimizer(const std::string& text) {
-  if (text == "adam") return Optimizer::Adam;
-  if (text == "sgd") return Optimizer::Sgd;
-  if (text == "none") return Optimizer::None;
-  throw OptionError({"optimizer", "optimizer", "", ": expected adam, sgd or none, got '" + text + "'"});
-}
-
-uint64_t activation_element_bytes(const MemoryOptions& options) { return dtype_bytes(options.dtype); }
-
-uint64_t parameter_element_bytes(const MemoryOptions& options) {
-  // The weight and its gradient in the training dtype; bf16 training also
-  // (and fp16) keeps an fp32 master copy (4); tf32 stores fp32. Adam adds two
-  // fp32 moments (8), SGD with momentum one (4). Forward only holds the weight alone.
-  const uint64_t weight = dtype_bytes(options.dtype);
-  const uint64_t master = weight == 2 ? 4 : 0;
-  switch (options.optimizer) {
-    case Optimizer::Adam: return weight + weight + master + 8;
-    case Optimizer::Sgd: return weight + weight + master + 4;
-    case Optimizer::None: break;
-  }
-  return weight;
-}
+uint64_t parameter_element_bytes(const TrainingSetup& options) { return parameter_bytes(options).total(); }
 
 uint64_t tile_elements(const Shape& shape, const int64_t* split) {
   uint64_t tile = 1;
@@ -76,7 +58,7 @@ uint64_t tile_elements(const Shape& shape, const int64_t* split) {
   return tile;
 }
 
-MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, const MemoryOptions& options) {
+MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, const TrainingSetup& options) {
   MemoryTables memory;
   memory.options = options;
   const uint64_t a = activation_element_bytes(options), S = parameter_element_bytes(options);
@@ -97,7 +79,8 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
     const std::vector<LayerWeight> weights = layer_weights(vertex, model);
     std::vector<Held> held;
     for (const LayerWeight& w : weights) held.push_back({&w.shape, &w.split, S, true});
-    if (vertex.kind != OpKind::Ravel)
+    // A recomputed layer's outputs are made again during backward, not kept.
+    if (vertex.kind != OpKind::Ravel && !vertex.recompute)
       for (size_t k = 0; k < vertex.outputs.size() && k < model.outputs.size(); ++k)
         held.push_back({&vertex.outputs[k], &model.outputs[k], a, false});
     for (size_t j = 0; j < vertex.inputs.size() && j < model.inputs.size(); ++j) {
@@ -131,8 +114,10 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
         split.resize(h.split->size());
         tensor_split(*h.split, configs[s], split.data());
         uint64_t bytes = tile_elements(*h.shape, split.data());
-        if (bytes == kMax || mul_overflows(bytes, h.element_bytes) ||
-            add_overflows(h.weight ? weight_bytes : activation_bytes, bytes))
+        bool overflow = bytes == kMax || mul_overflows(bytes, h.element_bytes);
+        if (h.weight && options.zero > 0 && !overflow)
+          bytes = weight_state_bytes(options, bytes / h.element_bytes, weight_replicas(configs[s], configs.rank, split));
+        if (overflow || add_overflows(h.weight ? weight_bytes : activation_bytes, bytes))
           throw InputError(graph.source + ": vertex '" + vertex.name + "': its bytes per device overflow 64 bits");
       }
       memory.weights.push_back(weight_bytes);

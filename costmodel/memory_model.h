@@ -11,26 +11,15 @@
 
 #include "costmodel/cost_tables.h"
 #include "costmodel/dtype.h"
+#include "costmodel/training_setup.h"
 #include "graphs/graph.h"
 
 namespace pase {
 
-enum class Optimizer { Adam, Sgd, None };
-
-struct MemoryOptions {
-  Dtype dtype = Dtype::Fp32;
-  Optimizer optimizer = Optimizer::Adam;
-};
-
-/// "adam", "sgd", "none".
-[[nodiscard]] const char* optimizer_name(Optimizer optimizer);
-/// Parses an optimizer name; OptionError (field "optimizer") on anything else.
-[[nodiscard]] Optimizer parse_optimizer(const std::string& text);
-
 /// Bytes per activation element (a): 4 for fp32 and tf32, 2 for bf16 and fp16.
-[[nodiscard]] uint64_t activation_element_bytes(const MemoryOptions& options);
-/// Bytes per parameter element (S): the weight, its gradient and the optimizer's state.
-[[nodiscard]] uint64_t parameter_element_bytes(const MemoryOptions& options);
+[[nodiscard]] uint64_t activation_element_bytes(const TrainingSetup& options);
+/// Bytes per parameter element (S): the weight, its gradient and the optimizer's state, unsharded.
+[[nodiscard]] uint64_t parameter_element_bytes(const TrainingSetup& options);
 
 /// Elements of one tile of `shape` split `split` ways per dimension: prod ceil(shape_i / split_i).
 [[nodiscard]] uint64_t tile_elements(const Shape& shape, const int64_t* split);
@@ -39,9 +28,9 @@ struct MemoryOptions {
 /// entry offset[v] + s of `weights` and `activations`. Vertices with equal
 /// bytes may share entries (equal offsets), so offsets need not increase.
 struct MemoryTables {
-  MemoryOptions options;
+  TrainingSetup options;
   std::vector<size_t> offset;         ///< vertex count + 1 entries, the last the entries' count
-  std::vector<uint64_t> weights;      ///< weight tiles x S
+  std::vector<uint64_t> weights;      ///< weight tiles x S (ZeRO: the sharded parts over the weight's replicas)
   std::vector<uint64_t> activations;  ///< output tiles and data inputs read, x a
 
   [[nodiscard]] size_t vertex_count() const { return offset.empty() ? 0 : offset.size() - 1; }
@@ -57,7 +46,7 @@ struct PlanMemory {
 };
 
 /// The bytes of every configuration of every vertex of `tables` (InputError if a count overflows 64 bits).
-[[nodiscard]] MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, const MemoryOptions& options);
+[[nodiscard]] MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, const TrainingSetup& options);
 
 /// Bytes per device of a full assignment (configuration index per vertex).
 [[nodiscard]] PlanMemory plan_memory(const MemoryTables& memory, const std::vector<int32_t>& choice);

@@ -72,6 +72,7 @@ std::string model_key(const VertexModel& model) {
   w.value(p.in_w);
   w.value(p.window_r);
   w.value(p.window_s);
+  w.value(model.recompute);
   return w.take();
 }
 

@@ -86,7 +86,7 @@ void graph_input(const std::string& text) {
   options.dp.max_table_bytes = uint64_t{16} << 20;
   options.dp.max_work = uint64_t{2} * 1000 * 1000;
   const Answer answer = solve_or_bound(tables.objective, graph.vertex_names(), options, /*exact=*/false);
-  const MemoryTables memory = build_memory_tables(graph, tables, MemoryOptions{});
+  const MemoryTables memory = build_memory_tables(graph, tables, TrainingSetup{});
   (void)plan_memory(memory, answer.solution.choice);
   check_strategy_round_trip(graph, tables, answer.solution);
 }

@@ -65,6 +65,10 @@ struct Vertex {
   bool weight_bias = false;   ///< lstm: its "onnx" or "torch" weights include the biases
   std::vector<std::string> weight_names;  ///< the node's `weights`: one per op-owned weight, or empty (NODE/weight)
   std::vector<PointwiseWeight> pointwise_weights;
+  /// Set by a training setup, never by the file (docs/training.md): the layer
+  /// does not keep its outputs from forward to backward and runs its forward
+  /// again during backward.
+  bool recompute = false;
 };
 
 /// One tensor from a producer output to a consumer input.

@@ -64,6 +64,7 @@ VertexModel build_vertex_model(const Vertex& vertex) {
   // the optimizer's pass over it); the ops' own builders need not know.
   model.work.weight_operand =
       !model.work.m.empty() && (!model.weights.empty() || (vertex.inputs.size() > 1 && vertex.inputs[1].parameter));
+  model.recompute = vertex.recompute;
   return model;
 }
 

@@ -50,6 +50,8 @@ struct VertexModel {
   std::vector<SplitMap> outputs;  ///< per output port
   std::vector<WeightTensor> weights;
   WorkParams work;
+  /// Runs its forward again during backward instead of keeping its outputs (Vertex::recompute).
+  bool recompute = false;
 };
 
 /// Builds the model of a validated vertex (through its op's definition).

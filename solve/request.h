@@ -28,7 +28,7 @@ struct SolveRequest {
   const StrategyDocument* given = nullptr;  ///< Given: the file (outlives the call)
   std::string baseline;                   ///< Baseline: its name
   McmcOptions mcmc;                       ///< Baseline mcmc: its search
-  MemoryOptions memory;                   ///< what the memory model counts (dtype, optimizer)
+  TrainingSetup memory;                   ///< what the memory model counts (dtype, optimizer)
   std::optional<uint64_t> cap;            ///< Optimum: bytes per device the strategy must fit; none: no cap
   CapOptions cap_search;                  ///< how hard the capped search closes its gap
   SolveOptions solve = default_solve_options();  ///< order, DP limits, threads, folding, progress
@@ -43,6 +43,6 @@ struct SolveRequest {
 /// The request of a command that prices a strategy rather than placing one
 /// (evaluate, explain): `given` when there is one, else the optimum, with
 /// `memory`'s dtype and optimizer; no placement.
-[[nodiscard]] SolveRequest pricing_request(const MemoryOptions& memory, const StrategyDocument* given);
+[[nodiscard]] SolveRequest pricing_request(const TrainingSetup& memory, const StrategyDocument* given);
 
 }  // namespace pase

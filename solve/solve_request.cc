@@ -122,7 +122,7 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
   return out;
 }
 
-SolveRequest pricing_request(const MemoryOptions& memory, const StrategyDocument* given) {
+SolveRequest pricing_request(const TrainingSetup& memory, const StrategyDocument* given) {
   SolveRequest request;
   request.memory = memory;
   request.place = false;

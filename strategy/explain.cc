@@ -59,6 +59,8 @@ ExplainTermKind term_kind(CostTermKind kind) {
   switch (kind) {
     case CostTermKind::Compute: return ExplainTermKind::Compute;
     case CostTermKind::AllReduce: return ExplainTermKind::AllReduce;
+    case CostTermKind::ReduceScatter: return ExplainTermKind::ReduceScatter;
+    case CostTermKind::AllGather: return ExplainTermKind::AllGather;
     case CostTermKind::Halo: return ExplainTermKind::Halo;
     case CostTermKind::Transfer: return ExplainTermKind::Transfer;
   }

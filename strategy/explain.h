@@ -16,7 +16,7 @@
 
 namespace pase {
 
-enum class ExplainTermKind { Compute, AllReduce, Halo, Transfer, InEdge, OutEdge };
+enum class ExplainTermKind { Compute, AllReduce, ReduceScatter, AllGather, Halo, Transfer, InEdge, OutEdge };
 
 /// One part of a configuration's local cost.
 struct ExplainTerm {

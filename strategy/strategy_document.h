@@ -42,7 +42,8 @@ struct SolverReport {
 /// The strategy's memory per device (docs/memory.md), and the cap it was solved under.
 struct MemoryReport {
   PlanMemory bytes;
-  MemoryOptions options;
+  TrainingSetup options;
+  int64_t micro_batch_size = 0;  ///< the batch of one micro-batch (the priced graph's); 0: not known
   std::optional<uint64_t> cap;        ///< none: solved without a cap
   std::optional<double> lower_bound;  ///< proven lower bound on the best cost under the cap
   std::optional<double> gap;          ///< (total_cost - lower_bound) / lower_bound
@@ -56,6 +57,19 @@ struct StrategyTensor {
   std::vector<std::string> dims;  ///< weights: the layer letters each dimension follows
 };
 
+/// How the step runs (docs/training.md), the file's `training` object: written
+/// when any option differs from the PaSE step (micro-batches, recomputation, ZeRO).
+struct TrainingRecord {
+  int64_t micro_batches = 1;
+  int64_t micro_batch_size = 0;
+  Recompute recompute = Recompute::None;  ///< as asked
+  int zero = 0;                           ///< as asked
+  /// `pipeline`: one stage of every device (pipeline stages are not modelled yet).
+  int64_t stage_devices = 0;
+  double stage_cost = 0;
+  uint64_t stage_memory_bytes = 0;
+};
+
 /// One `layers[]` entry. A hand-written file may give only `name` and
 /// `config`: then `dims` is nullopt and the rest empty.
 struct StrategyLayer {
@@ -66,6 +80,8 @@ struct StrategyLayer {
   Shape domain;
   int64_t devices_used = 0;
   double cost = 0.0;
+  std::optional<bool> recompute;  ///< with a `training` object: whether the layer recomputes
+  std::optional<int> zero;        ///< with a `training` object: its ZeRO stage
   std::vector<StrategyTensor> inputs, outputs, weights;
 };
 
@@ -82,6 +98,7 @@ struct StrategyDocument {
   std::optional<Plan> plan;              ///< the mesh and layouts (read only `with_plan`)
   std::string plan_unavailable;          ///< why no plan, when the default mesh cannot run the strategy
   std::optional<MemoryReport> memory;
+  std::optional<TrainingRecord> training;
   std::vector<StrategyLayer> layers;
 };
 

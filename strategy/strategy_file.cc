@@ -74,9 +74,19 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
   if (plan) d.plan = *plan;
   else d.plan_unavailable = no_plan_reason;
   if (memory) d.memory = *memory;
+  if (memory && !memory->options.plain_step()) {
+    const TrainingSetup& t = memory->options;
+    d.training = TrainingRecord{t.micro_batches, memory->micro_batch_size, t.recompute, t.zero,
+                                tables.machine.devices, total_cost, memory->bytes.total()};
+  }
   d.layers.reserve(graph.vertices.size());
-  for (size_t v = 0; v < graph.vertices.size(); ++v)
+  for (size_t v = 0; v < graph.vertices.size(); ++v) {
     d.layers.push_back(strategy_layer(graph.vertices[v], tables.models[v], tables.configs[v][choice[v]], reports[v]));
+    if (d.training) {
+      d.layers.back().recompute = graph.vertices[v].recompute;
+      d.layers.back().zero = d.training->zero;
+    }
+  }
   return d;
 }
 

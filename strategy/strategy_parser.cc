@@ -66,6 +66,14 @@ std::vector<StrategyTensor> read_tensors(const JsonReader& layer, const char* ke
   return tensors;
 }
 
+// A ZeRO stage, 0..3.
+int zero_stage(const JsonReader& field) {
+  const int64_t stage = field.as_int();
+  if (stage < 0 || stage > kMaxZeroStage)
+    field.fail("expected a ZeRO stage 0, 1, 2 or 3, got " + std::to_string(stage));
+  return static_cast<int>(stage);
+}
+
 StrategyLayer read_layer(const JsonReader& layer) {
   StrategyLayer out;
   out.name = layer.required("name").as_string();
@@ -75,6 +83,8 @@ StrategyLayer read_layer(const JsonReader& layer) {
   if (auto f = layer.optional("domain")) out.domain = f->as_shape();
   if (auto f = layer.optional("devices_used")) out.devices_used = f->as_positive("number of devices");
   if (auto f = layer.optional("cost")) out.cost = f->as_number();
+  if (auto f = layer.optional("recompute")) out.recompute = f->as_bool();
+  if (auto f = layer.optional("zero")) out.zero = zero_stage(*f);
   out.inputs = read_tensors(layer, "inputs");
   out.outputs = read_tensors(layer, "outputs");
   out.weights = read_tensors(layer, "weights");
@@ -120,6 +130,31 @@ MemoryReport read_memory(const JsonReader& memory) {
   out.options.optimizer = parse_name(memory.required("optimizer"), parse_optimizer);
   out.lower_bound = optional_number(memory, "lower_bound_cost");
   out.gap = optional_number(memory, "gap");
+  return out;
+}
+
+// The `training` object; its one-stage `pipeline` is derived, not read.
+TrainingRecord read_training(const JsonReader& training) {
+  training.expect_object();
+  TrainingRecord out;
+  out.micro_batches = training.required("micro_batches").as_positive("number of micro-batches");
+  if (auto f = training.optional("micro_batch_size")) out.micro_batch_size = f->as_positive("micro-batch size");
+  if (auto f = training.optional("recompute")) out.recompute = parse_name(*f, parse_recompute);
+  if (auto f = training.optional("zero")) out.zero = zero_stage(*f);
+  if (auto pipeline = training.optional("pipeline")) {
+    pipeline->expect_object();
+    if (pipeline->required("stages").as_positive("number of stages") != 1)
+      pipeline->required("stages").fail("pipeline stages are not supported yet: expected 1");
+    // One stage: each list has one entry, the whole step's.
+    auto only = [&](const char* key) {
+      std::vector<JsonReader> items = pipeline->required(key).items();
+      if (items.size() != 1) pipeline->required(key).fail("expected one entry per stage (1)");
+      return items[0];
+    };
+    out.stage_devices = only("stage_devices").as_positive("number of devices");
+    out.stage_cost = only("stage_cost").as_number();
+    out.stage_memory_bytes = as_count(only("stage_memory_bytes"));
+  }
   return out;
 }
 
@@ -173,6 +208,7 @@ void read_head(const JsonReader& root, StrategyDocument& d) {
   d.redistribution_cost = optional_number(root, "redistribution_cost");
   if (auto f = root.optional("plan_unavailable")) d.plan_unavailable = f->as_string();
   if (auto f = root.optional("memory")) d.memory = read_memory(*f);
+  if (auto f = root.optional("training")) d.training = read_training(*f);
 }
 
 }  // namespace

@@ -88,6 +88,24 @@ void append_memory(std::string& out, const MemoryReport& memory) {
   out += '}';
 }
 
+// The `training` object (docs/training.md), with its one-stage `pipeline`.
+void append_training(std::string& out, const TrainingRecord& t) {
+  append_json_top_level_key(out, "training");
+  out += '{';
+  Members member(out);
+  append_json_number(member("micro_batches"), t.micro_batches);
+  append_json_number(member("micro_batch_size"), t.micro_batch_size);
+  append_json_string(member("recompute"), recompute_name(t.recompute));
+  append_json_number(member("zero"), int64_t{t.zero});
+  member("pipeline") += "{\"stages\":1,\"schedule\":\"1f1b\",\"stage_devices\":[";
+  append_json_number(out, t.stage_devices);
+  out += "],\"stage_cost\":[";
+  append_json_number(out, t.stage_cost);
+  out += "],\"stage_memory_bytes\":[";
+  append_json_number(out, t.stage_memory_bytes);
+  out += "]}}";
+}
+
 // A layer's inputs, outputs or weights; with a plan, each tensor's layout too.
 void append_tensors(std::string& out, const char* key, const std::vector<StrategyTensor>& tensors,
                     const std::vector<PlannedTensor>* planned, const Mesh* mesh, Members& member) {
@@ -121,6 +139,8 @@ void append_layer(std::string& out, const StrategyLayer& layer, const Plan* plan
   if (planned) append_mesh_axes(member("mesh_axes"), *planned, *mesh);
   append_json_number(member("devices_used"), layer.devices_used);
   append_json_number(member("cost"), layer.cost);
+  if (layer.recompute) member("recompute") += *layer.recompute ? "true" : "false";
+  if (layer.zero) append_json_number(member("zero"), int64_t{*layer.zero});
   append_tensors(out, "inputs", layer.inputs, planned ? &planned->inputs : nullptr, mesh, member);
   append_tensors(out, "outputs", layer.outputs, planned ? &planned->outputs : nullptr, mesh, member);
   append_tensors(out, "weights", layer.weights, planned ? &planned->weights : nullptr, mesh, member);
@@ -181,6 +201,7 @@ void append_head(std::string& out, const StrategyDocument& d) {
     append_json_string(out, d.plan_unavailable);
   }
   if (d.memory) append_memory(out, *d.memory);
+  if (d.training) append_training(out, *d.training);
 }
 
 }  // namespace

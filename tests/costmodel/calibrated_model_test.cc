@@ -241,16 +241,16 @@ TEST_CASE("CalibratedCostModel: a table measured in the dtype prices its GEMMs; 
   profile.gemm_by_dtype[static_cast<size_t>(Dtype::Bf16)] = bf16;
   const double flop = 2.0 * 64 * 64 * 256;
   // NN (64, 64, 256) is 2 TFLOP/s in the fp32 table (see CalibratedCostModel::layer), 20 in bf16's.
-  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Bf16}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
         doctest::Approx(flop / 20e12).epsilon(1e-12));
   // Four instances in one kernel run as one GEMM of 4·64 = 256 rows: NN (256, 64, 256) is 6 TFLOP/s, 60 in bf16.
-  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Bf16}).gemm_seconds({GemmLayout::NN, 64, 64, 256}, 4) ==
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}}).gemm_seconds({GemmLayout::NN, 64, 64, 256}, 4) ==
         doctest::Approx(4 * flop / 60e12).epsilon(1e-12));
-  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Fp32}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{{Dtype::Fp32, Optimizer::None}}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
         doctest::Approx(flop / 2e12).epsilon(1e-12));
   // No tf32 table: the roofline on the default curve below the tf32 peak.
   const double fill = 64.0 / 96 * 64.0 / 96 * 256.0 / 288;
-  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{Dtype::Tf32}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
+  CHECK(CalibratedCostModel(profile, 8, CalibratedOptions{{Dtype::Tf32, Optimizer::None}}).gemm_seconds({GemmLayout::NN, 64, 64, 256}) ==
         doctest::Approx(5e-6 + std::max(flop / (40e12 * 0.8 * fill), (64.0 * 256 + 256 * 64 + 64 * 64) * 4 / (500e9 * 0.8)))
             .epsilon(1e-12));
 }
@@ -258,7 +258,7 @@ TEST_CASE("CalibratedCostModel: a table measured in the dtype prices its GEMMs; 
 TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
   const MachineProfile a100 = load_machine_profile("dgx-a100");
   SUBCASE("a large bf16 GEMM runs near 80% of the 312 TFLOP/s peak") {
-    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel model(a100, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     const double n = 8192, flop = 2 * n * n * n;
     const double fill = n / (n + 32);
     CHECK(model.gemm_seconds({GemmLayout::NN, n, n, n}) ==
@@ -266,13 +266,13 @@ TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
     CHECK(flop / model.gemm_seconds({GemmLayout::NN, n, n, n}) > 0.78 * 312e12);
   }
   SUBCASE("a small GEMM is far below peak: the kernel's fixed cost dominates") {
-    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel model(a100, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     const double seconds = model.gemm_seconds({GemmLayout::NN, 64, 64, 64});
     CHECK(seconds > 5e-6);
     CHECK(2.0 * 64 * 64 * 64 / seconds < 0.001 * 312e12);
   }
   SUBCASE("a thin GEMM is bound by its operands' traffic") {
-    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel model(a100, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     // (1e6 x 64) · (64 x 64) in bf16: 2-byte operands at 80% of 2039 GB/s take
     // longer than 8.2 GFLOP at 312 TFLOP/s x 0.8 x (64/96)^2.
     const double traffic = (1e6 * 64 + 64 * 64 + 1e6 * 64) * 2 / (2039e9 * 0.8);
@@ -281,7 +281,7 @@ TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
     CHECK(model.gemm_seconds({GemmLayout::NN, 1e6, 64, 64}) == doctest::Approx(5e-6 + traffic).epsilon(1e-12));
   }
   SUBCASE("a batched GEMM is one kernel whose instances fill the device as rows") {
-    CalibratedCostModel model(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel model(a100, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     const double flop = 2.0 * 32 * 32 * 64;
     const double compute = 1280 * flop / (312e12 * default_gemm_efficiency(1280 * 32, 32, 64));
     const double traffic = 1280 * (32 * 64 + 64 * 32 + 32 * 32) * 2 / (2039e9 * 0.8);
@@ -289,17 +289,17 @@ TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
           doctest::Approx(5e-6 + std::max(compute, traffic)).epsilon(1e-12));
   }
   SUBCASE("the dtype picks the peak, the bytes and the machine record") {
-    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Tf32}).machine().flops_tflops == doctest::Approx(156));
-    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Fp32}).machine().flops_tflops == doctest::Approx(19.5));
-    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Fp16}).element_bytes() == 2);
-    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{Dtype::Tf32}).element_bytes() == 4);
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{{Dtype::Tf32, Optimizer::None}}).machine().flops_tflops == doctest::Approx(156));
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{{Dtype::Fp32, Optimizer::None}}).machine().flops_tflops == doctest::Approx(19.5));
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{{Dtype::Fp16, Optimizer::None}}).element_bytes() == 2);
+    CHECK(CalibratedCostModel(a100, 8, CalibratedOptions{{Dtype::Tf32, Optimizer::None}}).element_bytes() == 4);
     // Half the bytes: the same all-reduce takes half the bandwidth term.
-    CalibratedCostModel fp32(a100, 8, CalibratedOptions{Dtype::Fp32}), bf16(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel fp32(a100, 8, CalibratedOptions{{Dtype::Fp32, Optimizer::None}}), bf16(a100, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     CHECK(bf16.all_reduce_seconds(1e8, 8) == doctest::Approx(14 * (3e-6 + 1e8 / 8 * 2 / 240e9)).epsilon(1e-12));
     CHECK(fp32.all_reduce_seconds(1e8, 8) == doctest::Approx(14 * (3e-6 + 1e8 / 8 * 4 / 240e9)).epsilon(1e-12));
   }
   SUBCASE("a dtype the profile gives no rate for") {
-    CHECK_THROWS_WITH_AS(CalibratedCostModel(load_machine_profile("dgx1"), 8, CalibratedOptions{Dtype::Bf16}),
+    CHECK_THROWS_WITH_AS(CalibratedCostModel(load_machine_profile("dgx1"), 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}}),
                          "machine 'dgx1': no bf16 rate (field 'device.peak_tflops_by_dtype.bf16'): the device lacks it "
                          "or the profile does not give it",
                          InputError);
@@ -307,7 +307,7 @@ TEST_CASE("CalibratedCostModel: GEMMs without a table, by dtype") {
   SUBCASE("the fp32 table prices fp32 only: a dtype without a table of its own uses the curve") {
     MachineProfile measured = parse_machine_profile(kProfile, "m.json");
     measured.peak_by_dtype[static_cast<size_t>(Dtype::Bf16)] = 100e12;
-    CalibratedCostModel fp32(measured, 8), bf16(measured, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel fp32(measured, 8), bf16(measured, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     CHECK(fp32.gemm_seconds({GemmLayout::NN, 64, 64, 64}) == doctest::Approx(2.0 * 64 * 64 * 64 / 1e12).epsilon(1e-12));
     const double compute = 2.0 * 64 * 64 * 64 / (100e12 * default_gemm_efficiency(64, 64, 64));
     const double traffic = 3 * 64 * 64 * 2 / (500e9 * 0.8);
@@ -365,7 +365,7 @@ TEST_CASE("CalibratedCostModel: framework pricing of batchnorm, embedding and gr
     VertexModel ln = build_vertex_model(graph.vertices[0]), sm = build_vertex_model(graph.vertices[1]);
     const int32_t one[3] = {1, 1, 1};
     const double e = 64.0 * 128 * 1024, bw = 2039e9 * 0.8;
-    CalibratedCostModel fp32(a100, 8), bf16(a100, 8, CalibratedOptions{Dtype::Bf16});
+    CalibratedCostModel fp32(a100, 8), bf16(a100, 8, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
     // fp32: two kernels and 8 accesses of 4 bytes.
     CHECK(fp32.layer(ln, one) == doctest::Approx(2 * 5e-6 + 8 * e * 4 / bw).epsilon(1e-12));
     // bf16: still 4-byte accesses, plus four cast kernels of (2 + 4) bytes per element.
@@ -413,8 +413,8 @@ TEST_CASE("CalibratedCostModel: the optimizer's update of each weight") {
   const double bw = 2039e9 * 0.8;
   auto model = [&](Dtype dtype, Optimizer optimizer) {
     CalibratedOptions options;
-    options.dtype = dtype;
-    options.optimizer = optimizer;
+    options.training.dtype = dtype;
+    options.training.optimizer = optimizer;
     return CalibratedCostModel(a100, 8, options);
   };
   SUBCASE("update_seconds: bytes per weight, by hand") {
@@ -484,7 +484,7 @@ TEST_CASE("CalibratedCostModel: NCHW tensor-core convolutions transpose their op
   VertexModel conv = build_vertex_model(graph.vertices[0]);
   auto model = [&](Dtype dtype, bool channels_last) {
     CalibratedOptions options;
-    options.dtype = dtype;
+    options.training.dtype = dtype;
     options.channels_last = channels_last;
     return CalibratedCostModel(a100, 8, options);
   };

@@ -249,8 +249,8 @@ TEST_CASE("build_cost_tables: a deeper model's identical blocks share their tabl
       CHECK(deep.models.shared(w) == deep.models.shared(v));
     }
   // The bytes per device: one entry per configuration of each kind of vertex.
-  const MemoryTables shallow_memory = build_memory_tables(shallow_graph, shallow, MemoryOptions{});
-  const MemoryTables deep_memory = build_memory_tables(deep_graph, deep, MemoryOptions{});
+  const MemoryTables shallow_memory = build_memory_tables(shallow_graph, shallow, TrainingSetup{});
+  const MemoryTables deep_memory = build_memory_tables(deep_graph, deep, TrainingSetup{});
   CHECK(deep_memory.weights.size() == shallow_memory.weights.size());
   for (size_t o = 0; o < fold->period; ++o) {  // shared entries: equal offsets for a block's copies
     const size_t v = fold->first + 2 * fold->period + o, w = fold->first + 20 * fold->period + o;

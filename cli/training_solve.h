@@ -1,0 +1,56 @@
+#pragma once
+// A command's solve under a training setup (docs/training.md): the graph at
+// the setup's micro-batch size, priced by a model of the same setup, at one
+// micro-batch count or at each of several (--micro-batches auto), keeping
+// the best. Every command that takes --micro-batches solves through it.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+#include "graphs/graph.h"
+#include "graphs/graph_file.h"
+#include "solve/outcome.h"
+#include "solve/request.h"
+
+namespace pase {
+
+/// One micro-batch count's solve, and what it was solved with.
+struct TrainingSolve {
+  TrainingSetup setup;         ///< with its micro-batch count
+  int64_t micro_batch_size = 0;
+  Graph graph;
+  std::unique_ptr<CostModel> model;
+  SolveOutcome outcome;
+};
+
+/// What a search over micro-batch counts tried: each count and its cost (NaN: nothing fits, or refused).
+struct MicroBatchTrial {
+  int64_t micro_batches = 1;
+  double cost = 0;
+  std::string refused;  ///< why it gave no strategy, else empty
+};
+
+struct TrainingSearch {
+  std::unique_ptr<TrainingSolve> best;
+  std::vector<MicroBatchTrial> trials;  ///< one per count tried, in order
+};
+
+using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&)>;
+
+/// Solves `request` (its `memory` the setup, its micro-batch count replaced
+/// by each of `counts`) and keeps the cheapest strategy found; under a cap
+/// nothing fits at any count, the one that needs the least memory. With one
+/// count its errors propagate; with several a count whose graph does not
+/// build or whose solve is refused is skipped (its trial says why), and if
+/// every count fails the first error propagates.
+[[nodiscard]] TrainingSearch solve_training(const GraphFileV1& file, const std::string& path,
+                                            const std::vector<int64_t>& counts, const ModelMaker& make_model,
+                                            const SolveRequest& request);
+
+/// "micro-batches auto: 8 of the 10 divisors of 512 priced, best 32 (16 per micro-batch)": what a search tried.
+[[nodiscard]] std::string micro_batch_search_words(const TrainingSearch& search);
+
+}  // namespace pase

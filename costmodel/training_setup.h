@@ -1,0 +1,76 @@
+#pragma once
+// How a training step runs, as one value (docs/training.md): the dtype, the
+// optimizer, gradient accumulation over micro-batches and ZeRO's sharding of
+// a weight's state over its replicas. The memory model counts bytes from it,
+// both cost models price a layer's terms from it, the strategy file records
+// it. Its defaults are the PaSE model's step: one batch at once, every
+// replica holding all of a weight's state; with them every price and byte
+// count is what it was before these options existed.
+#include <cstdint>
+#include <string>
+
+#include "costmodel/dtype.h"
+
+namespace pase {
+
+enum class Optimizer { Adam, Sgd, None };
+
+/// "adam", "sgd", "none".
+[[nodiscard]] const char* optimizer_name(Optimizer optimizer);
+/// Parses an optimizer name; OptionError (field "optimizer") on anything else.
+[[nodiscard]] Optimizer parse_optimizer(const std::string& text);
+
+/// The highest ZeRO stage: 1 shards the optimizer state (and the fp32 master
+/// copy), 2 also the gradient, 3 also the weight (FSDP's full sharding).
+inline constexpr int kMaxZeroStage = 3;
+
+/// Activation recomputation: none keeps every activation for backward; full
+/// recomputes every layer but the block boundaries (graphs/recompute.h).
+enum class Recompute { None, Full };
+
+/// "none", "full".
+[[nodiscard]] const char* recompute_name(Recompute recompute);
+/// Parses a recomputation mode; OptionError (field "recompute") on anything else.
+[[nodiscard]] Recompute parse_recompute(const std::string& text);
+
+struct TrainingSetup {
+  Dtype dtype = Dtype::Fp32;
+  Optimizer optimizer = Optimizer::Adam;
+  /// M: the step runs as M sequential micro-batches of batch / M each,
+  /// accumulating gradients; the graph a solve prices is one micro-batch.
+  int64_t micro_batches = 1;
+  int zero = 0;  ///< ZeRO stage, 0..kMaxZeroStage, for every layer
+  /// Which layers recompute (the graph's vertices carry the choice: Vertex::recompute).
+  Recompute recompute = Recompute::None;
+
+  /// The step the PaSE model prices: one micro-batch, no sharded state (any
+  /// dtype and optimizer); layers may still recompute (Vertex::recompute).
+  [[nodiscard]] bool whole_batch_unsharded() const { return micro_batches == 1 && zero == 0; }
+  /// Every option at its default but the dtype and optimizer: nothing to record under `training`.
+  [[nodiscard]] bool plain_step() const { return whole_batch_unsharded() && recompute == Recompute::None; }
+  bool operator==(const TrainingSetup& other) const {
+    return dtype == other.dtype && optimizer == other.optimizer && micro_batches == other.micro_batches &&
+           zero == other.zero && recompute == other.recompute;
+  }
+};
+
+/// A ZeRO stage as written ("0".."3"); OptionError (field "zero") on anything else.
+[[nodiscard]] int parse_zero_stage(const std::string& text);
+
+/// Bytes per element of each part of a weight's training state (docs/memory.md).
+struct ParameterBytes {
+  uint64_t weight = 0;    ///< the weight in the training dtype
+  uint64_t gradient = 0;  ///< its gradient (none without an optimizer)
+  uint64_t master = 0;    ///< the fp32 master copy under 16-bit training
+  uint64_t state = 0;     ///< the optimizer's moments (adam 8, sgd's momentum 4)
+  [[nodiscard]] uint64_t total() const { return weight + gradient + master + state; }
+};
+
+[[nodiscard]] ParameterBytes parameter_bytes(const TrainingSetup& setup);
+
+/// Bytes a device holds for a weight tile of `tile` elements replicated on
+/// `replicas` devices under the setup's ZeRO stage: the parts the stage
+/// shards count tile·bytes/replicas, rounded up to whole bytes per weight.
+[[nodiscard]] uint64_t weight_state_bytes(const TrainingSetup& setup, uint64_t tile, uint64_t replicas);
+
+}  // namespace pase
