@@ -32,6 +32,8 @@
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"
+#include "cli/training_solve.h"
+#include "graphs/rebatch.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
@@ -232,9 +234,9 @@ struct BatchSetup {
   std::map<ExpectKey, std::optional<double>> expected;
 };
 
-// One graph at one p (models[i]); `graph` loaded, or `load_error` says why not.
-BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Graph& graph, const std::string& load_error,
-                      size_t i) {
+// One graph at one p (models[i] validated the options); `graph` read, or `load_error` says why not.
+BatchResult solve_one(const BatchSetup& setup, const std::string& file, const GraphFileV1& graph,
+                      const std::string& load_error, size_t i) {
   const int64_t p = setup.options->devices[i];
   BatchResult r{load_error.empty() ? graph.name : fs::path(file).stem().string(), file, p, "ok", 0.0, 0, 0.0, false, 0.0, ""};
   using Clock = std::chrono::steady_clock;
@@ -256,7 +258,16 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
   try {
     SolveRequest request = setup.request;
     request.solve.dp.progress = options.dp.progress;
-    const SolveOutcome out = solve_request(graph, *setup.models[i], request);
+    const MemoryCliOptions& memory = setup.options->memory;
+    const std::vector<int64_t> counts =
+        micro_batch_counts(memory, request.memory, micro_batches_auto(memory) ? graph_batch(graph, file) : 1);
+    const ModelMaker make_model = [&](const TrainingSetup& training) {
+      return make_cost_model(setup.options->model, p, training);
+    };
+    const TrainingSearch search = solve_training(graph, file, counts, make_model, request);
+    const SolveOutcome& out = search.best->outcome;
+    r.graph = search.best->graph.name;
+    if (counts.size() > 1) r.message = micro_batch_search_words(search);
     if (out.capped && !out.capped->feasible) {
       r.status = "refused";
       r.message = "no strategy fits in " + std::to_string(out.capped->cap) + " bytes per device: the least any needs is " +
@@ -306,9 +317,10 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
 // Every device count of one graph file, the graph loaded once.
 std::vector<BatchResult> solve_file(const BatchSetup& setup, const std::string& file) {
   std::string load_error;
-  Graph graph;
+  GraphFileV1 graph;
   try {
-    graph = load_graph_input(file);
+    graph = read_graph_input(file);
+    graph.name = build_graph(graph, file).name;  // its errors once, before any device count
   } catch (const InputError& error) {
     load_error = error.what();
   } catch (const ResourceError& error) {

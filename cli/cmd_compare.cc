@@ -18,6 +18,8 @@
 #include "base/byte_size.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/training_solve.h"
+#include "graphs/rebatch.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/svg_chart.h"
@@ -92,9 +94,12 @@ std::string with_machine_memory(const std::string& note, const CostModel& model,
   return note + (note.empty() ? "" : "; ") + "over the machine's memory";
 }
 
-void compare_at(Comparison& c, const Graph& graph, const CostModel& model, const SolveRequest& request,
-                const McmcOptions& mcmc, int64_t p, bool first) {
-  const SolveOutcome out = solve_request(graph, model, request);
+// With --micro-batches auto the baselines run at the count the optimum chose.
+void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& request, const McmcOptions& mcmc,
+                int64_t p, bool first) {
+  const Graph& graph = solved.graph;
+  const CostModel& model = *solved.model;
+  const SolveOutcome& out = solved.outcome;
   if (out.capped && !out.capped->feasible) throw ResourceError(no_fit_at(*out.capped, p));
   c.unit = out.tables.unit;
   c.machine = out.tables.machine;
@@ -209,23 +214,34 @@ std::string comparison_svg(const Comparison& c, const Graph& graph, const std::v
 
 // `pase compare` once its options are parsed.
 int run_compare(const CompareCliOptions& o) {
+  const TrainingSetup training = memory_options(o.memory);
   std::vector<std::unique_ptr<CostModel>> models;
-  for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, memory_options(o.memory)));  // validates every p first
+  for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, training));  // validates every p first
   SolveRequest request;  // the policy every command shares: past the DP's limits, a bounded solve
-  request.memory = memory_options(o.memory);
+  request.memory = training;
   request.cap = memory_cap(o.memory, *models.front());
   request.cap_search = cap_options(o.memory);
   request.place = false;
-  const Graph graph = load_graph_input(o.graph);
+  const GraphFileV1 file = read_graph_input(o.graph);
+  const std::vector<int64_t> counts =
+      micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
   Comparison c;
-  for (size_t i = 0; i < o.devices.size(); ++i) compare_at(c, graph, *models[i], request, o.mcmc, o.devices[i], i == 0);
+  std::optional<Graph> graph;  // as the first device count priced it (names and notes)
+  for (size_t i = 0; i < o.devices.size(); ++i) {
+    const int64_t p = o.devices[i];
+    const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, p, setup); };
+    const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
+    if (counts.size() > 1) std::cerr << "note: p = " << p << ": " << micro_batch_search_words(search) << "\n";
+    compare_at(c, *search.best, request, o.mcmc, p, i == 0);
+    if (!graph) graph = search.best->graph;
+  }
   for (const CompareRow& row : c.rows)
     if (std::find(c.shown.begin(), c.shown.end(), row.strategy) == c.shown.end()) c.shown.push_back(row.strategy);
   const std::string model_name = models[0]->name();
-  print_comparison(c, graph, model_name);
-  if (!o.csv.empty()) write_text_file(o.csv, comparison_csv(c, graph, o.timings));
-  if (!o.json.empty()) write_text_file(o.json, comparison_json(c, graph, o, model_name, request).dump(2) + "\n");
-  if (!o.svg.empty()) write_text_file(o.svg, comparison_svg(c, graph, o.devices, model_name));
+  print_comparison(c, *graph, model_name);
+  if (!o.csv.empty()) write_text_file(o.csv, comparison_csv(c, *graph, o.timings));
+  if (!o.json.empty()) write_text_file(o.json, comparison_json(c, *graph, o, model_name, request).dump(2) + "\n");
+  if (!o.svg.empty()) write_text_file(o.svg, comparison_svg(c, *graph, o.devices, model_name));
   return 0;
 }
 

@@ -11,6 +11,8 @@
 #include "cli/text_output.h"
 #include "base/byte_size.h"
 #include "cli/graph_input.h"
+#include "cli/training_solve.h"
+#include "graphs/rebatch.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
@@ -98,22 +100,31 @@ int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
   const std::optional<StrategyDocument> file = read_given(o, devices);
   const TrainingSetup training = memory_options(o.memory, file);
-  std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
+  const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
+  (void)make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;
     request.mcmc = o.mcmc;
   }
-  const Graph graph = load_graph_input(o.graph);
+  const GraphFileV1 graph_file = read_graph_input(o.graph);
+  const std::vector<int64_t> counts =
+      micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(graph_file, o.graph) : 1);
+  const TrainingSearch search = solve_training(graph_file, o.graph, counts, make_model, request);
+  if (counts.size() > 1) std::cerr << "note: " << micro_batch_search_words(search) << "\n";
+  const TrainingSolve& solved = *search.best;
+  const Graph& graph = solved.graph;
+  const CostModel* model = solved.model.get();
+  const SolveOutcome& out = solved.outcome;
   if (file && !file->graph.empty() && file->graph != graph.name)
     std::cerr << "warning: " << o.strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
               << "'\n";
-  const SolveOutcome out = solve_request(graph, *model, request);
   const std::vector<int32_t>& choice = out.solution.choice;
   const double total = out.solution.cost;
   MemoryReport memory;
-  memory.options = request.memory;
+  memory.options = solved.setup;
+  memory.micro_batch_size = solved.micro_batch_size;
   memory.bytes = out.bytes;
   if (const std::string over = over_machine_memory_words(*model, memory.bytes.total()); !over.empty())
     std::cerr << "warning: " << over << "\n";
@@ -127,7 +138,8 @@ int run_evaluate(const EvaluateCliOptions& o) {
   print_table(std::cout, graph, out.tables, choice, total, label);
   std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
             << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
-            << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer) << ")\n";
+            << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer)
+            << training_words(graph, memory.options, memory.micro_batch_size) << ")\n";
   if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
     std::cout << "note: the file records total_cost " << format_total(*file->total_cost, out.tables.unit)
               << " (another machine, cost model or edit)\n";

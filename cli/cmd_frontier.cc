@@ -96,7 +96,10 @@ int run_frontier(const FrontierCliOptions& o) {
       throw UsageError(error.words().with("--mesh"));
     }
   }
-  const Graph graph = load_graph_input(o.graph);
+  if (micro_batches_auto(o.memory))
+    throw UsageError("--micro-batches auto: a frontier is one micro-batch count's trade-off; give a count "
+                     "(`pase solve --micro-batches auto` finds the best one under a cap)");
+  const Graph graph = training_graph(read_graph_input(o.graph), o.graph, request.memory);
   const SolveOutcome out = solve_request(graph, *model, request);
   const CostTables& tables = out.tables;
   const TrainingSetup& memory_model = request.memory;
