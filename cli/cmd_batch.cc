@@ -283,7 +283,7 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
                                                 : "bounded solve, at most " + format_number("%.3g", 100 * r.gap) +
                                                       "% above the optimum";
     }
-    if (const std::string over = over_machine_memory_words(*setup.models[i], r.memory);
+    if (const std::string over = over_machine_memory_words(*setup.models[i], r.memory, memory_reserve(memory, *setup.models[i]));
         !over.empty() && r.status != "refused")
       r.message += (r.message.empty() ? "" : "; ") + over;
   } catch (const BatchTimeout&) {

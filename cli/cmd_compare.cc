@@ -89,14 +89,15 @@ double optimum_bound(const SolveOutcome& out) {
 
 // One device count: the optimum (capped search under a cap) and every baseline on the same priced graph.
 // A row's note, and "over the machine's memory" where the strategy cannot run on the --machine's devices.
-std::string with_machine_memory(const std::string& note, const CostModel& model, uint64_t bytes) {
-  if (over_machine_memory_words(model, bytes).empty()) return note;
+std::string with_machine_memory(const std::string& note, const CostModel& model, uint64_t bytes,
+                                std::optional<uint64_t> reserve) {
+  if (over_machine_memory_words(model, bytes, reserve).empty()) return note;
   return note + (note.empty() ? "" : "; ") + "over the machine's memory";
 }
 
 // With --micro-batches auto the baselines run at the count the optimum chose.
 void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& request, const McmcOptions& mcmc,
-                int64_t p, bool first) {
+                std::optional<uint64_t> reserve, int64_t p, bool first) {
   const Graph& graph = solved.graph;
   const CostModel& model = *solved.model;
   const SolveOutcome& out = solved.outcome;
@@ -122,10 +123,10 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     std::string note = result.note;
     if (over_cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
     c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0,
-                      with_machine_memory(note, model, bytes), bytes});
+                      with_machine_memory(note, model, bytes, reserve), bytes});
   }
   c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve,
-                    with_machine_memory(optimum_note(out), model, out.bytes.total()), out.bytes.total()});
+                    with_machine_memory(optimum_note(out), model, out.bytes.total(), reserve), out.bytes.total()});
   for (CompareRow& row : c.rows)
     if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
 }
@@ -232,7 +233,7 @@ int run_compare(const CompareCliOptions& o) {
     const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, p, setup); };
     const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
     if (counts.size() > 1) std::cerr << "note: p = " << p << ": " << micro_batch_search_words(search) << "\n";
-    compare_at(c, *search.best, request, o.mcmc, p, i == 0);
+    compare_at(c, *search.best, request, o.mcmc, memory_reserve(o.memory, *models[i]), p, i == 0);
     if (!graph) graph = search.best->graph;
   }
   for (const CompareRow& row : c.rows)

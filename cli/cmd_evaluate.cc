@@ -126,7 +126,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   memory.options = solved.setup;
   memory.micro_batch_size = solved.micro_batch_size;
   memory.bytes = out.bytes;
-  if (const std::string over = over_machine_memory_words(*model, memory.bytes.total()); !over.empty())
+  if (const std::string over = over_machine_memory_words(*model, memory.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
     std::cerr << "warning: " << over << "\n";
   if (o.json || !o.out.empty()) {
     const std::string text = write_strategy_file(graph, out.tables, choice, total, nullptr, nullptr, &memory);

@@ -377,7 +377,7 @@ int run_solve(const SolveCliOptions& o) {
     print_memory(std::cout, graph, memory, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
-  if (const std::string over = over_machine_memory_words(*model, out.bytes.total()); !over.empty())
+  if (const std::string over = over_machine_memory_words(*model, out.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
     std::cerr << "warning: " << over << "\n";
   if (!out.no_plan_reason.empty())
     (o.json ? std::cerr : std::cout) << "no plan on the default mesh: " << out.no_plan_reason

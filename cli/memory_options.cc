@@ -20,6 +20,9 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
                       "weights: FSDP)");
   command->add_option("--recompute", options.recompute,
                       "Activation recomputation: none (default) or full (every layer but the block boundaries)");
+  command->add_option("--memory-reserve", options.reserve,
+                      "Memory a device of the --machine keeps from training (CUDA context, communication buffers, "
+                      "fragmentation): a size (default 1 GiB + 5% of the rest)");
   if (with_cap)
     command->add_option("--memory-per-device", options.cap,
                         "Cap on memory per device (80GB, 16GiB, 512MiB, bytes, or machine: the --machine profile's): the best strategy that fits");
@@ -85,13 +88,33 @@ std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostMo
     if (!machine)
       throw UsageError("--memory-per-device machine: the memory per device comes from a machine profile "
                        "(add --cost-model calibrated --machine NAME)");
-    return *machine;
+    const uint64_t reserve = memory_reserve(options, model).value_or(0);
+    if (reserve >= *machine)
+      throw UsageError("--memory-reserve: " + format_gib(reserve) + " GiB leaves nothing of the " + format_gib(*machine) +
+                       " GiB of a device of the machine");
+    return *machine - reserve;
   }
+  if (!options.reserve.empty())
+    throw UsageError("--memory-reserve: applies to --memory-per-device machine (a size given is what training may use)");
   std::optional<uint64_t> cap = parse_byte_size(options.cap);
   if (!cap)
     throw UsageError("--memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '" +
                            options.cap + "'");
   return cap;
+}
+
+std::optional<uint64_t> memory_reserve(const MemoryCliOptions& options, const CostModel& model) {
+  const std::optional<uint64_t> machine = model.memory_per_device();
+  if (options.reserve.empty()) return machine ? std::optional<uint64_t>(default_memory_reserve(*machine)) : std::nullopt;
+  // parse_byte_size takes positive sizes; no reserve at all is 0.
+  std::optional<uint64_t> reserve = options.reserve == "0" ? std::optional<uint64_t>(0) : parse_byte_size(options.reserve);
+  if (!reserve)
+    throw UsageError("--memory-reserve: expected a size such as 6GiB, 512MiB or a number of bytes, got '" +
+                     options.reserve + "'");
+  if (!machine)
+    throw UsageError("--memory-reserve: the reserve is kept from a machine profile's memory (add --cost-model calibrated "
+                     "--machine NAME)");
+  return reserve;
 }
 
 }  // namespace pase

@@ -22,6 +22,7 @@ struct MemoryCliOptions {
   std::string zero;           ///< --zero 0..3 as written; empty: not given (0, or a strategy file's)
   std::string recompute;      ///< --recompute none|full as written; empty: not given (none, or a strategy file's)
   std::string cap;  ///< --memory-per-device as written; empty: no cap
+  std::string reserve;  ///< --memory-reserve as written; empty: default_memory_reserve of the machine
   double gap_target = 0.0;   ///< --cap-gap
   double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
   uint64_t search_work = CapOptions{}.max_search_work;  ///< --cap-work
@@ -51,8 +52,12 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
 [[nodiscard]] bool micro_batches_auto(const MemoryCliOptions& options);
 
 /// The cap in bytes, if one was given (UsageError on a malformed size). `machine`
-/// takes the memory per device of the calibrated model's profile.
+/// takes the memory per device of the calibrated model's profile less the reserve.
 [[nodiscard]] std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostModel& model);
+
+/// What a device of the machine keeps from training: --memory-reserve, else
+/// none when no machine gives the memory (the default reserve otherwise).
+[[nodiscard]] std::optional<uint64_t> memory_reserve(const MemoryCliOptions& options, const CostModel& model);
 
 }  // namespace pase
 

@@ -16,6 +16,12 @@
 
 namespace pase {
 
+/// The memory a device keeps from training (docs/memory.md, "The reserve"):
+/// 1 GiB for the CUDA context, library workspaces and communication buffers,
+/// plus 5% of the rest for the caching allocator's fragmentation; at most a
+/// quarter of the device.
+[[nodiscard]] uint64_t default_memory_reserve(uint64_t device_bytes);
+
 class CostModel {
  public:
   virtual ~CostModel() = default;

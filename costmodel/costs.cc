@@ -107,7 +107,15 @@ double layer_cost(const VertexModel& model, const int32_t* config, double r) {
 
 #include "costmodel/cost_model.h"
 
+#include <algorithm>
+
 namespace pase {
+
+uint64_t default_memory_reserve(uint64_t device_bytes) {
+  const uint64_t fixed = uint64_t{1} << 30;
+  const uint64_t reserve = device_bytes > fixed ? fixed + (device_bytes - fixed) / 20 : device_bytes / 4;
+  return std::min(reserve, device_bytes / 4);
+}
 
 double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
   // The PaSE step keeps its own sum (and its golden bits); a training setup

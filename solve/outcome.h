@@ -47,10 +47,12 @@ struct SolveOutcome {
 /// needs is M bytes (Y GiB)": why a capped search found nothing.
 [[nodiscard]] std::string no_fit_words(const CappedSolution& capped);
 
-/// "the strategy needs X GiB per device, more than the Y GiB of a device of
-/// the machine (...)" when the cost model's machine profile gives the memory
-/// of a device and `bytes` exceed it; empty otherwise. Without a cap nothing
-/// else would say that the answer cannot run there.
-[[nodiscard]] std::string over_machine_memory_words(const CostModel& model, uint64_t bytes);
+/// "the strategy needs X GiB per device, more than the Y GiB a device of the
+/// machine has for training (...)" when the cost model's machine profile
+/// gives the memory of a device and `bytes` exceed it less `reserve` (none:
+/// default_memory_reserve); empty otherwise. Without a cap nothing else would
+/// say that the answer cannot run there.
+[[nodiscard]] std::string over_machine_memory_words(const CostModel& model, uint64_t bytes,
+                                                    std::optional<uint64_t> reserve = std::nullopt);
 
 }  // namespace pase

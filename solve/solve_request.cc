@@ -133,11 +133,14 @@ SolveRequest pricing_request(const TrainingSetup& memory, const StrategyDocument
   return request;
 }
 
-std::string over_machine_memory_words(const CostModel& model, uint64_t bytes) {
+std::string over_machine_memory_words(const CostModel& model, uint64_t bytes, std::optional<uint64_t> reserve) {
   const std::optional<uint64_t> machine = model.memory_per_device();
-  if (!machine || bytes <= *machine) return "";
-  return "the strategy needs " + format_gib(bytes) + " GiB per device, more than the " + format_gib(*machine) +
-         " GiB of a device of the machine (--memory-per-device machine finds the best strategy that fits)";
+  if (!machine) return "";
+  const uint64_t kept = std::min(*machine, reserve.value_or(default_memory_reserve(*machine)));
+  if (bytes <= *machine - kept) return "";
+  return "the strategy needs " + format_gib(bytes) + " GiB per device, more than the " + format_gib(*machine - kept) +
+         " GiB a device of the machine has for training (" + format_gib(*machine) + " GiB less a " + format_gib(kept) +
+         " GiB reserve; --memory-per-device machine finds the best strategy that fits)";
 }
 
 std::string no_fit_words(const CappedSolution& capped) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text_file.h"
+#include "costmodel/cost_model.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -20,10 +21,11 @@ std::string profile_with_memory(const std::string& name, double memory_gb) {
   return test::write_temp_file(name, profile.dump());
 }
 
-// The words for a strategy of `gib` GiB per device on the 0.1 GB (0.09 GiB) machine.
+// The words for a strategy of `gib` GiB per device on the 0.1 GB (0.09 GiB)
+// machine, which keeps a quarter (its reserve's cap under 1 GiB) from training.
 std::string over_words(const std::string& gib) {
-  return "the strategy needs " + gib + " GiB per device, more than the 0.09 GiB of a device of the machine "
-         "(--memory-per-device machine finds the best strategy that fits)";
+  return "the strategy needs " + gib + " GiB per device, more than the 0.07 GiB a device of the machine has for "
+         "training (0.09 GiB less a 0.02 GiB reserve; --memory-per-device machine finds the best strategy that fits)";
 }
 
 }  // namespace
@@ -63,4 +65,17 @@ TEST_CASE("a strategy over the machine's memory is said in one line") {
     CHECK(result["status"] == "ok");
     CHECK(result["message"] == over_words("0.22"));
   }
+}
+
+TEST_CASE("the machine's reserve: a strategy between the usable and the whole memory is said; --memory-reserve moves the line") {
+  const std::string alexnet = test::source_path("data/graphs/alexnet.json");
+  // 0.25 GB: 0.233 GiB, of which a quarter is kept; the strategy needs 0.22 GiB.
+  const std::string machine = profile_with_memory("machine_memory_reserve.json", 0.25);
+  const std::string calibrated = " --devices 8 --cost-model calibrated --machine " + machine;
+  CHECK(test::run_pase("solve " + alexnet + calibrated).error ==
+        "warning: the strategy needs 0.22 GiB per device, more than the 0.17 GiB a device of the machine has for "
+        "training (0.23 GiB less a 0.06 GiB reserve; --memory-per-device machine finds the best strategy that fits)\n");
+  CHECK(test::run_pase("solve " + alexnet + calibrated + " --memory-reserve 0").error.empty());
+  CHECK(default_memory_reserve(80 * (uint64_t{1} << 30)) == (uint64_t{1} << 30) + 79 * (uint64_t{1} << 30) / 20);
+  CHECK(default_memory_reserve(1000) == 250);
 }

@@ -587,7 +587,28 @@ TEST_CASE("calibrated model options on the command line") {
                                                 " --devices 8 --cost-model calibrated --machine gtx1080ti-node "
                                                 "--memory-per-device machine");
     CHECK(result.status == 0);
-    CHECK(result.output.find("cap 10.24 GiB") != std::string::npos);  // 11 GB
+    // 11 GB (10.24 GiB) less the reserve: 1 GiB and 5% of the other 9.24 GiB.
+    CHECK(result.output.find("cap 8.78 GiB") != std::string::npos);
+    CHECK(test::run_pase("solve " + alexnet +
+                         " --devices 8 --cost-model calibrated --machine gtx1080ti-node --memory-per-device machine "
+                         "--memory-reserve 0")
+              .output.find("cap 10.24 GiB") != std::string::npos);
+    CHECK(test::run_pase("solve " + alexnet +
+                         " --devices 8 --cost-model calibrated --machine gtx1080ti-node --memory-per-device machine "
+                         "--memory-reserve 2GiB")
+              .output.find("cap 8.24 GiB") != std::string::npos);
+    CHECK(test::run_pase("solve " + alexnet +
+                         " --devices 8 --cost-model calibrated --machine gtx1080ti-node --memory-per-device machine "
+                         "--memory-reserve 11GB")
+              .error == "error: --memory-reserve: 10.24 GiB leaves nothing of the 10.24 GiB of a device of the machine\n");
+    CHECK(test::run_pase("solve " + alexnet +
+                         " --devices 8 --cost-model calibrated --machine gtx1080ti-node --memory-per-device 8GiB "
+                         "--memory-reserve 1GiB")
+              .error == "error: --memory-reserve: applies to --memory-per-device machine (a size given is what "
+                        "training may use)\n");
+    CHECK(test::run_pase("solve " + alexnet + " --devices 8 --memory-reserve 1GiB").error ==
+          "error: --memory-reserve: the reserve is kept from a machine profile's memory (add --cost-model calibrated "
+          "--machine NAME)\n");
     test::CommandResult refused = test::run_pase("solve " + alexnet + " --devices 8 --memory-per-device machine");
     CHECK(refused.status == 2);
     CHECK(refused.error ==
