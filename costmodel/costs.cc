@@ -86,7 +86,16 @@ CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup
     const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
     if (words > 0) terms.push_back({CostTermKind::Halo, "pooling halo", r * words, words, work.halo.group, 1, CostPhase::MicroBatch, r * words / 2});
   }
-  for (const AllReduceWork& ar : work.all_reduces) add_all_reduce(ar.what, ar.words, ar.group, ar.times, 0.5);
+  for (const AllReduceWork& ar : work.all_reduces) {
+    if (!ar.weight_gradient) {
+      add_all_reduce(ar.what, ar.words, ar.group, ar.times, 0.5);
+    } else if (setup.zero == 0) {
+      add_all_reduce(ar.what, ar.words, ar.group, ar.times, 0.0);
+      if (ar.group > 1) terms.back().phase = CostPhase::Step;
+    } else {
+      weight_sync_terms(terms, ar.times * ar.words, ar.group, r, setup.zero);
+    }
+  }
   for (const TransferWork& t : work.transfers)
     if (t.words > 0) terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * r * t.words, t.words, t.group, t.times, CostPhase::MicroBatch, t.times * r * t.words / 2});
   double forward = 0;

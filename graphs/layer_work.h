@@ -28,6 +28,9 @@ struct GemmShape {
 struct AllReduceWork {
   double words = 0, group = 1, times = 1;
   const char* what = "";
+  /// The sum of a weight's gradient over its replicas: paid once per step,
+  /// not per micro-batch, and sharded by ZeRO (docs/training.md).
+  bool weight_gradient = false;
 };
 
 /// `times` point-to-point transfers of `words` per device inside a group of

@@ -42,7 +42,7 @@ void describe_normalization(const VertexModel& m, const int32_t* c, LayerWork& w
     if (d != axis) others *= c[d];
   work.pointwise = per_element * elements;
   work.all_reduces.add({elements / x_axis, static_cast<double>(c[axis]), times, "norm statistics"});
-  work.all_reduces.add({x_axis, others, times, "norm parameter-gradient"});
+  work.all_reduces.add({x_axis, others, times, "norm parameter-gradient", true});
 }
 
 void describe(const VertexModel& m, const int32_t* c, LayerWork& work) { describe_normalization(m, c, work, 16, 4); }

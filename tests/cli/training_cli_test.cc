@@ -1,0 +1,112 @@
+// --micro-batches, --zero and --recompute end to end (docs/training.md): the
+// strategy file's `training` object and per-layer fields, evaluate pricing
+// a file at its recorded setup, folding kept with every option, and the
+// exact one-line refusals.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/text_file.h"
+#include "test_support.h"
+
+using namespace pase;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kTransformer = " " + test::source_path("data/graphs/transformer.json") + " --devices 8";
+
+}  // namespace
+
+TEST_CASE("solve --micro-batches --zero --recompute: the training object, each layer's choice, evaluate agrees") {
+  const test::CommandResult solved =
+      test::run_pase("solve" + kTransformer + " --json --no-plan --micro-batches 4 --zero 1 --recompute full");
+  REQUIRE(solved.status == 0);
+  const nlohmann::ordered_json strategy = nlohmann::ordered_json::parse(solved.output);
+  const double total = strategy["total_cost"].get<double>();
+  CHECK(strategy["training"].dump() ==
+        R"({"micro_batches":4,"micro_batch_size":16,"recompute":"full","zero":1,"pipeline":{"stages":1,"schedule":"1f1b",)"
+        R"("stage_devices":[8],"stage_cost":[)" + json(total).dump() + R"(],"stage_memory_bytes":[)" +
+            std::to_string(strategy["memory"]["per_device_bytes"].get<uint64_t>()) + "]}}");
+  size_t recomputed = 0;
+  for (const auto& layer : strategy["layers"]) {
+    CHECK(layer["zero"] == 1);
+    recomputed += layer["recompute"].get<bool>();
+  }
+  CHECK(strategy["layers"][0]["inputs"][0]["shape"].dump() == "[16,256]");  // priced at the micro-batch
+  CHECK(recomputed > 0);
+  CHECK(recomputed < strategy["layers"].size());
+  SUBCASE("evaluate prices the file at its recorded setup: the same cost and bytes") {
+    const std::string file = test::write_temp_file("training_strategy.json", solved.output);
+    const test::CommandResult priced = test::run_pase("evaluate" + kTransformer + " --strategy " + file + " --json");
+    REQUIRE(priced.status == 0);
+    const nlohmann::ordered_json evaluated = nlohmann::ordered_json::parse(priced.output);
+    CHECK(evaluated["total_cost"].get<double>() == doctest::Approx(total).epsilon(1e-12));
+    CHECK(evaluated["memory"] == strategy["memory"]);
+    CHECK(evaluated["training"]["micro_batches"] == 4);
+  }
+  SUBCASE("the table's memory line names the techniques") {
+    const test::CommandResult table =
+        test::run_pase("solve" + kTransformer + " --no-plan --micro-batches 4 --zero 1 --recompute full");
+    CHECK(table.output.find("; fp32; 4 micro-batches of 16, ZeRO-1, recomputed " + std::to_string(recomputed) + " of " +
+                            std::to_string(strategy["layers"].size()) + " layers)") != std::string::npos);
+  }
+}
+
+TEST_CASE("the PaSE step writes no training object and no per-layer fields") {
+  const test::CommandResult solved = test::run_pase("solve" + kTransformer + " --json --no-plan");
+  REQUIRE(solved.status == 0);
+  const json strategy = json::parse(solved.output);
+  CHECK_FALSE(strategy.contains("training"));
+  CHECK_FALSE(strategy["layers"][0].contains("zero"));
+  CHECK_FALSE(strategy["layers"][0].contains("recompute"));
+}
+
+TEST_CASE("deep models still fold with every training option") {
+  const std::string gpt = test::write_temp_file("training_gpt2xl.json",
+                                                test::run_pase("models export gpt2-xl --batch 16").output);
+  const test::CommandResult stats = test::run_pase(
+      "solve " + gpt + " --devices 64 --stats --no-plan --micro-batches 4 --zero 3 --recompute full --dtype bf16");
+  REQUIRE(stats.status == 0);
+  CHECK(stats.output.find("folded: 48 repeated blocks of 12 vertices") != std::string::npos);
+}
+
+TEST_CASE("--micro-batches auto: every divisor of the batch, the best kept, said on stderr") {
+  const test::CommandResult solved = test::run_pase("solve" + kTransformer + " --no-plan --micro-batches auto");
+  CHECK(solved.status == 0);
+  // The pase model is linear in the batch: every count costs the same, the fewest is kept.
+  CHECK(solved.error == "note: micro-batches auto: 7 of 7 divisors of the batch solved, best 1 (64 per micro-batch)\n");
+  const test::CommandResult frontier = test::run_pase("frontier" + kTransformer + " --micro-batches auto");
+  CHECK(frontier.status == 2);
+  CHECK(frontier.error == "error: --micro-batches auto: a frontier is one micro-batch count's trade-off; give a count "
+                          "(`pase solve --micro-batches auto` finds the best one under a cap)\n");
+}
+
+TEST_CASE("training options: bad values are one line and exit 2") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--micro-batches 3", "error: --micro-batches: expected a divisor of the graph's batch 64 (" +
+                                test::source_path("data/graphs/transformer.json") + "), got 3\n"},
+      {"--micro-batches 0", "error: --micro-batches: expected a positive count or auto, got '0'\n"},
+      {"--micro-batches 2x", "error: --micro-batches: expected a positive count or auto, got '2x'\n"},
+      {"--zero 4", "error: --zero: expected a ZeRO stage 0, 1, 2 or 3, got '4'\n"},
+      {"--recompute partial", "error: --recompute: expected none or full, got 'partial'\n"},
+  };
+  for (const auto& [option, words] : cases) {
+    CAPTURE(option);
+    const test::CommandResult result = test::run_pase("solve" + kTransformer + " " + option);
+    CHECK(result.status == 2);
+    CHECK(result.error == words);
+  }
+}
+
+TEST_CASE("a strategy file's training fields are checked: the file, the layer and the field named") {
+  const test::CommandResult solved =
+      test::run_pase("solve" + kTransformer + " --json --no-plan --micro-batches 2 --zero 2");
+  REQUIRE(solved.status == 0);
+  json strategy = json::parse(solved.output);
+  strategy["layers"][0]["zero"] = 5;
+  const std::string bad = test::write_temp_file("training_bad_zero.json", strategy.dump());
+  const test::CommandResult refused = test::run_pase("evaluate" + kTransformer + " --strategy " + bad);
+  CHECK(refused.status == 1);
+  CHECK(refused.error == "error: " + bad + ": layer 'encoder/embedding': field 'zero': expected a ZeRO stage 0, 1, 2 or 3, got 5\n");
+}
