@@ -38,6 +38,7 @@ struct CompareCliOptions {
   CostModelOptions model;
   MemoryCliOptions memory;
   McmcOptions mcmc;
+  int64_t tensor_parallel = 0;  // megatron's n; 0: the best
   std::string csv, json, svg;
   bool timings = false;  // search_seconds in --csv and --json
 };
@@ -96,8 +97,9 @@ std::string with_machine_memory(const std::string& note, const CostModel& model,
 }
 
 // With --micro-batches auto the baselines run at the count the optimum chose.
+// `fsdp`, when given: the data-parallel strategy priced at ZeRO-3, a row of its own.
 void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& request, const McmcOptions& mcmc,
-                std::optional<uint64_t> reserve, int64_t p, bool first) {
+                std::optional<uint64_t> reserve, int64_t p, bool first, const TrainingSolve* fsdp) {
   const Graph& graph = solved.graph;
   const CostModel& model = *solved.model;
   const SolveOutcome& out = solved.outcome;
@@ -107,7 +109,7 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
   const double bound = optimum_bound(out);
   double data_parallel = 0.0;
   for (const std::string& name : baseline_names()) {
-    BaselineResult result = run_baseline(name, graph, out.tables, mcmc);
+    BaselineResult result = run_baseline(name, graph, out.tables, mcmc, request.tensor_parallel);
     if (!result.applicable) {
       if (first) c.skipped.emplace_back(name, result.note);
       continue;
@@ -124,6 +126,11 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     if (over_cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
     c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0,
                       with_machine_memory(note, model, bytes, reserve), bytes});
+  }
+  if (fsdp) {
+    const SolveOutcome& f = fsdp->outcome;
+    c.rows.push_back({p, "fsdp", f.solution.cost, 1.0, -1.0,
+                      with_machine_memory(f.note, *fsdp->model, f.bytes.total(), reserve), f.bytes.total()});
   }
   c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve,
                     with_machine_memory(optimum_note(out), model, out.bytes.total(), reserve), out.bytes.total()});
@@ -223,6 +230,7 @@ int run_compare(const CompareCliOptions& o) {
   request.cap = memory_cap(o.memory, *models.front());
   request.cap_search = cap_options(o.memory);
   request.place = false;
+  request.tensor_parallel = o.tensor_parallel;
   const GraphFileV1 file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
@@ -233,7 +241,18 @@ int run_compare(const CompareCliOptions& o) {
     const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, p, setup); };
     const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
     if (counts.size() > 1) std::cerr << "note: p = " << p << ": " << micro_batch_search_words(search) << "\n";
-    compare_at(c, *search.best, request, o.mcmc, memory_reserve(o.memory, *models[i]), p, i == 0);
+    // Under a training setup, FSDP at the optimum's micro-batch count.
+    std::optional<TrainingSearch> fsdp;
+    if (!training.plain_step()) {
+      SolveRequest sharded = request;
+      sharded.source = StrategySource::Baseline;
+      sharded.baseline = "fsdp";
+      sharded.memory.zero = 3;
+      sharded.cap.reset();
+      fsdp = solve_training(file, o.graph, {search.best->setup.micro_batches}, make_model, sharded);
+    }
+    compare_at(c, *search.best, request, o.mcmc, memory_reserve(o.memory, *models[i]), p, i == 0,
+               fsdp ? fsdp->best.get() : nullptr);
     if (!graph) graph = search.best->graph;
   }
   for (const CompareRow& row : c.rows)
@@ -256,13 +275,15 @@ CommandRunner register_compare(CLI::App& app) {
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
   add_mcmc_options(cmd, o->mcmc);
+  cmd->add_option("--tensor-parallel", o->tensor_parallel,
+                  "megatron: ways of tensor parallelism inside a stage (default: the best divisor of each device count)");
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
   cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");
   cmd->add_flag("--timings", o->timings, "Also write search_seconds to --csv and --json (they vary from run to run)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    return run_compare(*o);
+    return with_option_spellings({{"tensor_parallel", "--tensor-parallel"}}, [&] { return run_compare(*o); });
   };
 }
 

@@ -34,9 +34,22 @@ struct EvaluateCliOptions {
   CostModelOptions model;
   MemoryCliOptions memory;
   McmcOptions mcmc;
+  int64_t tensor_parallel = 0;  // megatron: 0, the best
   std::string out;
   bool json = false;
 };
+
+// --baseline fsdp is data parallelism with every layer's state sharded:
+// ZeRO-3 whatever --zero says, unless it says otherwise.
+TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training) {
+  if (o.tensor_parallel != 0 && o.baseline != "megatron")
+    throw UsageError("--tensor-parallel: applies to --baseline megatron");
+  if (o.baseline != "fsdp") return training;
+  if (!o.memory.zero.empty() && training.zero != 3)
+    throw UsageError("--baseline fsdp: shards every layer's state at ZeRO-3; --zero " + o.memory.zero + " contradicts it");
+  training.zero = 3;
+  return training;
+}
 
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
                  double total, const std::string& label) {
@@ -99,7 +112,7 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
   const std::optional<StrategyDocument> file = read_given(o, devices);
-  const TrainingSetup training = memory_options(o.memory, file);
+  const TrainingSetup training = baseline_setup(o, memory_options(o.memory, file));
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
   (void)make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
@@ -107,6 +120,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;
     request.mcmc = o.mcmc;
+    request.tensor_parallel = o.tensor_parallel;
   }
   const GraphFileV1 graph_file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
@@ -153,18 +167,22 @@ CommandRunner register_evaluate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("evaluate", "Price a given strategy (a pase-strategy file or a baseline)");
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   auto* strategy = cmd->add_option("--strategy,-s", o->strategy, "Strategy file (pase-strategy JSON) to price");
-  auto* baseline = cmd->add_option("--baseline,-b", o->baseline, "Built-in strategy: data-parallel, owt, megatron, mcmc");
+  auto* baseline = cmd->add_option("--baseline,-b", o->baseline,
+                                   "Built-in strategy: data-parallel, owt, megatron, fsdp (data parallel at ZeRO-3), mcmc");
   strategy->excludes(baseline);
   baseline->excludes(strategy);
   cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/false);
   add_mcmc_options(cmd, o->mcmc);
+  cmd->add_option("--tensor-parallel", o->tensor_parallel,
+                  "megatron: ways of tensor parallelism inside a stage (default: the best divisor of the devices)");
   cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    return with_option_spellings({{"baseline", "--baseline"}}, [&] { return run_evaluate(*o); });
+    return with_option_spellings({{"baseline", "--baseline"}, {"tensor_parallel", "--tensor-parallel"}},
+                                 [&] { return run_evaluate(*o); });
   };
 }
 

@@ -28,6 +28,7 @@ struct SolveRequest {
   const StrategyDocument* given = nullptr;  ///< Given: the file (outlives the call)
   std::string baseline;                   ///< Baseline: its name
   McmcOptions mcmc;                       ///< Baseline mcmc: its search
+  int64_t tensor_parallel = 0;            ///< Baseline megatron: its tensor-parallel ways (0: the best)
   TrainingSetup memory;                   ///< what the memory model counts (dtype, optimizer)
   std::optional<uint64_t> cap;            ///< Optimum: bytes per device the strategy must fit; none: no cap
   CapOptions cap_search;                  ///< how hard the capped search closes its gap

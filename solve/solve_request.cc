@@ -47,7 +47,7 @@ void choose_optimum(SolveOutcome& out, const Graph& graph, const SolveRequest& r
 
 // A built-in strategy; one that does not apply to the graph is bad input.
 void choose_baseline(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
-  BaselineResult result = run_baseline(request.baseline, graph, out.tables, request.mcmc);
+  BaselineResult result = run_baseline(request.baseline, graph, out.tables, request.mcmc, request.tensor_parallel);
   if (!result.applicable)
     throw OptionError({"baseline", "baseline", "",
                        ": " + request.baseline + " does not apply to '" + graph.name + "': " + result.note});

@@ -148,8 +148,34 @@ const std::vector<std::string>& baseline_names() {
   return names;
 }
 
+// Megatron-LM's layout at the best m * n = p, or at n = tensor_parallel as asked.
+void megatron_baseline(BaselineResult& result, const Graph& graph, const CostTables& tables, int64_t tensor_parallel) {
+  const int64_t p = tables.machine.devices;
+  if (tensor_parallel > 0) {
+    if (p % tensor_parallel != 0)
+      throw OptionError({"tensor_parallel", "tensor_parallel", "",
+                         ": expected a divisor of the " + std::to_string(p) + " devices, got " +
+                             std::to_string(tensor_parallel)});
+    result.choice = megatron_choice(graph, tables, p / tensor_parallel, tensor_parallel);
+    result.note = "m = " + std::to_string(p / tensor_parallel) + ", n = " + std::to_string(tensor_parallel) + " (as asked)";
+    return;
+  }
+  // Try every m * n = p; ties go to the larger m (closer to data parallelism).
+  std::vector<int64_t> ms = divisors(p);
+  double best = 0.0;
+  for (auto it = ms.rbegin(); it != ms.rend(); ++it) {
+    std::vector<int32_t> choice = megatron_choice(graph, tables, *it, p / *it);
+    double cost = tables.objective.evaluate(choice);
+    if (result.choice.empty() || cost < best) {
+      best = cost;
+      result.choice = std::move(choice);
+      result.note = "m = " + std::to_string(*it) + ", n = " + std::to_string(p / *it);
+    }
+  }
+}
+
 BaselineResult run_baseline(const std::string& name, const Graph& graph, const CostTables& tables,
-                            const McmcOptions& mcmc) {
+                            const McmcOptions& mcmc, int64_t tensor_parallel) {
   auto start = std::chrono::steady_clock::now();
   BaselineResult result;
   result.name = name;
@@ -172,28 +198,22 @@ BaselineResult run_baseline(const std::string& name, const Graph& graph, const C
       result.note = "not transformer-like (no einsum with a head letter 'h')";
       return result;
     }
-    // Try every m * n = p; ties go to the larger m (closer to data parallelism).
-    const int64_t p = tables.machine.devices;
-    std::vector<int64_t> ms = divisors(p);
-    double best = 0.0;
-    for (auto it = ms.rbegin(); it != ms.rend(); ++it) {
-      std::vector<int32_t> choice = megatron_choice(graph, tables, *it, p / *it);
-      double cost = objective.evaluate(choice);
-      if (result.choice.empty() || cost < best) {
-        best = cost;
-        result.choice = std::move(choice);
-        result.note = "m = " + std::to_string(*it) + ", n = " + std::to_string(p / *it);
-      }
-    }
+    megatron_baseline(result, graph, tables, tensor_parallel);
+  } else if (name == "fsdp") {
+    result.choice = data_parallel_choice(graph, tables);
+    const std::string note = data_parallel_note(tables, result.choice);
+    result.note = "data parallel, ZeRO-3" + (note.empty() ? "" : "; " + note);
   } else if (name == "mcmc") {
     McmcResult run = mcmc_search(objective, data_parallel_choice(graph, tables), mcmc);
     result.choice = std::move(run.choice);
     result.note = "seed " + std::to_string(mcmc.seed) + ", " + std::to_string(run.iterations) + " iterations, " +
                   std::to_string(run.accepted) + " accepted, stopped by " + mcmc_stop_name(run.stop);
   } else {
-    std::string hint = closest_name(name, baseline_names());
+    std::vector<std::string> names = baseline_names();
+    names.push_back("fsdp");
+    std::string hint = closest_name(name, names);
     throw InputError("unknown strategy '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                     "; choose data-parallel, owt, megatron or mcmc");
+                     "; choose data-parallel, owt, megatron, fsdp or mcmc");
   }
   result.cost = objective.evaluate(result.choice);
   result.seconds = seconds_since(start);

@@ -6,7 +6,8 @@
 //  - data-parallel: split each vertex's batch dimension (batch_dimension) p ways;
 //  - owt: data parallel, except that `fc` layers split their output units N p ways;
 //  - megatron: batch m ways and attention heads / ff / vocab n ways, m * n = p, best m;
-//  - mcmc: FlexFlow's Markov chain search (mcmc.h), started from data-parallel.
+//  - mcmc: FlexFlow's Markov chain search (mcmc.h), started from data-parallel;
+//  - fsdp: data-parallel, priced by its caller under ZeRO-3 (not in baseline_names).
 // A wish "split dim d w ways" becomes the largest allowed split of d that
 // divides w (1 always qualifies), so every baseline is a valid configuration.
 #include <string>
@@ -51,7 +52,11 @@ struct BaselineResult {
 [[nodiscard]] const std::vector<std::string>& baseline_names();
 
 /// Builds and prices one named baseline; InputError (with a "did you mean") for an unknown name.
+/// megatron takes `tensor_parallel` ways of tensor parallelism (0: the best
+/// divisor of the devices; OptionError "tensor_parallel" when it does not
+/// divide them). fsdp is the data-parallel strategy, to be priced under
+/// ZeRO-3 (docs/training.md): its caller prices the tables so.
 [[nodiscard]] BaselineResult run_baseline(const std::string& name, const Graph& graph, const CostTables& tables,
-                                          const McmcOptions& mcmc);
+                                          const McmcOptions& mcmc, int64_t tensor_parallel = 0);
 
 }  // namespace pase

@@ -110,3 +110,31 @@ TEST_CASE("a strategy file's training fields are checked: the file, the layer an
   CHECK(refused.status == 1);
   CHECK(refused.error == "error: " + bad + ": layer 'encoder/embedding': field 'zero': expected a ZeRO stage 0, 1, 2 or 3, got 5\n");
 }
+
+TEST_CASE("baselines practitioners run: megatron at a tensor-parallel width, fsdp at ZeRO-3") {
+  SUBCASE("evaluate") {
+    const test::CommandResult megatron =
+        test::run_pase("evaluate" + kTransformer + " --baseline megatron --tensor-parallel 4");
+    CHECK(megatron.status == 0);
+    CHECK(megatron.output.find("strategy megatron (m = 2, n = 4 (as asked))") != std::string::npos);
+    const test::CommandResult fsdp = test::run_pase("evaluate" + kTransformer + " --baseline fsdp --json");
+    CHECK(fsdp.status == 0);
+    const json strategy = json::parse(fsdp.output);
+    CHECK(strategy["training"]["zero"] == 3);
+    CHECK(strategy["layers"][0]["config"][0] == 8);  // data parallel: the batch split 8 ways
+    CHECK(test::run_pase("evaluate" + kTransformer + " --baseline fsdp --zero 1").error ==
+          "error: --baseline fsdp: shards every layer's state at ZeRO-3; --zero 1 contradicts it\n");
+    CHECK(test::run_pase("evaluate" + kTransformer + " --baseline owt --tensor-parallel 2").error ==
+          "error: --tensor-parallel: applies to --baseline megatron\n");
+    const test::CommandResult odd = test::run_pase("evaluate" + kTransformer + " --baseline megatron --tensor-parallel 3");
+    CHECK(odd.status == 1);
+    CHECK(odd.error == "error: --tensor-parallel: expected a divisor of the 8 devices, got 3\n");
+  }
+  SUBCASE("compare: an fsdp row under a training setup, none without") {
+    const test::CommandResult trained = test::run_pase("compare" + kTransformer + " --zero 1 --tensor-parallel 2");
+    CHECK(trained.status == 0);
+    CHECK(trained.output.find("  fsdp  ") != std::string::npos);
+    CHECK(trained.output.find("m = 4, n = 2 (as asked)") != std::string::npos);
+    CHECK(test::run_pase("compare" + kTransformer).output.find("  fsdp  ") == std::string::npos);
+  }
+}

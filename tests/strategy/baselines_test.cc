@@ -162,7 +162,7 @@ TEST_CASE("run_baseline: unknown name") {
     FAIL("expected an InputError");
   } catch (const InputError& error) {
     CHECK(std::string(error.what()) ==
-          "unknown strategy 'owtt' (did you mean 'owt'?); choose data-parallel, owt, megatron or mcmc");
+          "unknown strategy 'owtt' (did you mean 'owt'?); choose data-parallel, owt, megatron, fsdp or mcmc");
   }
 }
 

@@ -178,7 +178,7 @@ TEST_CASE("pase evaluate") {
     test::CommandResult typo = test::run_pase("evaluate \"" + graph + "\" --baseline data-paralel --devices 8");
     CHECK(typo.status == 1);
     CHECK(typo.error == "error: unknown strategy 'data-paralel' (did you mean 'data-parallel'?); choose data-parallel, "
-                        "owt, megatron or mcmc\n");
+                        "owt, megatron, fsdp or mcmc\n");
     test::CommandResult megatron = test::run_pase("evaluate \"" + graph + "\" --baseline megatron --devices 8");
     CHECK(megatron.status == 1);
     CHECK(megatron.error == "error: --baseline: megatron does not apply to 'alexnet': not transformer-like (no einsum "
