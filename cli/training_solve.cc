@@ -34,6 +34,67 @@ std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::stri
   return solve;
 }
 
+// The counts in the order to try them under a cap, each with a lower bound
+// on its capped optimum: its optimum without the cap (the bounded solve's
+// bound past the DP's limits), least first. A count whose uncapped optimum
+// fits the cap is solved by it.
+struct Candidate {
+  int64_t micro_batches = 1;
+  double lower_bound = 0;
+  std::unique_ptr<TrainingSolve> fitting;  ///< the uncapped optimum, when it fits the cap
+};
+
+std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::string& path,
+                                       const std::vector<int64_t>& counts, const ModelMaker& make_model,
+                                       const SolveRequest& request, TrainingSearch& search,
+                                       std::exception_ptr& first_error) {
+  SolveRequest uncapped = request;
+  uncapped.cap.reset();
+  uncapped.place = false;
+  std::vector<Candidate> candidates;
+  for (int64_t m : counts) {
+    try {
+      std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, uncapped);
+      const SolveOutcome& out = solve->outcome;
+      Candidate c{m, out.bounded ? out.bounded->lower_bound : out.solution.cost, nullptr};
+      if (out.bytes.total() <= *request.cap) c.fitting = std::move(solve);
+      candidates.push_back(std::move(c));
+    } catch (const std::exception& error) {
+      if (!dynamic_cast<const InputError*>(&error) && !dynamic_cast<const ResourceError*>(&error)) throw;
+      if (!first_error) first_error = std::current_exception();
+      search.trials.push_back({m, std::nan(""), error.what()});
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.lower_bound < b.lower_bound; });
+  return candidates;
+}
+
+// Under a cap: the capped search only where a count's bound could beat the best found.
+void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std::string& path,
+                      const std::vector<int64_t>& counts, const ModelMaker& make_model, const SolveRequest& request,
+                      std::exception_ptr& first_error) {
+  std::vector<Candidate> candidates = uncapped_bounds(file, path, counts, make_model, request, search, first_error);
+  for (Candidate& c : candidates) {
+    if (search.best && search.best->outcome.solved() && c.lower_bound >= search.best->outcome.solution.cost) {
+      search.trials.push_back({c.micro_batches, std::nan(""), "", true});
+      continue;
+    }
+    try {
+      std::unique_ptr<TrainingSolve> solve =
+          c.fitting ? std::move(c.fitting) : solve_at(file, path, c.micro_batches, make_model, request);
+      const bool solved = solve->outcome.solved();
+      search.trials.push_back({c.micro_batches, solved ? solve->outcome.solution.cost : std::nan(""),
+                               solved ? "" : "nothing fits the memory cap"});
+      if (!search.best || better(solve->outcome, search.best->outcome)) search.best = std::move(solve);
+    } catch (const std::exception& error) {
+      if (!dynamic_cast<const InputError*>(&error) && !dynamic_cast<const ResourceError*>(&error)) throw;
+      if (!first_error) first_error = std::current_exception();
+      search.trials.push_back({c.micro_batches, std::nan(""), error.what()});
+    }
+  }
+}
+
 }  // namespace
 
 TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, const std::vector<int64_t>& counts,
@@ -45,6 +106,11 @@ TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, 
     return search;
   }
   std::exception_ptr first_error;
+  if (request.cap && request.source == StrategySource::Optimum && !request.plan_only) {
+    search_under_cap(search, file, path, counts, make_model, request, first_error);
+    if (!search.best) std::rethrow_exception(first_error);
+    return search;
+  }
   for (int64_t m : counts) {
     try {
       std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, request);
@@ -65,12 +131,16 @@ TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, 
 }
 
 std::string micro_batch_search_words(const TrainingSearch& search) {
-  size_t priced = 0;
-  for (const MicroBatchTrial& t : search.trials) priced += t.refused.empty();
+  size_t priced = 0, pruned = 0;
+  for (const MicroBatchTrial& t : search.trials) {
+    pruned += t.pruned;
+    priced += t.refused.empty() && !t.pruned;
+  }
   const TrainingSolve& best = *search.best;
   return "micro-batches auto: " + std::to_string(priced) + " of " + std::to_string(search.trials.size()) +
-         " divisors of the batch solved, best " + std::to_string(best.setup.micro_batches) + " (" +
-         std::to_string(best.micro_batch_size) + " per micro-batch)";
+         " divisors of the batch solved" +
+         (pruned ? " (" + std::to_string(pruned) + " bounded out without a capped search)" : "") + ", best " +
+         std::to_string(best.setup.micro_batches) + " (" + std::to_string(best.micro_batch_size) + " per micro-batch)";
 }
 
 }  // namespace pase

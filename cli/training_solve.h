@@ -31,6 +31,9 @@ struct MicroBatchTrial {
   int64_t micro_batches = 1;
   double cost = 0;
   std::string refused;  ///< why it gave no strategy, else empty
+  /// Under a cap: not searched, as its optimum without the cap already costs
+  /// at least the best strategy found within it.
+  bool pruned = false;
 };
 
 struct TrainingSearch {
@@ -45,7 +48,10 @@ using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&
 /// nothing fits at any count, the one that needs the least memory. With one
 /// count its errors propagate; with several a count whose graph does not
 /// build or whose solve is refused is skipped (its trial says why), and if
-/// every count fails the first error propagates.
+/// every count fails the first error propagates. Under a cap every count is
+/// first solved without it (a lower bound on its capped optimum, and the
+/// answer where that optimum fits); the capped search then runs in the order
+/// of those bounds, only where a bound is below the best cost found.
 [[nodiscard]] TrainingSearch solve_training(const GraphFileV1& file, const std::string& path,
                                             const std::vector<int64_t>& counts, const ModelMaker& make_model,
                                             const SolveRequest& request);
