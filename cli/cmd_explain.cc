@@ -171,6 +171,44 @@ nlohmann::ordered_json explanation_json(const Graph& graph, const CostTables& ta
 
 // ---- The command ------------------------------------------------------------
 
+// A change of bytes per device, signed, in MiB.
+std::string signed_mib(int64_t bytes) {
+  return (bytes < 0 ? "-" : "+") + format_number("%.2f", static_cast<double>(bytes < 0 ? -bytes : bytes) / (1 << 20)) +
+         " MiB";
+}
+
+// What recomputing the layer, or sharding its state at another ZeRO stage,
+// would change at its configuration, the layer alone (docs/training.md).
+void print_techniques(std::ostream& out, const ExplainCliOptions& o, int64_t devices, const Graph& graph,
+                      const SolveOutcome& solved, const CostModel& model, const TrainingSetup& training, int layer) {
+  const CostTables& tables = solved.tables;
+  const size_t v = static_cast<size_t>(layer);
+  const size_t config = static_cast<size_t>(solved.solution.choice[v]);
+  const int32_t* c = tables.configs[v][config];
+  const uint64_t bytes = solved.memory.bytes(v, config);
+  out << "\nits techniques at " << format_config(c, tables.configs[v].rank) << ", this layer alone:\n";
+  // Recomputation flipped: the layer's price with the flag turned, its bytes with its outputs (not) kept.
+  Graph flipped = graph;
+  flipped.vertices[v].recompute = !graph.vertices[v].recompute;
+  VertexModel flipped_model = tables.models[v];
+  flipped_model.recompute = flipped.vertices[v].recompute;
+  const MemoryTables flipped_memory = build_memory_tables(flipped, tables, training);
+  out << "  " << (graph.vertices[v].recompute ? "keeping its outputs (now recomputed)" : "recomputing it (now kept)")
+      << ": " << signed_duration(tables, model.layer(flipped_model, c) - model.layer(tables.models[v], c))
+      << " a step, "
+      << signed_mib(static_cast<int64_t>(flipped_memory.bytes(v, config)) - static_cast<int64_t>(bytes)) << "\n";
+  for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
+    if (zero == training.zero) continue;
+    TrainingSetup other = training;
+    other.zero = zero;
+    const std::unique_ptr<CostModel> staged = make_cost_model(o.model, devices, other);
+    const MemoryTables staged_memory = build_memory_tables(graph, tables, other);
+    out << "  ZeRO-" << zero << " (now ZeRO-" << training.zero << "): "
+        << signed_duration(tables, staged->layer(tables.models[v], c) - model.layer(tables.models[v], c)) << " a step, "
+        << signed_mib(static_cast<int64_t>(staged_memory.bytes(v, config)) - static_cast<int64_t>(bytes)) << "\n";
+  }
+}
+
 int run_explain(const ExplainCliOptions& o) {
   if (o.layer.empty() == !o.all) throw UsageError("explain: give exactly one of --layer NAME or --all");
   if (o.top < 0) throw UsageError("--top: expected a non-negative count, got " + std::to_string(o.top));
@@ -185,7 +223,9 @@ int run_explain(const ExplainCliOptions& o) {
   }
   const TrainingSetup training = memory_options(o.memory, file);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
-  Graph graph = load_graph_input(o.graph);
+  if (micro_batches_auto(o.memory))
+    throw UsageError("--micro-batches auto: explain weighs one strategy; give a count (or --strategy, whose count it takes)");
+  Graph graph = training_graph(read_graph_input(o.graph), o.graph, training);
   int layer = -1;
   if (!o.all) {
     layer = graph.find_vertex(o.layer);
@@ -236,6 +276,7 @@ int run_explain(const ExplainCliOptions& o) {
     std::cout << "\n";
     print_explanation(std::cout, graph, tables, x);
   }
+  if (!o.all) print_techniques(std::cout, o, devices, graph, out, *model, training, layer);
   bool fewer = false;
   for (const Explanation& x : explanations) {
     fewer = fewer || x.chosen.devices_used < tables.machine.devices;

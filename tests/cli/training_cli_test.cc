@@ -138,3 +138,18 @@ TEST_CASE("baselines practitioners run: megatron at a tensor-parallel width, fsd
     CHECK(test::run_pase("compare" + kTransformer).output.find("  fsdp  ") == std::string::npos);
   }
 }
+
+TEST_CASE("explain weighs recomputing a layer and sharding its state, the layer alone") {
+  // ff1's output [64, 256, 2048] fp32 split 8 ways: 16 MiB; its weight [512, 2048] on 8 replicas:
+  // 16 MiB at stage 0, 9 at stage 1 (8 + 8/8 bytes), 5.5 at stage 2 (4 + 12/8), 2 at stage 3 (16/8).
+  const test::CommandResult plain = test::run_pase("explain" + kTransformer + " --layer decoder/layer0/ff/ff1");
+  REQUIRE(plain.status == 0);
+  CHECK(plain.output.find("its techniques at (8,1,1,1), this layer alone:\n"
+                          "  recomputing it (now kept): +216 us a step, -16.00 MiB\n"
+                          "  ZeRO-1 (now ZeRO-0): 0 a step, -7.00 MiB\n"
+                          "  ZeRO-2 (now ZeRO-0): 0 a step, -10.50 MiB\n"
+                          "  ZeRO-3 (now ZeRO-0): +459 us a step, -14.00 MiB\n") != std::string::npos);
+  const test::CommandResult trained = test::run_pase("explain" + kTransformer +
+                                                     " --layer decoder/layer0/ff/ff1 --micro-batches 4 --zero 1 --recompute full");
+  CHECK(trained.output.find("  keeping its outputs (now recomputed): -216 us a step, +4.00 MiB\n") != std::string::npos);
+}
