@@ -76,7 +76,8 @@ class MemoryPricedDp {
   const Objective& objective_;
   const MemoryTables& memory_;
   DpOptions dp_;
-  bool fold_ = true;  // reuse repeated blocks' tables (SolveOptions::fold)
+  bool fold_ = true;  // chain runs of repeated blocks, else reuse their tables (SolveOptions::fold)
+  OrderKind order_ = OrderKind::MinDegree;
   std::vector<std::string> names_;
   Solution plan_;
   Objective priced_;  // the objective with priced vertex costs (edges shared with objective_)
