@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "graphs/rebatch.h"
+#include "graphs/attention.h"
 #include "graphs/recompute.h"
 
 namespace pase {
@@ -64,6 +65,7 @@ Graph training_graph(const GraphFileV1& file, const std::string& path, const Tra
     }
   }
   set_full_recompute(graph, setup.recompute == Recompute::Full);
+  set_fused_attention(graph, setup.attention == Attention::Fused);
   return graph;
 }
 

@@ -20,6 +20,9 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
                       "weights: FSDP)");
   command->add_option("--recompute", options.recompute,
                       "Activation recomputation: none (default) or full (every layer but the block boundaries)");
+  command->add_option("--attention", options.attention,
+                      "Attention: naive (default: the scores kept and moved as separate ops) or fused (one kernel, "
+                      "FlashAttention or SDPA: the scores neither kept nor moved)");
   command->add_option("--memory-reserve", options.reserve,
                       "Memory a device of the --machine keeps from training (CUDA context, communication buffers, "
                       "fragmentation): a size (default 1 GiB + 5% of the rest)");
@@ -46,6 +49,7 @@ TrainingSetup memory_options(const MemoryCliOptions& options, const TrainingSetu
     if (!options.optimizer.empty()) parsed.optimizer = parse_optimizer(options.optimizer);
     if (!options.zero.empty()) parsed.zero = parse_zero_stage(options.zero);
     if (!options.recompute.empty()) parsed.recompute = parse_recompute(options.recompute);
+    if (!options.attention.empty()) parsed.attention = parse_attention(options.attention);
   } catch (const OptionError& error) {
     throw UsageError(error.words().with("--" + error.words().option));
   }
@@ -67,6 +71,7 @@ TrainingSetup memory_options(const MemoryCliOptions& options, const std::optiona
     recorded.micro_batches = file->training->micro_batches;
     recorded.zero = file->training->zero;
     recorded.recompute = file->training->recompute;
+    recorded.attention = file->training->attention;
   }
   return memory_options(options, &recorded);
 }

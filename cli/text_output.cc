@@ -44,6 +44,7 @@ std::string training_words(const Graph& graph, const TrainingSetup& setup, int64
     add(std::to_string(setup.micro_batches) + " micro-batches" +
         (micro_batch_size > 0 ? " of " + std::to_string(micro_batch_size) : ""));
   if (setup.zero > 0) add("ZeRO-" + std::to_string(setup.zero));
+  if (setup.attention == Attention::Fused) add("fused attention");
   if (setup.recompute != Recompute::None) {
     size_t recomputed = 0;
     for (const Vertex& v : graph.vertices) recomputed += v.recompute;

@@ -417,8 +417,11 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       const double e = domain_elements(m, c);
       const int axis = m.work.axis;
       const double rows = e / per_device(m, c, axis);
-      const double compute = 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e) +
-                             fused_pointwise_seconds(model, m.work.pointwise, e);
+      // Inside a fused attention kernel the scores stay in on-chip memory:
+      // no kernel of its own, no traffic.
+      const double compute = m.fused_scores ? 0.0
+                                            : 2 * kKernelSeconds + model.fp32_op_seconds(kSoftmaxAccesses * e, e) +
+                                                  fused_pointwise_seconds(model, m.work.pointwise, e);
       compute_term(sink, compute, compute / 2);  // forward: 3 of the 6 accesses
       communication_term(sink, CostTermKind::AllReduce, "softmax max and sum all-reduce", "",
                          3 * model.all_reduce_seconds(rows, c[axis]), rows, c[axis], 3, 2.0 / 3);
@@ -454,6 +457,11 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       // operation reads and writes one element.
       const LayerWork work = describe_work(m, c);
       work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, 0.0, 0.0, sink);
+      // A fused attention kernel keeps no scores for backward: it computes
+      // them again there (FlashAttention's backward), one more forward GEMM.
+      if (m.fused_scores && work.has_gemm)
+        sink(CostTermKind::Compute, "scores recomputed in backward (fused attention)", "",
+             model.gemm_seconds(training_gemms(work.gemm)[0], work.gemm.batch), 0, 1, 1, CostPhase::MicroBatch, 0.0);
       return;
     }
   }

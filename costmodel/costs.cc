@@ -63,7 +63,8 @@ void weight_sync_terms(CostTerms& terms, double words, double group, double r, i
 // the compute (a GEMM's forward is one of its three products, and the
 // pointwise work is counted the same way), the output all-reduce, and half of
 // the halo, the listed all-reduces and the transfers (once each way).
-CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup, bool weight_operand, bool recompute) {
+CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup, bool weight_operand, bool recompute,
+                     bool fused_scores) {
   CostTerms terms;
   double compute = work.pointwise;
   if (work.has_gemm) compute += work.gemm.batch * (3 * work.gemm.m * work.gemm.n * work.gemm.k + 3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
@@ -98,6 +99,10 @@ CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup
   }
   for (const TransferWork& t : work.transfers)
     if (t.words > 0) terms.push_back({CostTermKind::Transfer, std::string(t.what) + " transfer", t.times * r * t.words, t.words, t.group, t.times, CostPhase::MicroBatch, t.times * r * t.words / 2});
+  // A fused attention kernel computes the scores again in backward: one more product.
+  if (fused_scores && work.has_gemm)
+    terms.push_back({CostTermKind::Compute, "scores recomputed in backward (fused attention)",
+                     work.gemm.batch * work.gemm.m * work.gemm.n * work.gemm.k, 0, 1, 1});
   double forward = 0;
   for (const CostTerm& term : terms) forward += term.forward;
   if (recompute && forward > 0) terms.push_back({CostTermKind::Compute, "recomputed forward", forward, 0, 1, 1});
@@ -129,7 +134,8 @@ uint64_t default_memory_reserve(uint64_t device_bytes) {
 double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
   // The PaSE step keeps its own sum (and its golden bits); a training setup
   // that reshapes the step sums its terms.
-  if (training_.whole_batch_unsharded() && !model.recompute) return layer_cost(model, config, machine_.word_cost());
+  if (training_.whole_batch_unsharded() && !model.recompute && !model.fused_scores)
+    return layer_cost(model, config, machine_.word_cost());
   double total = 0;
   for (const CostTerm& term : layer_terms(model, config)) total += term.cost;
   return total;
@@ -137,7 +143,7 @@ double PaseCostModel::layer(const VertexModel& model, const int32_t* config) con
 
 CostTerms PaseCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
   return work_terms(describe_work(model, config), machine_.word_cost(), training_, model.work.weight_operand,
-                    model.recompute);
+                    model.recompute, model.fused_scores);
 }
 
 CostTerms CostModel::layer_terms(const VertexModel& model, const int32_t* config) const {

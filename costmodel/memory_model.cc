@@ -80,7 +80,8 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
     std::vector<Held> held;
     for (const LayerWeight& w : weights) held.push_back({&w.shape, &w.split, S, true});
     // A recomputed layer's outputs are made again during backward, not kept.
-    if (vertex.kind != OpKind::Ravel && !vertex.recompute)
+    // Nor are attention scores inside a fused kernel.
+    if (vertex.kind != OpKind::Ravel && !vertex.recompute && !vertex.fused_scores)
       for (size_t k = 0; k < vertex.outputs.size() && k < model.outputs.size(); ++k)
         held.push_back({&vertex.outputs[k], &model.outputs[k], a, false});
     for (size_t j = 0; j < vertex.inputs.size() && j < model.inputs.size(); ++j) {

@@ -28,6 +28,14 @@ Recompute parse_recompute(const std::string& text) {
   throw OptionError({"recompute", "recompute", "", ": expected none or full, got '" + text + "'"});
 }
 
+const char* attention_name(Attention attention) { return attention == Attention::Fused ? "fused" : "naive"; }
+
+Attention parse_attention(const std::string& text) {
+  if (text == "naive") return Attention::Naive;
+  if (text == "fused") return Attention::Fused;
+  throw OptionError({"attention", "attention", "", ": expected naive or fused, got '" + text + "'"});
+}
+
 int parse_zero_stage(const std::string& text) {
   if (text.size() == 1 && text[0] >= '0' && text[0] <= '0' + kMaxZeroStage) return text[0] - '0';
   throw OptionError({"zero", "zero", "", ": expected a ZeRO stage 0, 1, 2 or 3, got '" + text + "'"});

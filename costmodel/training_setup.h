@@ -33,6 +33,16 @@ enum class Recompute { None, Full };
 /// Parses a recomputation mode; OptionError (field "recompute") on anything else.
 [[nodiscard]] Recompute parse_recompute(const std::string& text);
 
+/// Attention: naive keeps and moves the B·H·S·S scores as separate ops do;
+/// fused runs it as one kernel (FlashAttention, PyTorch's SDPA) that neither
+/// keeps nor moves them (graphs/attention.h).
+enum class Attention { Naive, Fused };
+
+/// "naive", "fused".
+[[nodiscard]] const char* attention_name(Attention attention);
+/// Parses an attention mode; OptionError (field "attention") on anything else.
+[[nodiscard]] Attention parse_attention(const std::string& text);
+
 struct TrainingSetup {
   Dtype dtype = Dtype::Fp32;
   Optimizer optimizer = Optimizer::Adam;
@@ -42,15 +52,19 @@ struct TrainingSetup {
   int zero = 0;  ///< ZeRO stage, 0..kMaxZeroStage, for every layer
   /// Which layers recompute (the graph's vertices carry the choice: Vertex::recompute).
   Recompute recompute = Recompute::None;
+  /// How attention runs (the graph's vertices carry it: Vertex::fused_scores).
+  Attention attention = Attention::Naive;
 
   /// The step the PaSE model prices: one micro-batch, no sharded state (any
   /// dtype and optimizer); layers may still recompute (Vertex::recompute).
   [[nodiscard]] bool whole_batch_unsharded() const { return micro_batches == 1 && zero == 0; }
   /// Every option at its default but the dtype and optimizer: nothing to record under `training`.
-  [[nodiscard]] bool plain_step() const { return whole_batch_unsharded() && recompute == Recompute::None; }
+  [[nodiscard]] bool plain_step() const {
+    return whole_batch_unsharded() && recompute == Recompute::None && attention == Attention::Naive;
+  }
   bool operator==(const TrainingSetup& other) const {
     return dtype == other.dtype && optimizer == other.optimizer && micro_batches == other.micro_batches &&
-           zero == other.zero && recompute == other.recompute;
+           zero == other.zero && recompute == other.recompute && attention == other.attention;
   }
 };
 

@@ -69,6 +69,10 @@ struct Vertex {
   /// does not keep its outputs from forward to backward and runs its forward
   /// again during backward.
   bool recompute = false;
+  /// Set by a training setup: the vertex makes or normalises attention scores
+  /// inside a fused attention kernel (graphs/attention.h): its outputs are
+  /// neither kept nor written to memory.
+  bool fused_scores = false;
 };
 
 /// One tensor from a producer output to a consumer input.

@@ -52,6 +52,8 @@ struct VertexModel {
   WorkParams work;
   /// Runs its forward again during backward instead of keeping its outputs (Vertex::recompute).
   bool recompute = false;
+  /// Its outputs are attention scores inside a fused kernel (Vertex::fused_scores).
+  bool fused_scores = false;
 };
 
 /// Builds the model of a validated vertex (through its op's definition).

@@ -64,6 +64,7 @@ struct TrainingRecord {
   int64_t micro_batch_size = 0;
   Recompute recompute = Recompute::None;  ///< as asked
   int zero = 0;                           ///< as asked
+  Attention attention = Attention::Naive;
   /// `pipeline`: one stage of every device (pipeline stages are not modelled yet).
   int64_t stage_devices = 0;
   double stage_cost = 0;
@@ -82,6 +83,7 @@ struct StrategyLayer {
   double cost = 0.0;
   std::optional<bool> recompute;  ///< with a `training` object: whether the layer recomputes
   std::optional<int> zero;        ///< with a `training` object: its ZeRO stage
+  std::optional<bool> fused_attention;  ///< with a `training` object: its outputs are scores inside a fused attention kernel
   std::vector<StrategyTensor> inputs, outputs, weights;
 };
 

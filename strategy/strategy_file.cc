@@ -76,7 +76,7 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
   if (memory) d.memory = *memory;
   if (memory && !memory->options.plain_step()) {
     const TrainingSetup& t = memory->options;
-    d.training = TrainingRecord{t.micro_batches, memory->micro_batch_size, t.recompute, t.zero,
+    d.training = TrainingRecord{t.micro_batches, memory->micro_batch_size, t.recompute, t.zero, t.attention,
                                 tables.machine.devices, total_cost, memory->bytes.total()};
   }
   d.layers.reserve(graph.vertices.size());
@@ -85,6 +85,7 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
     if (d.training) {
       d.layers.back().recompute = graph.vertices[v].recompute;
       d.layers.back().zero = d.training->zero;
+      d.layers.back().fused_attention = graph.vertices[v].fused_scores;
     }
   }
   return d;

@@ -85,6 +85,7 @@ StrategyLayer read_layer(const JsonReader& layer) {
   if (auto f = layer.optional("cost")) out.cost = f->as_number();
   if (auto f = layer.optional("recompute")) out.recompute = f->as_bool();
   if (auto f = layer.optional("zero")) out.zero = zero_stage(*f);
+  if (auto f = layer.optional("fused_attention")) out.fused_attention = f->as_bool();
   out.inputs = read_tensors(layer, "inputs");
   out.outputs = read_tensors(layer, "outputs");
   out.weights = read_tensors(layer, "weights");
@@ -141,6 +142,7 @@ TrainingRecord read_training(const JsonReader& training) {
   if (auto f = training.optional("micro_batch_size")) out.micro_batch_size = f->as_positive("micro-batch size");
   if (auto f = training.optional("recompute")) out.recompute = parse_name(*f, parse_recompute);
   if (auto f = training.optional("zero")) out.zero = zero_stage(*f);
+  if (auto f = training.optional("attention")) out.attention = parse_name(*f, parse_attention);
   if (auto pipeline = training.optional("pipeline")) {
     pipeline->expect_object();
     if (pipeline->required("stages").as_positive("number of stages") != 1)

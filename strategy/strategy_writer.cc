@@ -97,6 +97,7 @@ void append_training(std::string& out, const TrainingRecord& t) {
   append_json_number(member("micro_batch_size"), t.micro_batch_size);
   append_json_string(member("recompute"), recompute_name(t.recompute));
   append_json_number(member("zero"), int64_t{t.zero});
+  append_json_string(member("attention"), attention_name(t.attention));
   member("pipeline") += "{\"stages\":1,\"schedule\":\"1f1b\",\"stage_devices\":[";
   append_json_number(out, t.stage_devices);
   out += "],\"stage_cost\":[";
@@ -141,6 +142,7 @@ void append_layer(std::string& out, const StrategyLayer& layer, const Plan* plan
   append_json_number(member("cost"), layer.cost);
   if (layer.recompute) member("recompute") += *layer.recompute ? "true" : "false";
   if (layer.zero) append_json_number(member("zero"), int64_t{*layer.zero});
+  if (layer.fused_attention) member("fused_attention") += *layer.fused_attention ? "true" : "false";
   append_tensors(out, "inputs", layer.inputs, planned ? &planned->inputs : nullptr, mesh, member);
   append_tensors(out, "outputs", layer.outputs, planned ? &planned->outputs : nullptr, mesh, member);
   append_tensors(out, "weights", layer.weights, planned ? &planned->weights : nullptr, mesh, member);

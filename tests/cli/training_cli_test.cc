@@ -25,7 +25,8 @@ TEST_CASE("solve --micro-batches --zero --recompute: the training object, each l
   const nlohmann::ordered_json strategy = nlohmann::ordered_json::parse(solved.output);
   const double total = strategy["total_cost"].get<double>();
   CHECK(strategy["training"].dump() ==
-        R"({"micro_batches":4,"micro_batch_size":16,"recompute":"full","zero":1,"pipeline":{"stages":1,"schedule":"1f1b",)"
+        R"({"micro_batches":4,"micro_batch_size":16,"recompute":"full","zero":1,"attention":"naive",)"
+        R"("pipeline":{"stages":1,"schedule":"1f1b",)"
         R"("stage_devices":[8],"stage_cost":[)" + json(total).dump() + R"(],"stage_memory_bytes":[)" +
             std::to_string(strategy["memory"]["per_device_bytes"].get<uint64_t>()) + "]}}");
   size_t recomputed = 0;
@@ -152,4 +153,27 @@ TEST_CASE("explain weighs recomputing a layer and sharding its state, the layer 
   const test::CommandResult trained = test::run_pase("explain" + kTransformer +
                                                      " --layer decoder/layer0/ff/ff1 --micro-batches 4 --zero 1 --recompute full");
   CHECK(trained.output.find("  keeping its outputs (now recomputed): -216 us a step, +4.00 MiB\n") != std::string::npos);
+}
+
+TEST_CASE("--attention fused: the scores of the 18 attentions are neither kept nor moved") {
+  // Data parallel over 8: each scores tensor [64, 8, 256, 256] fp32 is 16 MiB a device, and two
+  // vertices (the scores einsum and the softmax) hold one each: 36 x 16 MiB less activations.
+  const std::string dp = "evaluate" + kTransformer + " --baseline data-parallel --json";
+  const test::CommandResult naive = test::run_pase(dp);
+  const test::CommandResult fused = test::run_pase(dp + " --attention fused");
+  REQUIRE(naive.status == 0);
+  REQUIRE(fused.status == 0);
+  const json a = json::parse(naive.output), b = json::parse(fused.output);
+  CHECK(a["memory"]["activations_bytes"].get<uint64_t>() - b["memory"]["activations_bytes"].get<uint64_t>() ==
+        uint64_t{36} * 16 * 1024 * 1024);
+  CHECK(a["memory"]["weights_bytes"] == b["memory"]["weights_bytes"]);
+  size_t marked = 0;
+  for (const json& layer : b["layers"]) marked += layer["fused_attention"].get<bool>();
+  CHECK(marked == 36);
+  CHECK(b["training"]["attention"] == "fused");
+  // The pase model pays the scores' product once more (recomputed in backward).
+  CHECK(b["total_cost"].get<double>() > a["total_cost"].get<double>());
+  const test::CommandResult bad = test::run_pase("solve" + kTransformer + " --attention flash");
+  CHECK(bad.status == 2);
+  CHECK(bad.error == "error: --attention: expected naive or fused, got 'flash'\n");
 }

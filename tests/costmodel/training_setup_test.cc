@@ -11,6 +11,7 @@
 #include "costmodel/machine_profile.h"
 #include "costmodel/memory_model.h"
 #include "costmodel/training_setup.h"
+#include "graphs/attention.h"
 #include "graphs/recompute.h"
 #include "strategy/config_lookup.h"
 #include "test_support.h"
@@ -199,4 +200,34 @@ TEST_CASE("the calibrated model: micro-batch terms scale, step terms do not; ZeR
     CHECK(gather);
     CHECK(scatter);
   }
+}
+
+TEST_CASE("fused attention: the scores einsum and softmax are found; priced as one kernel") {
+  Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "attention",
+   "tensors": {"q": [2, 4, 64, 16], "k": [2, 4, 64, 16], "v": [2, 4, 64, 16]},
+   "nodes": [{"name": "qs", "op": "elementwise", "inputs": ["q"]},
+             {"name": "ks", "op": "elementwise", "inputs": ["k"]},
+             {"name": "logits", "op": "einsum", "inputs": ["qs", "ks"], "equation": "bhlk,bhmk->bhlm"},
+             {"name": "softmax", "op": "softmax", "inputs": ["logits"], "axis": 3},
+             {"name": "context", "op": "einsum", "inputs": ["softmax", "v"], "equation": "bhlm,bhmk->bhlk"}]})");
+  CHECK(attention_scores(graph) == std::vector<char>{0, 0, 1, 1, 0});
+  set_fused_attention(graph, true);
+  MachineProfile profile = parse_machine_profile(test::kTestMachineProfile, "m.json");
+  const CalibratedCostModel model(profile, 4);
+  const int32_t softmax_config[4] = {2, 1, 1, 1};
+  for (const CostTerm& term : model.layer_terms(build_vertex_model(graph.vertices[3]), softmax_config))
+    if (term.kind == CostTermKind::Compute) CHECK(term.cost == 0.0);  // no kernel, no traffic of its own
+  const VertexModel logits = build_vertex_model(graph.vertices[2]);
+  const int32_t logits_config[5] = {2, 1, 1, 1, 1};
+  const CostTerms terms = model.layer_terms(logits, logits_config);
+  REQUIRE_FALSE(terms.empty());
+  CHECK(terms.back().what == "scores recomputed in backward (fused attention)");
+  CHECK(terms.back().cost == doctest::Approx(model.gemm_seconds(training_gemms(gemm_shape(logits, logits_config))[0],
+                                                                gemm_shape(logits, logits_config).batch)));
+  // The memory model keeps neither output.
+  const CostTables tables = build_cost_tables(graph, four_devices());
+  const MemoryTables memory = build_memory_tables(graph, tables, {});
+  for (size_t s = 0; s < tables.configs[2].size(); ++s) CHECK(memory.bytes(2, s) == 0);
+  for (size_t s = 0; s < tables.configs[3].size(); ++s) CHECK(memory.bytes(3, s) == 0);
+  CHECK(memory.bytes(4, 0) > 0);  // the context's output is kept
 }

@@ -11,8 +11,9 @@ optimizer) and counts, as the documents state them:
                without an optimizer) or, under ZeRO stage z, its sharded
                parts over r replicas, r = the layer's devices over the
                weight's pieces, x/r rounded up per weight;
-  activations  every output of a layer that does not recompute (not a
-               reshape's inner `NAME/ravel` view), and every data input a
+  activations  every output of a layer that does not recompute and makes
+               no scores inside a fused attention kernel (not a reshape's
+               inner `NAME/ravel` view), and every data input a
                layer reads (an external tensor that is no weight), once
                per layer, x 4 bytes (fp32, tf32) or 2 (bf16, fp16).
 
@@ -65,7 +66,7 @@ def recount(strategy):
             pieces = math.prod(w["split"])
             weights += weight_bytes(tile(w["shape"], w["split"]), devices // pieces, layer.get("zero", zero_default), state)
         view = layer["op"] == "reshape" and layer["name"].endswith("/ravel")
-        if not view and not layer.get("recompute", False):
+        if not view and not layer.get("recompute", False) and not layer.get("fused_attention", False):
             activations += a * sum(tile(o["shape"], o["split"]) for o in layer["outputs"])
         seen = set()
         for i in layer["inputs"]:
@@ -98,7 +99,8 @@ def main():
         graphs = [os.path.join(ROOT, "data/graphs", g) for g in ("alexnet.json", "transformer.json", "rnnlm.json")]
         options = [[], ["--zero", "1"], ["--zero", "3", "--dtype", "bf16"],
                    ["--micro-batches", "2", "--recompute", "full", "--zero", "2", "--optimizer", "sgd"],
-                   ["--recompute", "full", "--optimizer", "none", "--zero", "3"]]
+                   ["--recompute", "full", "--optimizer", "none", "--zero", "3"],
+                   ["--attention", "fused", "--micro-batches", "2", "--dtype", "bf16"]]
         cases = [(g, 8, o) for g in graphs + [gpt, llama] for o in options]
         cases.append((gpt, 64, ["--cost-model", "calibrated", "--machine", "dgx-a100", "--dtype", "bf16", "--zero", "1",
                                 "--micro-batches", "4", "--recompute", "full", "--memory-per-device", "machine"]))
