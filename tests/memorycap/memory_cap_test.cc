@@ -276,3 +276,40 @@ TEST_CASE("pase solve --memory-per-device: refusals") {
     CHECK(r.error == "error: --dtype: expected fp32, tf32, bf16 or fp16, got 'fp8'\n");
   }
 }
+
+TEST_CASE("solve_under_cap: equals brute force on a priced graph under each training setup") {
+  // x -> fc1 -> a -> b -> res = fc1 + b -> fc2 on 4 devices: few enough strategies to enumerate.
+  Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "residual", "cutoff": 1,
+   "tensors": {"x": [8, 6]},
+   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 4},
+             {"name": "a", "op": "elementwise", "inputs": ["fc1"]},
+             {"name": "b", "op": "elementwise", "inputs": ["a"]},
+             {"name": "res", "op": "elementwise", "inputs": ["fc1", "b"]},
+             {"name": "fc2", "op": "fc", "inputs": ["res"], "units": 3}]})");
+  graph.vertices[1].recompute = graph.vertices[2].recompute = true;  // what --recompute full marks here
+  Machine machine;
+  machine.devices = 4;
+  for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
+    for (int64_t micro_batches : {1, 2}) {
+      TrainingSetup setup{Dtype::Bf16, Optimizer::Adam};
+      setup.zero = zero;
+      setup.micro_batches = micro_batches;
+      const CostTables tables = build_cost_tables(graph, PaseCostModel(machine, setup));
+      const MemoryTables memory = build_memory_tables(graph, tables, setup);
+      MemoryPricedDp dp(graph, tables, memory, SolveOptions{});
+      const Exhaustive everything = exhaustive(tables.objective, memory, ~uint64_t{0});
+      for (double f : {0.0, 0.2, 0.5, 0.8}) {
+        CAPTURE(zero);
+        CAPTURE(micro_batches);
+        CAPTURE(f);
+        const uint64_t cap = everything.least_bytes + static_cast<uint64_t>(f * 400);
+        const Exhaustive correct = exhaustive(tables.objective, memory, cap);
+        const CappedSolution result = solve_under_cap(dp, tables.objective, memory, cap, node_budget(1 << 20));
+        REQUIRE(result.feasible);
+        CHECK(result.memory <= cap);
+        CHECK(result.cost == doctest::Approx(correct.best_cost).epsilon(1e-12));
+        CHECK(result.gap == 0.0);
+      }
+    }
+  }
+}
