@@ -140,7 +140,7 @@ json machine_json(const Machine& machine) {
 
 // Without `timings` the summary is the same bytes on every run and thread count.
 json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const TrainingSetup& memory,
-                  std::optional<uint64_t> cap, bool timings) {
+                  const MemoryCliOptions& options, std::optional<uint64_t> cap, bool timings) {
   json doc;
   doc["format"] = "pase-batch-summary";
   doc["version"] = 1;
@@ -150,6 +150,7 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
   doc["dtype"] = dtype_name(memory.dtype);
   doc["optimizer"] = optimizer_name(memory.optimizer);
   doc["cap_bytes"] = cap ? json(*cap) : json(nullptr);
+  if (!memory.plain_step() || micro_batches_auto(options)) doc["training"] = training_json(memory, options);
   doc["results"] = json::array();
   for (const BatchResult& r : results) {
     json entry = {{"graph", r.graph}, {"file", r.file}, {"devices", r.devices}, {"status", r.status}};
@@ -503,7 +504,7 @@ int run_batch(const BatchCliOptions& o) {
   if (!o.summary.empty()) {
     const std::string text =
         summary_kind == ".json"
-            ? summary_json(results, *setup.models[0], setup.request.memory, setup.request.cap, o.timings).dump(2) + "\n"
+            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings).dump(2) + "\n"
             : summary_csv(results, o.timings);
     if (summary_to_stdout) std::cout << text << std::flush;
     else write_text_file(o.summary, text);

@@ -179,6 +179,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const Graph& graph, 
   doc["dtype"] = dtype_name(request.memory.dtype);
   doc["optimizer"] = optimizer_name(request.memory.optimizer);
   doc["cap_bytes"] = request.cap ? json(*request.cap) : json(nullptr);
+  if (!request.memory.plain_step() || micro_batches_auto(o.memory)) doc["training"] = training_json(request.memory, o.memory);
   doc["mcmc"] = {{"seed", o.mcmc.seed}, {"max_iterations", o.mcmc.max_iterations}, {"max_seconds", o.mcmc.max_seconds}};
   doc["strategies"] = c.shown;
   doc["skipped"] = json::array();

@@ -71,6 +71,7 @@ nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier,
   doc["dtype"] = dtype_name(memory_model.dtype);
   doc["optimizer"] = optimizer_name(memory_model.optimizer);
   doc["mesh"] = o.mesh.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.mesh);
+  if (!memory_model.plain_step()) doc["training"] = training_json(memory_model, o.memory);
   doc["points"] = nlohmann::ordered_json::array();
   for (const FrontierPoint& p : frontier)
     doc["points"].push_back({{"per_device_bytes", p.bytes.total()},

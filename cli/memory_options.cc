@@ -42,6 +42,14 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
 
 bool micro_batches_auto(const MemoryCliOptions& options) { return options.micro_batches == "auto"; }
 
+nlohmann::ordered_json training_json(const TrainingSetup& setup, const MemoryCliOptions& options) {
+  using json = nlohmann::ordered_json;
+  return json{{"micro_batches", micro_batches_auto(options) ? json("auto") : json(setup.micro_batches)},
+              {"zero", setup.zero},
+              {"recompute", recompute_name(setup.recompute)},
+              {"attention", attention_name(setup.attention)}};
+}
+
 TrainingSetup memory_options(const MemoryCliOptions& options, const TrainingSetup* recorded) {
   TrainingSetup parsed = recorded ? *recorded : TrainingSetup{};
   try {

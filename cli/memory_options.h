@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "costmodel/cost_model.h"
 #include "costmodel/memory_model.h"
@@ -51,6 +52,11 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
 
 /// Whether --micro-batches is auto.
 [[nodiscard]] bool micro_batches_auto(const MemoryCliOptions& options);
+
+/// The `training` object of the compare, batch and frontier documents (written
+/// only off the PaSE step): micro_batches (a count, or "auto"), zero,
+/// recompute, attention.
+[[nodiscard]] nlohmann::ordered_json training_json(const TrainingSetup& setup, const MemoryCliOptions& options);
 
 /// The cap in bytes, if one was given (UsageError on a malformed size). `machine`
 /// takes the memory per device of the calibrated model's profile less the reserve.

@@ -177,3 +177,18 @@ TEST_CASE("--attention fused: the scores of the 18 attentions are neither kept n
   CHECK(bad.status == 2);
   CHECK(bad.error == "error: --attention: expected naive or fused, got 'flash'\n");
 }
+
+TEST_CASE("batch, compare and frontier documents record the training setup, and only off the PaSE step") {
+  const std::string summary = test::write_temp_file("training_batch_summary.json", "");
+  REQUIRE(test::run_pase("batch " + test::source_path("data/graphs/transformer.json") +
+                         " --devices 8 --micro-batches auto --zero 1 --summary \"" + summary + "\"")
+              .status == 0);
+  CHECK(json::parse(read_text_file(summary))["training"].dump() ==
+        R"({"attention":"naive","micro_batches":"auto","recompute":"none","zero":1})");
+  const std::string frontier = test::write_temp_file("training_frontier.json", "");
+  REQUIRE(test::run_pase("frontier" + kTransformer + " --recompute full --json \"" + frontier + "\"").status == 0);
+  CHECK(json::parse(read_text_file(frontier))["training"]["recompute"] == "full");
+  const std::string plain = test::write_temp_file("training_compare_plain.json", "");
+  REQUIRE(test::run_pase("compare" + kTransformer + " --json \"" + plain + "\"").status == 0);
+  CHECK_FALSE(json::parse(read_text_file(plain)).contains("training"));
+}
