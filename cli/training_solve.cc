@@ -36,12 +36,10 @@ std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::stri
 
 // The counts in the order to try them under a cap, each with a lower bound
 // on its capped optimum: its optimum without the cap (the bounded solve's
-// bound past the DP's limits), least first. A count whose uncapped optimum
-// fits the cap is solved by it.
+// bound past the DP's limits), least first.
 struct Candidate {
   int64_t micro_batches = 1;
   double lower_bound = 0;
-  std::unique_ptr<TrainingSolve> fitting;  ///< the uncapped optimum, when it fits the cap
 };
 
 std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::string& path,
@@ -56,9 +54,7 @@ std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::strin
     try {
       std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, uncapped);
       const SolveOutcome& out = solve->outcome;
-      Candidate c{m, out.bounded ? out.bounded->lower_bound : out.solution.cost, nullptr};
-      if (out.bytes.total() <= *request.cap) c.fitting = std::move(solve);
-      candidates.push_back(std::move(c));
+      candidates.push_back({m, out.bounded ? out.bounded->lower_bound : out.solution.cost});
     } catch (const std::exception& error) {
       if (!dynamic_cast<const InputError*>(&error) && !dynamic_cast<const ResourceError*>(&error)) throw;
       if (!first_error) first_error = std::current_exception();
@@ -81,8 +77,9 @@ void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std
       continue;
     }
     try {
-      std::unique_ptr<TrainingSolve> solve =
-          c.fitting ? std::move(c.fitting) : solve_at(file, path, c.micro_batches, make_model, request);
+      // A count whose uncapped optimum fits is solved under the cap all the
+      // same (its first DP finds that optimum), so the answer records the cap and its gap.
+      std::unique_ptr<TrainingSolve> solve = solve_at(file, path, c.micro_batches, make_model, request);
       const bool solved = solve->outcome.solved();
       search.trials.push_back({c.micro_batches, solved ? solve->outcome.solution.cost : std::nan(""),
                                solved ? "" : "nothing fits the memory cap"});

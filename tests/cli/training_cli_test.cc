@@ -192,3 +192,15 @@ TEST_CASE("batch, compare and frontier documents record the training setup, and 
   REQUIRE(test::run_pase("compare" + kTransformer + " --json \"" + plain + "\"").status == 0);
   CHECK_FALSE(json::parse(read_text_file(plain)).contains("training"));
 }
+
+TEST_CASE("--micro-batches auto under a cap: counts bounded out by their uncapped optimum, the cap recorded") {
+  // The pase model is linear in the batch: every count's uncapped optimum is
+  // the same, so once one count reaches it under the cap the rest are bounded out.
+  const test::CommandResult solved =
+      test::run_pase("solve" + kTransformer + " --no-plan --micro-batches auto --memory-per-device 2GiB");
+  REQUIRE(solved.status == 0);
+  CHECK(solved.error == "note: micro-batches auto: 2 of 7 divisors of the batch solved (4 bounded out without a capped "
+                        "search), best 4 (16 per micro-batch)\n");
+  CHECK(solved.output.find("; fp32; 4 micro-batches of 16), cap 2.00 GiB: lower bound 1421082828800 flop, gap 0 "
+                           "(optimal)") != std::string::npos);
+}
