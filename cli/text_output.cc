@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "graphs/layer_weights.h"
+#include "graphs/vertex_model.h"
+
 namespace pase {
 
 std::string csv_field(const std::string& text) {
@@ -43,7 +46,12 @@ std::string training_words(const Graph& graph, const TrainingSetup& setup, int64
   if (setup.micro_batches > 1)
     add(std::to_string(setup.micro_batches) + " micro-batches" +
         (micro_batch_size > 0 ? " of " + std::to_string(micro_batch_size) : ""));
-  if (setup.zero > 0) add("ZeRO-" + std::to_string(setup.zero));
+  if (setup.zero > 0) {
+    // The layers that hold a weight, whose state the stage shards.
+    size_t sharded = 0;
+    for (const Vertex& v : graph.vertices) sharded += !layer_weights(v, build_vertex_model(v)).empty();
+    add("ZeRO-" + std::to_string(setup.zero) + " on " + std::to_string(sharded) + " layers");
+  }
   if (setup.attention == Attention::Fused) add("fused attention");
   if (setup.recompute != Recompute::None) {
     size_t recomputed = 0;

@@ -31,7 +31,7 @@ namespace pase {
 namespace pase {
 
 /// How a step runs, for a memory line: "" for the PaSE step, else e.g.
-/// "; 32 micro-batches of 16, ZeRO-1, recomputed 214 of 294 layers".
+/// "; 32 micro-batches of 16, ZeRO-1 on 98 layers, recomputed 214 of 294 layers".
 [[nodiscard]] std::string training_words(const Graph& graph, const TrainingSetup& setup, int64_t micro_batch_size);
 
 }  // namespace pase
