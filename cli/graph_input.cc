@@ -3,8 +3,6 @@
 #include "cli/exit_status.h"
 #include "cli/onnx_loader.h"
 
-#include <algorithm>
-
 #include "graphs/rebatch.h"
 #include "graphs/attention.h"
 #include "graphs/recompute.h"
@@ -69,11 +67,9 @@ Graph training_graph(const GraphFileV1& file, const std::string& path, const Tra
   return graph;
 }
 
-int64_t micro_batch_size(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup) {
-  for (const auto& [name, shape] : file.tensors)
-    if (!shape.empty() && std::find(file.parameters.begin(), file.parameters.end(), name) == file.parameters.end())
-      return graph_batch(file, path) / setup.micro_batches;
-  return 0;
+int64_t micro_batch_size(const GraphFileV1& file, const TrainingSetup& setup) {
+  const std::optional<int64_t> batch = find_graph_batch(file);
+  return batch ? *batch / setup.micro_batches : 0;
 }
 
 }  // namespace pase

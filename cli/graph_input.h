@@ -36,6 +36,6 @@ void set_lenient(OnnxImportOptions& options, const std::string& value);
 
 /// The setup's micro-batch size: the batch of the graph it prices (0: the
 /// whole batch of a graph without data inputs).
-[[nodiscard]] int64_t micro_batch_size(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup);
+[[nodiscard]] int64_t micro_batch_size(const GraphFileV1& file, const TrainingSetup& setup);
 
 }  // namespace pase

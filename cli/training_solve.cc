@@ -25,13 +25,43 @@ std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::stri
   auto solve = std::make_unique<TrainingSolve>();
   solve->setup = request.memory;
   solve->setup.micro_batches = micro_batches;
-  solve->micro_batch_size = micro_batch_size(file, path, solve->setup);
+  solve->micro_batch_size = micro_batch_size(file, solve->setup);
   solve->graph = training_graph(file, path, solve->setup);
   solve->model = make_model(solve->setup);
   SolveRequest at = request;
   at.memory = solve->setup;
   solve->outcome = solve_request(solve->graph, *solve->model, at);
   return solve;
+}
+
+// Runs `work` for count `m`. A refusal (InputError: the graph does not build
+// at that batch; ResourceError: past the DP's limits) is recorded as m's
+// trial, the first kept to throw if no count answers.
+template <typename Work>
+void unless_refused(TrainingSearch& search, int64_t m, std::exception_ptr& first_error, Work work) {
+  auto refuse = [&](const std::exception& error) {
+    if (!first_error) first_error = std::current_exception();
+    search.trials.push_back({m, std::nan(""), error.what()});
+  };
+  try {
+    work();
+  } catch (const InputError& error) {
+    refuse(error);
+  } catch (const ResourceError& error) {
+    refuse(error);
+  }
+}
+
+// Solves count `m` under `request`, records its trial and keeps it if it is the best so far.
+void try_count(TrainingSearch& search, int64_t m, const GraphFileV1& file, const std::string& path,
+               const ModelMaker& make_model, const SolveRequest& request, std::exception_ptr& first_error) {
+  unless_refused(search, m, first_error, [&] {
+    std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, request);
+    const bool solved = solve->outcome.solved();
+    search.trials.push_back({m, solved ? solve->outcome.solution.cost : std::nan(""),
+                             solved ? "" : "nothing fits the memory cap"});
+    if (!search.best || better(solve->outcome, search.best->outcome)) search.best = std::move(solve);
+  });
 }
 
 // The counts in the order to try them under a cap, each with a lower bound
@@ -50,45 +80,27 @@ std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::strin
   uncapped.cap.reset();
   uncapped.place = false;
   std::vector<Candidate> candidates;
-  for (int64_t m : counts) {
-    try {
-      std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, uncapped);
-      const SolveOutcome& out = solve->outcome;
+  for (int64_t m : counts)
+    unless_refused(search, m, first_error, [&] {
+      const SolveOutcome out = solve_at(file, path, m, make_model, uncapped)->outcome;
       candidates.push_back({m, out.bounded ? out.bounded->lower_bound : out.solution.cost});
-    } catch (const std::exception& error) {
-      if (!dynamic_cast<const InputError*>(&error) && !dynamic_cast<const ResourceError*>(&error)) throw;
-      if (!first_error) first_error = std::current_exception();
-      search.trials.push_back({m, std::nan(""), error.what()});
-    }
-  }
+    });
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.lower_bound < b.lower_bound; });
   return candidates;
 }
 
-// Under a cap: the capped search only where a count's bound could beat the best found.
+// Under a cap: the capped search only where a count's bound could beat the
+// best found. A count whose uncapped optimum fits is solved under the cap all
+// the same (its first DP finds that optimum), so the answer records the cap and its gap.
 void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std::string& path,
                       const std::vector<int64_t>& counts, const ModelMaker& make_model, const SolveRequest& request,
                       std::exception_ptr& first_error) {
-  std::vector<Candidate> candidates = uncapped_bounds(file, path, counts, make_model, request, search, first_error);
-  for (Candidate& c : candidates) {
-    if (search.best && search.best->outcome.solved() && c.lower_bound >= search.best->outcome.solution.cost) {
+  for (const Candidate& c : uncapped_bounds(file, path, counts, make_model, request, search, first_error)) {
+    if (search.best && search.best->outcome.solved() && c.lower_bound >= search.best->outcome.solution.cost)
       search.trials.push_back({c.micro_batches, std::nan(""), "", true});
-      continue;
-    }
-    try {
-      // A count whose uncapped optimum fits is solved under the cap all the
-      // same (its first DP finds that optimum), so the answer records the cap and its gap.
-      std::unique_ptr<TrainingSolve> solve = solve_at(file, path, c.micro_batches, make_model, request);
-      const bool solved = solve->outcome.solved();
-      search.trials.push_back({c.micro_batches, solved ? solve->outcome.solution.cost : std::nan(""),
-                               solved ? "" : "nothing fits the memory cap"});
-      if (!search.best || better(solve->outcome, search.best->outcome)) search.best = std::move(solve);
-    } catch (const std::exception& error) {
-      if (!dynamic_cast<const InputError*>(&error) && !dynamic_cast<const ResourceError*>(&error)) throw;
-      if (!first_error) first_error = std::current_exception();
-      search.trials.push_back({c.micro_batches, std::nan(""), error.what()});
-    }
+    else
+      try_count(search, c.micro_batches, file, path, make_model, request, first_error);
   }
 }
 
@@ -103,26 +115,10 @@ TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, 
     return search;
   }
   std::exception_ptr first_error;
-  if (request.cap && request.source == StrategySource::Optimum && !request.plan_only) {
+  if (request.cap && request.source == StrategySource::Optimum && !request.plan_only)
     search_under_cap(search, file, path, counts, make_model, request, first_error);
-    if (!search.best) std::rethrow_exception(first_error);
-    return search;
-  }
-  for (int64_t m : counts) {
-    try {
-      std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, request);
-      const bool solved = solve->outcome.solved();
-      search.trials.push_back({m, solved ? solve->outcome.solution.cost : std::nan(""),
-                               solved ? "" : "nothing fits the memory cap"});
-      if (!search.best || better(solve->outcome, search.best->outcome)) search.best = std::move(solve);
-    } catch (const std::exception& error) {
-      if (!dynamic_cast<const InputError*>(&error) && !dynamic_cast<const LimitError*>(&error) &&
-          !dynamic_cast<const ResourceError*>(&error))
-        throw;
-      if (!first_error) first_error = std::current_exception();
-      search.trials.push_back({m, std::nan(""), error.what()});
-    }
-  }
+  else
+    for (int64_t m : counts) try_count(search, m, file, path, make_model, request, first_error);
   if (!search.best) std::rethrow_exception(first_error);
   return search;
 }

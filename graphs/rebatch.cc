@@ -19,9 +19,14 @@ void divide_batch(Shape& shape, int64_t batch, int64_t micro_batches) {
 
 }  // namespace
 
-int64_t graph_batch(const GraphFileV1& file, const std::string& source) {
+std::optional<int64_t> find_graph_batch(const GraphFileV1& file) {
   for (const auto& [name, shape] : file.tensors)
     if (!is_parameter(file, name) && !shape.empty()) return shape[0];
+  return std::nullopt;
+}
+
+int64_t graph_batch(const GraphFileV1& file, const std::string& source) {
+  if (std::optional<int64_t> batch = find_graph_batch(file)) return *batch;
   throw InputError(source + ": no data input (an external tensor not under `parameters`) gives the graph's batch");
 }
 

@@ -3,6 +3,7 @@
 // file was written for, and the same graph at a smaller one, so that a step
 // of M micro-batches can be priced one micro-batch at a time.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "graphs/graph_file.h"
@@ -10,8 +11,11 @@
 namespace pase {
 
 /// The global batch of a graph file: dim 0 of its first data input (an
-/// external tensor not under `parameters`, in file order). InputError naming
-/// `source` when the file has no data input.
+/// external tensor not under `parameters`, in file order); nullopt when the
+/// file has no data input.
+[[nodiscard]] std::optional<int64_t> find_graph_batch(const GraphFileV1& file);
+
+/// find_graph_batch, or an InputError naming `source` when there is none.
 [[nodiscard]] int64_t graph_batch(const GraphFileV1& file, const std::string& source);
 
 /// The file at batch graph_batch / micro_batches: dim 0 of every data input
