@@ -256,6 +256,8 @@ std::string JsonReader::as_string() const {
   return value_->get<std::string>();
 }
 
+bool JsonReader::is_string() const { return value_->is_string(); }
+
 bool JsonReader::as_bool() const {
   if (!value_->is_boolean()) fail("expected true or false, got " + json_type_phrase(*value_));
   return value_->get<bool>();

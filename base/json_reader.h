@@ -84,6 +84,8 @@ class JsonReader {
   /// A finite number above 0: "expected a positive number, got 0".
   [[nodiscard]] double as_positive_number() const;
   [[nodiscard]] std::string as_string() const;
+  /// Whether the value is a string (a field that takes a number or a word).
+  [[nodiscard]] bool is_string() const;
   /// true or false: "expected true or false, got ...".
   [[nodiscard]] bool as_bool() const;
   /// A non-empty array of positive sizes whose product fits in 63 bits; with

@@ -249,6 +249,8 @@ int run_compare(const CompareCliOptions& o) {
       sharded.source = StrategySource::Baseline;
       sharded.baseline = "fsdp";
       sharded.memory.zero = 3;
+      // Recomputation left to the solver: FSDP's runs recompute fully.
+      if (sharded.memory.recompute == Recompute::Auto) sharded.memory.recompute = Recompute::Full;
       sharded.cap.reset();
       fsdp = solve_training(file, o.graph, {search.best->setup.micro_batches}, make_model, sharded);
     }

@@ -44,6 +44,12 @@ struct EvaluateCliOptions {
 TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training) {
   if (o.tensor_parallel != 0 && o.baseline != "megatron")
     throw UsageError("--tensor-parallel: applies to --baseline megatron");
+  if (!o.baseline.empty() && training.zero == kZeroAuto)
+    throw UsageError("--zero auto: the solver chooses each layer's stage; --baseline " + o.baseline +
+                     " takes one (0, 1, 2 or 3)");
+  if (!o.baseline.empty() && training.recompute == Recompute::Auto)
+    throw UsageError("--recompute auto: the solver chooses each layer's; --baseline " + o.baseline +
+                     " takes one mode (none or full)");
   if (o.baseline != "fsdp") return training;
   if (!o.memory.zero.empty() && training.zero != 3)
     throw UsageError("--baseline fsdp: shards every layer's state at ZeRO-3; --zero " + o.memory.zero + " contradicts it");
@@ -116,6 +122,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
   (void)make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
+  request.given_path = o.strategy;
   if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;

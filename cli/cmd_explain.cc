@@ -179,7 +179,7 @@ std::string signed_mib(int64_t bytes) {
 
 // What recomputing the layer, or sharding its state at another ZeRO stage,
 // would change at its configuration, the layer alone (docs/training.md).
-void print_techniques(std::ostream& out, const ExplainCliOptions& o, int64_t devices, const Graph& graph,
+void print_techniques(std::ostream& out, const Graph& graph,
                       const SolveOutcome& solved, const CostModel& model, const TrainingSetup& training, int layer) {
   const CostTables& tables = solved.tables;
   const size_t v = static_cast<size_t>(layer);
@@ -197,14 +197,17 @@ void print_techniques(std::ostream& out, const ExplainCliOptions& o, int64_t dev
       << ": " << signed_duration(tables, model.layer(flipped_model, c) - model.layer(tables.models[v], c))
       << " a step, "
       << signed_mib(static_cast<int64_t>(flipped_memory.bytes(v, config)) - static_cast<int64_t>(bytes)) << "\n";
+  // Another ZeRO stage for this layer alone.
+  const int now = zero_stage_of(training, graph.vertices[v].zero);
   for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
-    if (zero == training.zero) continue;
-    TrainingSetup other = training;
-    other.zero = zero;
-    const std::unique_ptr<CostModel> staged = make_cost_model(o.model, devices, other);
-    const MemoryTables staged_memory = build_memory_tables(graph, tables, other);
-    out << "  ZeRO-" << zero << " (now ZeRO-" << training.zero << "): "
-        << signed_duration(tables, staged->layer(tables.models[v], c) - model.layer(tables.models[v], c)) << " a step, "
+    if (zero == now) continue;
+    Graph staged = graph;
+    staged.vertices[v].zero = zero;
+    VertexModel staged_model = tables.models[v];
+    staged_model.zero = zero;
+    const MemoryTables staged_memory = build_memory_tables(staged, tables, training);
+    out << "  ZeRO-" << zero << " (now ZeRO-" << now << "): "
+        << signed_duration(tables, model.layer(staged_model, c) - model.layer(tables.models[v], c)) << " a step, "
         << signed_mib(static_cast<int64_t>(staged_memory.bytes(v, config)) - static_cast<int64_t>(bytes)) << "\n";
   }
 }
@@ -237,7 +240,9 @@ int run_explain(const ExplainCliOptions& o) {
                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
   }
-  const SolveOutcome out = solve_request(graph, *model, pricing_request(training, file ? &*file : nullptr));
+  if (file) apply_layer_techniques(graph, *file, training, o.strategy);
+  SolveOutcome out = solve_request(graph, *model, pricing_request(training, file ? &*file : nullptr));
+  if (out.graph) graph = std::move(*out.graph);  // each layer's techniques, chosen by the solver
   const CostTables& tables = out.tables;
   const std::vector<int32_t>& choice = out.solution.choice;
   std::string strategy_words = file ? o.strategy : "the optimum";
@@ -276,7 +281,7 @@ int run_explain(const ExplainCliOptions& o) {
     std::cout << "\n";
     print_explanation(std::cout, graph, tables, x);
   }
-  if (!o.all) print_techniques(std::cout, o, devices, graph, out, *model, training, layer);
+  if (!o.all) print_techniques(std::cout, graph, out, *model, training, layer);
   bool fewer = false;
   for (const Explanation& x : explanations) {
     fewer = fewer || x.chosen.devices_used < tables.machine.devices;

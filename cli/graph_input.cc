@@ -1,5 +1,7 @@
 #include "cli/graph_input.h"
 
+#include <unordered_map>
+
 #include "cli/exit_status.h"
 #include "cli/onnx_loader.h"
 
@@ -65,6 +67,24 @@ Graph training_graph(const GraphFileV1& file, const std::string& path, const Tra
   set_full_recompute(graph, setup.recompute == Recompute::Full);
   set_fused_attention(graph, setup.attention == Attention::Fused);
   return graph;
+}
+
+void apply_layer_techniques(Graph& graph, const StrategyDocument& file, const TrainingSetup& setup,
+                            const std::string& path) {
+  const bool recompute = setup.recompute == Recompute::Auto, zero = setup.zero == kZeroAuto;
+  if (!recompute && !zero) return;
+  std::unordered_map<std::string, const StrategyLayer*> by_name;
+  for (const StrategyLayer& layer : file.layers) by_name.emplace(layer.name, &layer);
+  for (Vertex& vertex : graph.vertices) {
+    const auto it = by_name.find(vertex.name);
+    const StrategyLayer* layer = it == by_name.end() ? nullptr : it->second;
+    const char* option = recompute ? "--recompute" : "--zero";
+    if (!layer || (recompute && !layer->recompute) || (zero && !layer->zero))
+      throw UsageError(std::string(option) + " auto: prices the per-layer choices of a strategy file, and " + path +
+                       " records none for layer '" + vertex.name + "' (give " + option + " a mode)");
+    if (recompute) vertex.recompute = *layer->recompute;
+    if (zero) vertex.zero = *layer->zero;
+  }
 }
 
 int64_t micro_batch_size(const GraphFileV1& file, const TrainingSetup& setup) {

@@ -7,6 +7,7 @@
 #include "graphs/graph.h"
 #include "graphs/graph_file.h"
 #include "onnximport/import_onnx.h"
+#include "strategy/strategy_document.h"
 
 namespace pase {
 
@@ -33,6 +34,13 @@ void set_lenient(OnnxImportOptions& options, const std::string& value);
 /// divide the batch; InputError naming the file when the graph does not
 /// build at the micro-batch size.
 [[nodiscard]] Graph training_graph(const GraphFileV1& file, const std::string& path, const TrainingSetup& setup);
+
+/// Under --recompute auto or --zero auto, a strategy file's layers say
+/// which recompute and which ZeRO stage each runs: sets them on `graph`'s
+/// vertices (by name) for the options left to auto. UsageError when the
+/// file (`path`) records no such choice for a layer of the graph.
+void apply_layer_techniques(Graph& graph, const StrategyDocument& file, const TrainingSetup& setup,
+                            const std::string& path);
 
 /// The setup's micro-batch size: the batch of the graph it prices (0: the
 /// whole batch of a graph without data inputs).

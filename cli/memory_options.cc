@@ -17,9 +17,10 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
                       "file's; auto: the best divisor of the batch)");
   command->add_option("--zero", options.zero,
                       "ZeRO stage of every layer: 0 (default), 1 (shard optimizer state), 2 (and gradients), 3 (and "
-                      "weights: FSDP)");
+                      "weights: FSDP), or auto (each layer's chosen by the solver)");
   command->add_option("--recompute", options.recompute,
-                      "Activation recomputation: none (default) or full (every layer but the block boundaries)");
+                      "Activation recomputation: none (default), full (every layer but the block boundaries) or auto "
+                      "(the solver chooses, layer by layer, among those)");
   command->add_option("--attention", options.attention,
                       "Attention: naive (default: the scores kept and moved as separate ops) or fused (one kernel, "
                       "FlashAttention or SDPA: the scores neither kept nor moved)");
@@ -45,7 +46,7 @@ bool micro_batches_auto(const MemoryCliOptions& options) { return options.micro_
 nlohmann::ordered_json training_json(const TrainingSetup& setup, const MemoryCliOptions& options) {
   using json = nlohmann::ordered_json;
   return json{{"micro_batches", micro_batches_auto(options) ? json("auto") : json(setup.micro_batches)},
-              {"zero", setup.zero},
+              {"zero", setup.zero == kZeroAuto ? json("auto") : json(setup.zero)},
               {"recompute", recompute_name(setup.recompute)},
               {"attention", attention_name(setup.attention)}};
 }

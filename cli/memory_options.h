@@ -20,8 +20,8 @@ struct MemoryCliOptions {
   std::string dtype;      ///< --dtype as written; empty: not given (fp32, or a strategy file's)
   std::string optimizer;  ///< --optimizer as written; empty: not given (adam, or a strategy file's)
   std::string micro_batches;  ///< --micro-batches M|auto as written; empty: not given (1, or a strategy file's)
-  std::string zero;           ///< --zero 0..3 as written; empty: not given (0, or a strategy file's)
-  std::string recompute;      ///< --recompute none|full as written; empty: not given (none, or a strategy file's)
+  std::string zero;           ///< --zero 0..3|auto as written; empty: not given (0, or a strategy file's)
+  std::string recompute;      ///< --recompute none|full|auto as written; empty: not given (none, or a strategy file's)
   std::string attention;      ///< --attention naive|fused as written; empty: not given (naive, or a strategy file's)
   std::string cap;  ///< --memory-per-device as written; empty: no cap
   std::string reserve;  ///< --memory-reserve as written; empty: default_memory_reserve of the machine

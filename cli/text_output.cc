@@ -1,5 +1,6 @@
 #include "cli/text_output.h"
 
+#include <array>
 #include <cstdio>
 
 #include "graphs/layer_weights.h"
@@ -46,11 +47,22 @@ std::string training_words(const Graph& graph, const TrainingSetup& setup, int64
   if (setup.micro_batches > 1)
     add(std::to_string(setup.micro_batches) + " micro-batches" +
         (micro_batch_size > 0 ? " of " + std::to_string(micro_batch_size) : ""));
-  if (setup.zero > 0) {
-    // The layers that hold a weight, whose state the stage shards.
-    size_t sharded = 0;
-    for (const Vertex& v : graph.vertices) sharded += !layer_weights(v, build_vertex_model(v)).empty();
-    add("ZeRO-" + std::to_string(setup.zero) + " on " + std::to_string(sharded) + " layers");
+  if (setup.zero != 0) {
+    // The layers that hold a weight, whose state a stage shards, by stage
+    // (each layer's own under --zero auto).
+    std::array<size_t, kMaxZeroStage + 1> sharded{};
+    for (const Vertex& v : graph.vertices)
+      if (!layer_weights(v, build_vertex_model(v)).empty()) ++sharded[static_cast<size_t>(zero_stage_of(setup, v.zero))];
+    std::string stages;
+    for (int z = 1; z <= kMaxZeroStage; ++z)
+      if (sharded[static_cast<size_t>(z)] > 0)
+        stages += (stages.empty() ? "" : ", ") + std::string("ZeRO-") + std::to_string(z) + " on " +
+                  std::to_string(sharded[static_cast<size_t>(z)]) + " layers";
+    if (setup.zero == kZeroAuto)
+      add("ZeRO auto: " + (stages.empty() ? std::string("none") : stages) +
+          (sharded[0] > 0 ? " (" + std::to_string(sharded[0]) + " unsharded)" : ""));
+    else if (!stages.empty())
+      add(stages);
   }
   if (setup.attention == Attention::Fused) add("fused attention");
   if (setup.recompute != Recompute::None) {

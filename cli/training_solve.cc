@@ -27,10 +27,17 @@ std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::stri
   solve->setup.micro_batches = micro_batches;
   solve->micro_batch_size = micro_batch_size(file, solve->setup);
   solve->graph = training_graph(file, path, solve->setup);
+  if (request.source == StrategySource::Given)
+    apply_layer_techniques(solve->graph, *request.given, solve->setup,
+                           request.given_path.empty() ? "the strategy file" : request.given_path);
   solve->model = make_model(solve->setup);
   SolveRequest at = request;
   at.memory = solve->setup;
   solve->outcome = solve_request(solve->graph, *solve->model, at);
+  if (solve->outcome.graph) {
+    solve->graph = std::move(*solve->outcome.graph);
+    solve->outcome.graph.reset();
+  }
   return solve;
 }
 

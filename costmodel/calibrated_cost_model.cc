@@ -222,8 +222,8 @@ void compute_term(Sink& sink, double cost, double forward) {
 // elements), once per step: every replica steps its own copy, a split weight
 // is stepped in shards; under ZeRO each of the `replicas` steps its shard.
 template <typename Sink>
-void update_term(const CalibratedCostModel& model, Sink& sink, double weights, double replicas) {
-  if (model.options().training.zero > 0) weights /= std::max(1.0, replicas);
+void update_term(const CalibratedCostModel& model, Sink& sink, double weights, double replicas, int zero) {
+  if (zero > 0) weights /= std::max(1.0, replicas);
   const double cost = model.update_seconds(weights);
   if (cost > 0) sink(CostTermKind::Compute, "optimizer update", "", cost, 0, 1, 1, CostPhase::Step, 0.0);
 }
@@ -253,8 +253,8 @@ double fused_pointwise_seconds(const CalibratedCostModel& model, double pointwis
 // forward and its backward use, per micro-batch, hidden as the gradient is).
 template <typename Sink>
 void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double words, double group, double backward,
-                          bool weight = true) {
-  const int zero = weight ? model.options().training.zero : 0;
+                          int layer_zero, bool weight = true) {
+  const int zero = weight ? layer_zero : 0;
   if (zero == 0) {
     communication_term(sink, CostTermKind::AllReduce, "weight-gradient all-reduce", kNotHidden,
                        model.exposed_gradient_seconds(model.gradient_all_reduce_seconds(words, group), backward), words,
@@ -286,7 +286,7 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
 // output all-reduce, and half of the halo, the listed all-reduces and the
 // transfers (each moves once forward and once backward).
 template <typename Sink>
-void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool weight_operand, double accesses,
+void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool weight_operand, int zero, double accesses,
                 double extra_compute, double extra_forward, Sink& sink) {
   double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + model.memory_seconds(accesses) : 0.0);
   double forward = extra_forward + (accesses > 0 ? kKernelSeconds + model.memory_seconds(accesses) / 2 : 0.0);
@@ -301,14 +301,14 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool we
     forward += forward_gemm + pointwise / 3;
   }
   compute_term(sink, compute, forward);
-  if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm);
+  if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm, zero);
   if (work.has_gemm) {
     // One collective per gradient carries all Bpp instances, so latency is paid once.
     communication_term(sink, CostTermKind::AllReduce, "output all-reduce", "",
                        model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1, 1.0);
     communication_term(sink, CostTermKind::AllReduce, "input-gradient all-reduce", "",
                        model.all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1, 0.0);
-    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward, weight_operand);
+    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward, zero, weight_operand);
   }
   if (work.has_halo) {
     const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
@@ -327,7 +327,7 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool we
 }
 
 template <typename Sink>
-void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool weight_operand, Sink& sink) {
+void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool weight_operand, int zero, Sink& sink) {
   // A gather, not a one-hot GEMM: m looked-up rows of n features from a shard
   // of k vocabulary rows. Forward reads each row and writes it (2mn); backward
   // zeroes the shard's dense gradient (kn) and adds dy into it (read dy, read
@@ -335,14 +335,14 @@ void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool 
   const double forward = model.memory_seconds(2 * g.m * g.n);
   const double backward = model.memory_seconds(3 * g.m * g.n + g.k * g.n);
   compute_term(sink, g.batch * (3 * kKernelSeconds + forward + backward), g.batch * (kKernelSeconds + forward));
-  if (weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm);
+  if (weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm, zero);
   // A vocabulary split (Megatron's VocabParallelEmbedding): each shard writes
   // the rows it owns and zeros elsewhere, and one all-reduce over the shards
   // completes the output; dy is already on every shard. The table's gradient
   // is all-reduced over the batch split like any weight gradient.
   communication_term(sink, CostTermKind::AllReduce, "vocabulary-split output all-reduce", "",
                      model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1, 1.0);
-  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward, weight_operand);
+  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward, zero, weight_operand);
 }
 
 template <typename Sink>
@@ -374,7 +374,7 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
     communication_term(sink, CostTermKind::AllReduce, "batchnorm statistics all-reduce", "",
                        2 * model.all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2,
                        0.5);
-    weight_gradient_term(model, sink, 2 * channels, replicas, backward);
+    weight_gradient_term(model, sink, 2 * channels, replicas, backward, zero_stage_of(model.options().training, m.zero));
     return;
   }
   // norm (LayerNorm) and rmsnorm over `axis`: statistics per row, reduced over
@@ -390,7 +390,7 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
   const double parameters = m.kind == OpKind::RmsNorm ? 1 : 2;
   communication_term(sink, CostTermKind::AllReduce, "row statistics all-reduce", "",
                      statistics * model.all_reduce_seconds(e / x_axis, c[axis]), e / x_axis, c[axis], statistics, 0.5);
-  weight_gradient_term(model, sink, parameters * x_axis, others, backward);
+  weight_gradient_term(model, sink, parameters * x_axis, others, backward, zero_stage_of(model.options().training, m.zero));
 }
 
 // Per-device elements of a convolution's input x: its batch and channel
@@ -411,7 +411,7 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
     case OpKind::Batchnorm:
     case OpKind::Norm:
     case OpKind::RmsNorm: normalization_terms(model, m, c, sink); return;
-    case OpKind::Embedding: embedding_terms(model, gemm_shape(m, c), m.work.weight_operand, sink); return;
+    case OpKind::Embedding: embedding_terms(model, gemm_shape(m, c), m.work.weight_operand, zero_stage_of(model.options().training, m.zero), sink); return;
     case OpKind::Softmax: {
       // Statistics per row (max and sum forward, one sum backward), reduced over the axis's split.
       const double e = domain_elements(m, c);
@@ -431,7 +431,7 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       // Forward reads every input and writes the output; backward reads dy
       // and writes each input's gradient; a fused op adds a read and a write.
       const double inputs = static_cast<double>(m.inputs.size());
-      work_terms(model, LayerWork{}, false, (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, 0.0,
+      work_terms(model, LayerWork{}, false, zero_stage_of(model.options().training, m.zero), (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, 0.0,
                  sink);
       return;
     }
@@ -442,21 +442,21 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       const double transposes = model.layout_transpose_seconds(convolution_input_elements(m, c), g.batch * g.n * g.k,
                                                                g.batch * g.m * g.n);
       // The forward call's operands are 3 of the 9 transposes.
-      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, transposes, transposes / 3, sink);
+      work_terms(model, work, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, transposes, transposes / 3, sink);
       return;
     }
     case OpKind::SoftmaxXent: {
       // The loss, on autocast's FP32 list: its counted operations as below.
       const LayerWork work = describe_work(m, c);
       const double loss = 2 * kKernelSeconds + model.fp32_op_seconds(2 * work.pointwise, domain_elements(m, c));
-      work_terms(model, work, m.work.weight_operand, 0, loss, loss / 2, sink);
+      work_terms(model, work, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 0, loss, loss / 2, sink);
       return;
     }
     default: {
       // Everything else as the `pase` model describes it; each counted
       // operation reads and writes one element.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, m.work.weight_operand, 2 * work.pointwise, 0.0, 0.0, sink);
+      work_terms(model, work, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, 0.0, 0.0, sink);
       // A fused attention kernel keeps no scores for backward: it computes
       // them again there (FlashAttention's backward), one more forward GEMM.
       if (m.fused_scores && work.has_gemm)

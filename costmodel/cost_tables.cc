@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -87,8 +88,11 @@ namespace {
 // model and cutoff: those are priced once per distinct (model, cutoff) and
 // copied. Copies share storage (SharedArray), so a deep model's repeated
 // blocks hold one set of tables whatever the depth.
+//
+// With `base` (the same graph with other per-layer techniques), each vertex
+// takes base's configurations instead of enumerating them.
 std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep,
-                                CostTables& tables) {
+                                CostTables& tables, const CostTables* base = nullptr) {
   const size_t n = graph.vertices.size();
   std::unordered_map<std::string, int> first_of_kind;
   std::unordered_map<std::string, int> first_of_model;
@@ -119,8 +123,12 @@ std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size
       tables.objective.vertex_cost[v] = tables.objective.vertex_cost[kind[v]];
       continue;
     }
-    tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
-    if (keep) tables.configs[v] = kept(tables.configs[v], keep);
+    if (base) {
+      tables.configs[v] = base->configs[v];
+    } else {
+      tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
+      if (keep) tables.configs[v] = kept(tables.configs[v], keep);
+    }
     const ConfigSet& configs = tables.configs[v];
     std::vector<double> cost(configs.size());
     for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
@@ -197,6 +205,21 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   tables.objective.vertex_cost.resize(n);
   const std::vector<int> kind = price_vertices(graph, model, max_configs, keep, tables);
   price_edges(graph, model, kind, tables);
+  return tables;
+}
+
+CostTables reprice_vertices(const Graph& graph, const CostModel& model, const CostTables& base) {
+  CostTables tables;
+  tables.machine = model.machine();
+  tables.cost_model = model.name();
+  tables.unit = model.unit();
+  const size_t n = graph.vertices.size();
+  if (base.configs.size() != n) throw std::logic_error("reprice_vertices: the base tables price another graph");
+  tables.models.resize(n);
+  tables.configs.resize(n);
+  tables.objective.vertex_cost.resize(n);
+  price_vertices(graph, model, kDefaultMaxConfigs, {}, tables, &base);
+  tables.objective.pairs = base.objective.pairs;  // the edges' matrices, shared
   return tables;
 }
 

@@ -55,6 +55,12 @@ using ConfigFilter = std::function<bool(const int32_t* config, int rank)>;
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const Machine& machine,
                                            size_t max_configs = kDefaultMaxConfigs);
 
+/// The tables of `graph`, which differs from the graph `base` priced only in
+/// per-layer techniques that leave configurations and edges alone
+/// (Vertex::recompute, Vertex::zero): base's configurations and edge
+/// matrices (shared), every vertex's costs priced anew with `model`.
+[[nodiscard]] CostTables reprice_vertices(const Graph& graph, const CostModel& model, const CostTables& base);
+
 /// What a priced graph holds in its tables, each shared array counted once:
 /// vertex costs, configuration lists, class maps and edge matrices.
 struct TableFootprint {

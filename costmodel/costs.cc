@@ -63,8 +63,8 @@ void weight_sync_terms(CostTerms& terms, double words, double group, double r, i
 // the compute (a GEMM's forward is one of its three products, and the
 // pointwise work is counted the same way), the output all-reduce, and half of
 // the halo, the listed all-reduces and the transfers (once each way).
-CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup, bool weight_operand, bool recompute,
-                     bool fused_scores) {
+CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup, bool weight_operand, int zero,
+                     bool recompute, bool fused_scores) {
   CostTerms terms;
   double compute = work.pointwise;
   if (work.has_gemm) compute += work.gemm.batch * (3 * work.gemm.m * work.gemm.n * work.gemm.k + 3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
@@ -79,7 +79,7 @@ CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup
     add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1, 1.0);
     add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1, 0.0);
     if (weight_operand)
-      weight_sync_terms(terms, g.batch * g.n * g.k, g.cm, r, setup.zero);
+      weight_sync_terms(terms, g.batch * g.n * g.k, g.cm, r, zero);
     else
       add_all_reduce("weight-gradient", g.batch * g.n * g.k, g.cm, 1, 0.0);
   }
@@ -90,11 +90,11 @@ CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup
   for (const AllReduceWork& ar : work.all_reduces) {
     if (!ar.weight_gradient) {
       add_all_reduce(ar.what, ar.words, ar.group, ar.times, 0.5);
-    } else if (setup.zero == 0) {
+    } else if (zero == 0) {
       add_all_reduce(ar.what, ar.words, ar.group, ar.times, 0.0);
       if (ar.group > 1) terms.back().phase = CostPhase::Step;
     } else {
-      weight_sync_terms(terms, ar.times * ar.words, ar.group, r, setup.zero);
+      weight_sync_terms(terms, ar.times * ar.words, ar.group, r, zero);
     }
   }
   for (const TransferWork& t : work.transfers)
@@ -134,7 +134,8 @@ uint64_t default_memory_reserve(uint64_t device_bytes) {
 double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
   // The PaSE step keeps its own sum (and its golden bits); a training setup
   // that reshapes the step sums its terms.
-  if (training_.whole_batch_unsharded() && !model.recompute && !model.fused_scores)
+  if (training_.micro_batches == 1 && zero_stage_of(training_, model.zero) == 0 && !model.recompute &&
+      !model.fused_scores)
     return layer_cost(model, config, machine_.word_cost());
   double total = 0;
   for (const CostTerm& term : layer_terms(model, config)) total += term.cost;
@@ -143,7 +144,7 @@ double PaseCostModel::layer(const VertexModel& model, const int32_t* config) con
 
 CostTerms PaseCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
   return work_terms(describe_work(model, config), machine_.word_cost(), training_, model.work.weight_operand,
-                    model.recompute, model.fused_scores);
+                    zero_stage_of(training_, model.zero), model.recompute, model.fused_scores);
 }
 
 CostTerms CostModel::layer_terms(const VertexModel& model, const int32_t* config) const {

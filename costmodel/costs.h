@@ -27,11 +27,12 @@ namespace pase {
 /// collective over one device) are left out; compute is always there.
 /// Under a training setup (docs/training.md) each is paid per micro-batch
 /// except a weight's (`weight_operand`: the GEMM's B operand is one) gradient
-/// sum, paid per step, and ZeRO turns that sum into the collectives its stage runs;
+/// sum, paid per step, and ZeRO (the layer's stage `zero`) turns that sum into the collectives its stage runs;
 /// a `recompute` layer adds its terms' forward parts once more ("recomputed forward"),
 /// and the scores einsum of a fused attention kernel (`fused_scores`) its product again in backward.
 [[nodiscard]] CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup = {},
-                                   bool weight_operand = false, bool recompute = false, bool fused_scores = false);
+                                   bool weight_operand = false, int zero = 0, bool recompute = false,
+                                   bool fused_scores = false);
 
 /// Ring reduce-scatter (or all-gather) of w words per device over q devices: r * (w/q) * (q-1).
 [[nodiscard]] double half_all_reduce(double words, double devices, double r);

@@ -94,8 +94,9 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
     }
 
     const ConfigSet& configs = tables.configs[v];
+    const int zero = zero_stage_of(options, vertex.zero);
     std::vector<int64_t> key = {static_cast<int64_t>(reinterpret_cast<intptr_t>(configs.splits.storage_id())),
-                                static_cast<int64_t>(configs.size()), configs.rank};
+                                static_cast<int64_t>(configs.size()), configs.rank, zero};
     for (const Held& h : held) {
       key.insert(key.end(), {static_cast<int64_t>(h.weight), static_cast<int64_t>(h.element_bytes),
                              static_cast<int64_t>(h.shape->size())});
@@ -116,8 +117,8 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
         tensor_split(*h.split, configs[s], split.data());
         uint64_t bytes = tile_elements(*h.shape, split.data());
         bool overflow = bytes == kMax || mul_overflows(bytes, h.element_bytes);
-        if (h.weight && options.zero > 0 && !overflow)
-          bytes = weight_state_bytes(options, bytes / h.element_bytes, weight_replicas(configs[s], configs.rank, split));
+        if (h.weight && zero > 0 && !overflow)
+          bytes = weight_state_bytes(options, zero, bytes / h.element_bytes, weight_replicas(configs[s], configs.rank, split));
         if (overflow || add_overflows(h.weight ? weight_bytes : activation_bytes, bytes))
           throw InputError(graph.source + ": vertex '" + vertex.name + "': its bytes per device overflow 64 bits");
       }

@@ -73,6 +73,7 @@ std::string model_key(const VertexModel& model) {
   w.value(p.window_r);
   w.value(p.window_s);
   w.value(model.recompute);
+  w.value(model.zero);
   w.value(model.fused_scores);
   return w.take();
 }

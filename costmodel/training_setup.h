@@ -24,11 +24,15 @@ enum class Optimizer { Adam, Sgd, None };
 /// copy), 2 also the gradient, 3 also the weight (FSDP's full sharding).
 inline constexpr int kMaxZeroStage = 3;
 
-/// Activation recomputation: none keeps every activation for backward; full
-/// recomputes every layer but the block boundaries (graphs/recompute.h).
-enum class Recompute { None, Full };
+/// `--zero auto`: the solver chooses each layer's stage (Vertex::zero).
+inline constexpr int kZeroAuto = -1;
 
-/// "none", "full".
+/// Activation recomputation: none keeps every activation for backward; full
+/// recomputes every layer but the block boundaries (graphs/recompute.h);
+/// auto lets the solver choose per layer among those (Vertex::recompute).
+enum class Recompute { None, Full, Auto };
+
+/// "none", "full", "auto".
 [[nodiscard]] const char* recompute_name(Recompute recompute);
 /// Parses a recomputation mode; OptionError (field "recompute") on anything else.
 [[nodiscard]] Recompute parse_recompute(const std::string& text);
@@ -49,7 +53,9 @@ struct TrainingSetup {
   /// M: the step runs as M sequential micro-batches of batch / M each,
   /// accumulating gradients; the graph a solve prices is one micro-batch.
   int64_t micro_batches = 1;
-  int zero = 0;  ///< ZeRO stage, 0..kMaxZeroStage, for every layer
+  /// ZeRO stage, 0..kMaxZeroStage, of every layer that does not say its own
+  /// (Vertex::zero), or kZeroAuto: each layer's chosen by the solver.
+  int zero = 0;
   /// Which layers recompute (the graph's vertices carry the choice: Vertex::recompute).
   Recompute recompute = Recompute::None;
   /// How attention runs (the graph's vertices carry it: Vertex::fused_scores).
@@ -58,6 +64,8 @@ struct TrainingSetup {
   /// The step the PaSE model prices: one micro-batch, no sharded state (any
   /// dtype and optimizer); layers may still recompute (Vertex::recompute).
   [[nodiscard]] bool whole_batch_unsharded() const { return micro_batches == 1 && zero == 0; }
+  /// Whether the solver chooses recomputation or ZeRO stages per layer.
+  [[nodiscard]] bool per_layer_auto() const { return zero == kZeroAuto || recompute == Recompute::Auto; }
   /// Every option at its default but the dtype and optimizer: nothing to record under `training`.
   [[nodiscard]] bool plain_step() const {
     return whole_batch_unsharded() && recompute == Recompute::None && attention == Attention::Naive;
@@ -68,8 +76,16 @@ struct TrainingSetup {
   }
 };
 
-/// A ZeRO stage as written ("0".."3"); OptionError (field "zero") on anything else.
+/// A ZeRO stage as written ("0".."3", or "auto": kZeroAuto); OptionError (field "zero") on anything else.
 [[nodiscard]] int parse_zero_stage(const std::string& text);
+/// "0".."3", or "auto".
+[[nodiscard]] std::string zero_stage_name(int zero);
+
+/// The ZeRO stage a layer runs: its own (`layer_zero` >= 0, Vertex::zero),
+/// else the setup's (none under auto before the solver chose).
+[[nodiscard]] inline int zero_stage_of(const TrainingSetup& setup, int layer_zero) {
+  return layer_zero >= 0 ? layer_zero : setup.zero > 0 ? setup.zero : 0;
+}
 
 /// Bytes per element of each part of a weight's training state (docs/memory.md).
 struct ParameterBytes {
@@ -83,8 +99,8 @@ struct ParameterBytes {
 [[nodiscard]] ParameterBytes parameter_bytes(const TrainingSetup& setup);
 
 /// Bytes a device holds for a weight tile of `tile` elements replicated on
-/// `replicas` devices under the setup's ZeRO stage: the parts the stage
+/// `replicas` devices under ZeRO stage `zero`: the parts the stage
 /// shards count tile·bytes/replicas, rounded up to whole bytes per weight.
-[[nodiscard]] uint64_t weight_state_bytes(const TrainingSetup& setup, uint64_t tile, uint64_t replicas);
+[[nodiscard]] uint64_t weight_state_bytes(const TrainingSetup& setup, int zero, uint64_t tile, uint64_t replicas);
 
 }  // namespace pase

@@ -69,6 +69,9 @@ struct Vertex {
   /// does not keep its outputs from forward to backward and runs its forward
   /// again during backward.
   bool recompute = false;
+  /// Set by a training setup or a strategy file's layer: the ZeRO stage of
+  /// this layer's weights (0..3); -1: the training setup's stage.
+  int zero = -1;
   /// Set by a training setup: the vertex makes or normalises attention scores
   /// inside a fused attention kernel (graphs/attention.h): its outputs are
   /// neither kept nor written to memory.

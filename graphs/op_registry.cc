@@ -65,6 +65,7 @@ VertexModel build_vertex_model(const Vertex& vertex) {
   model.work.weight_operand =
       !model.work.m.empty() && (!model.weights.empty() || (vertex.inputs.size() > 1 && vertex.inputs[1].parameter));
   model.recompute = vertex.recompute;
+  model.zero = vertex.zero;
   model.fused_scores = vertex.fused_scores;
   return model;
 }

@@ -52,6 +52,8 @@ struct VertexModel {
   WorkParams work;
   /// Runs its forward again during backward instead of keeping its outputs (Vertex::recompute).
   bool recompute = false;
+  /// ZeRO stage of its weights; -1: the training setup's (Vertex::zero).
+  int zero = -1;
   /// Its outputs are attention scores inside a fused kernel (Vertex::fused_scores).
   bool fused_scores = false;
 };

@@ -22,26 +22,44 @@ MemoryPricedDp::MemoryPricedDp(const Objective& objective, std::vector<std::stri
                                const SolveOptions& options)
     : objective_(objective), memory_(memory), dp_(options.dp), fold_(options.fold), order_(options.order),
       names_(std::move(names)), priced_(objective) {
-  // As plan_only (dp/solve.h) does for a solve without a cap.
-  plan_.plan = make_plan(undirected_neighbours(objective), options.order, objective.config_counts());
-  plan_.tables = measure_tables(objective, plan_.plan, options.dp.threads);
+  init(options);
+}
+
+MemoryPricedDp::MemoryPricedDp(const OptionSpace& space, const Objective& configurations, std::vector<std::string> names,
+                               const SolveOptions& options)
+    : objective_(space.objective), memory_(space.memory), space_(&space), dp_(options.dp), fold_(options.fold),
+      order_(options.order), names_(std::move(names)), priced_(configurations) {
+  init(options);
+}
+
+void MemoryPricedDp::init(const SolveOptions& options) {
+  // As plan_only (dp/solve.h) does for a solve without a cap, over the
+  // configurations (priced_ has their shape).
+  plan_.plan = make_plan(undirected_neighbours(priced_), options.order, priced_.config_counts());
+  plan_.tables = measure_tables(priced_, plan_.plan, options.dp.threads);
   for (const auto& set : plan_.plan.dependent)
     plan_.stats.max_dependent_set = std::max(plan_.stats.max_dependent_set, set.size());
   plan_.stats.table_entries = plan_.tables.total_entries;
-  const std::optional<Folding> folding = fold_ ? find_folding(objective, plan_.plan) : std::nullopt;
-  run_work_ = folding ? measure_tables(objective, plan_.plan, options.dp.threads, folding->same_as).total_work
+  const std::optional<Folding> folding = fold_ ? find_folding(priced_, plan_.plan) : std::nullopt;
+  run_work_ = folding ? measure_tables(priced_, plan_.plan, options.dp.threads, folding->same_as).total_work
                       : plan_.tables.total_work;
-  const size_t n = objective.vertex_count();
+  const size_t n = objective_.vertex_count();
   least_.assign(n, 0);
   for (size_t v = 0; v < n; ++v) {
     uint64_t least = std::numeric_limits<uint64_t>::max();
-    for (size_t s = 0; s < objective.config_count(v); ++s) least = std::min(least, memory.bytes(v, s));
+    for (size_t s = 0; s < objective_.config_count(v); ++s) least = std::min(least, memory_.bytes(v, s));
     least_[v] = least;
     least_bytes_ += least;  // no overflow: each configuration's bytes were checked, and so is a whole plan's
   }
 }
 
-PricedPoint MemoryPricedDp::run(double lambda) {
+std::pair<size_t, size_t> MemoryPricedDp::options_of(size_t v, size_t s) const {
+  if (!space_) return {s, s + 1};
+  const SharedArray<int32_t>& first = space_->first[v];
+  return {static_cast<size_t>(first[s]), static_cast<size_t>(first[s + 1])};
+}
+
+PricedPoint MemoryPricedDp::run(double lambda, const ByteRanges& ranges, const OptionPrice& price) {
   // Repeated blocks stay alike under any multiplier (equal layers, equal
   // bytes), so the priced objective folds as the plain one does.
   DpOptions dp = dp_;
@@ -65,6 +83,15 @@ PricedPoint MemoryPricedDp::run(double lambda) {
   point.lambda = lambda;
   point.value = result.cost;
   point.choice = std::move(result.choice);
+  if (space_)  // each configuration's option: the one its price came from (the first on a tie)
+    for (size_t v = 0; v < point.choice.size(); ++v) {
+      const ByteRange* range = ranges.empty() ? nullptr : &ranges[v];
+      const auto [begin, end] = options_of(v, static_cast<size_t>(point.choice[v]));
+      size_t best = begin;
+      for (size_t o = begin + 1; o < end; ++o)
+        if (price(v, range, o) < price(v, range, best)) best = o;
+      point.choice[v] = static_cast<int32_t>(best);
+    }
   point.cost = cost_of(point.choice);
   point.memory = memory_of(point.choice);
   // The strategy read back must reach the optimum found (as in solve()).
@@ -99,14 +126,12 @@ PricedPoint MemoryPricedDp::solve(double lambda, const ByteRanges& ranges) {
   // A configuration outside `ranges` is shut out with an infinite cost; every
   // vertex keeps a finite one (the caller checks least_bytes(ranges) first).
   constexpr double kShut = std::numeric_limits<double>::infinity();
-  reprice(ranges, [&](size_t v, const ByteRange* range, std::vector<double>& priced) {
-    const SharedArray<double>& cost = objective_.vertex_cost[v];
-    for (size_t s = 0; s < cost.size(); ++s) {
-      const uint64_t bytes = memory_.bytes(v, s);
-      priced[s] = !range || range->contains(bytes) ? cost[s] + lambda * static_cast<double>(bytes) : kShut;
-    }
-  });
-  return run(lambda);
+  const OptionPrice price = [&](size_t v, const ByteRange* range, size_t o) {
+    const uint64_t bytes = memory_.bytes(v, o);
+    return !range || range->contains(bytes) ? objective_.vertex_cost[v][o] + lambda * static_cast<double>(bytes) : kShut;
+  };
+  reprice(ranges, price);
+  return run(lambda, ranges, price);
 }
 
 PricedPoint MemoryPricedDp::least_memory(const ByteRanges& ranges) {
@@ -115,20 +140,20 @@ PricedPoint MemoryPricedDp::least_memory(const ByteRanges& ranges) {
   // shut out (infinite cost; the DP keeps the first configuration of an
   // all-infinite row, which never wins here since every vertex has a finite one).
   constexpr double kShut = std::numeric_limits<double>::infinity();
-  reprice(ranges, [&](size_t v, const ByteRange*, std::vector<double>& priced) {
-    const SharedArray<double>& cost = objective_.vertex_cost[v];
-    const uint64_t least = least_of(v, ranges);
-    for (size_t s = 0; s < cost.size(); ++s) priced[s] = memory_.bytes(v, s) == least ? cost[s] : kShut;
-  });
-  PricedPoint point = run(std::numeric_limits<double>::infinity());
+  std::vector<uint64_t> least(objective_.vertex_count());
+  for (size_t v = 0; v < least.size(); ++v) least[v] = least_of(v, ranges);
+  const OptionPrice price = [&](size_t v, const ByteRange*, size_t o) {
+    return memory_.bytes(v, o) == least[v] ? objective_.vertex_cost[v][o] : kShut;
+  };
+  reprice(ranges, price);
+  PricedPoint point = run(std::numeric_limits<double>::infinity(), ranges, price);
   if (point.memory != least_bytes(ranges))
     throw std::logic_error("the least-memory strategy needs " + std::to_string(point.memory) + " bytes, not " +
                            std::to_string(least_bytes(ranges)));
   return point;
 }
 
-void MemoryPricedDp::reprice(const ByteRanges& ranges,
-                             const std::function<void(size_t, const ByteRange*, std::vector<double>&)>& price) {
+void MemoryPricedDp::reprice(const ByteRanges& ranges, const OptionPrice& price) {
   // Vertices with the same costs (shared storage), the same bytes (shared
   // entries) and the same range are priced alike: priced once, shared, so the
   // priced copy of a deep model stays one block's size too.
@@ -142,8 +167,13 @@ void MemoryPricedDp::reprice(const ByteRanges& ranges,
       priced_.vertex_cost[v] = priced_.vertex_cost[it->second];
       continue;
     }
-    std::vector<double> priced(objective_.config_count(v));
-    price(v, range, priced);
+    std::vector<double> priced(priced_.config_count(v));
+    for (size_t s = 0; s < priced.size(); ++s) {
+      const auto [begin, end] = options_of(v, s);
+      double best = price(v, range, begin);
+      for (size_t o = begin + 1; o < end; ++o) best = std::min(best, price(v, range, o));
+      priced[s] = best;
+    }
     priced_.vertex_cost[v] = std::move(priced);
   }
 }

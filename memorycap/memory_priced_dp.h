@@ -14,6 +14,7 @@
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
 #include "dp/solve.h"
+#include "memorycap/vertex_options.h"
 
 namespace pase {
 
@@ -43,6 +44,12 @@ class MemoryPricedDp {
                  const SolveOptions& options);
   /// The same for a priced graph.
   MemoryPricedDp(const Graph& graph, const CostTables& tables, const MemoryTables& memory, const SolveOptions& options);
+  /// Over the options of `space` (memorycap/vertex_options.h): strategies
+  /// pick an option per vertex, and each DP run is over `configurations`
+  /// (the objective the space expands) with each configuration priced as
+  /// its best option, so the tables are the configurations'.
+  MemoryPricedDp(const OptionSpace& space, const Objective& configurations, std::vector<std::string> names,
+                 const SolveOptions& options);
 
   /// The optimum of cost + lambda * bytes (lambda >= 0; 0: the plain optimum) over the strategies `ranges` allows.
   [[nodiscard]] PricedPoint solve(double lambda, const ByteRanges& ranges = {});
@@ -66,15 +73,24 @@ class MemoryPricedDp {
   [[nodiscard]] const DpStats& last_stats() const { return last_stats_; }
 
  private:
-  PricedPoint run(double lambda);
-  /// Sets priced_'s vertex costs: `price(v, range or null, row)` fills a new
-  /// row, once per kind of vertex (same costs, bytes and range), shared by its kind.
-  void reprice(const ByteRanges& ranges, const std::function<void(size_t, const ByteRange*, std::vector<double>&)>& price);
+  void init(const SolveOptions& options);
+  /// What one option of a vertex costs in a run: `price(v, range or null, option)`.
+  using OptionPrice = std::function<double(size_t, const ByteRange*, size_t)>;
+
+  /// The DP over priced_ (set by reprice with the same `price`), its strategy read back as options.
+  PricedPoint run(double lambda, const ByteRanges& ranges, const OptionPrice& price);
+  /// Sets priced_'s vertex costs: each configuration at its cheapest option
+  /// under `price`, once per kind of vertex (same costs, bytes and range),
+  /// shared by its kind.
+  void reprice(const ByteRanges& ranges, const OptionPrice& price);
+  /// Options of v's configuration s: [begin, end).
+  [[nodiscard]] std::pair<size_t, size_t> options_of(size_t v, size_t s) const;
   /// v's least bytes among the configurations `ranges` allows (UINT64_MAX: none).
   [[nodiscard]] uint64_t least_of(size_t v, const ByteRanges& ranges) const;
 
-  const Objective& objective_;
+  const Objective& objective_;  // over options (configurations, without a space)
   const MemoryTables& memory_;
+  const OptionSpace* space_ = nullptr;  // null: every option is a configuration
   DpOptions dp_;
   bool fold_ = true;  // chain runs of repeated blocks, else reuse their tables (SolveOptions::fold)
   OrderKind order_ = OrderKind::MinDegree;

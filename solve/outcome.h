@@ -24,6 +24,9 @@ struct StepSeconds {
 
 struct SolveOutcome {
   CostTables tables;   ///< the graph priced (on the mesh's configurations, with one)
+  /// Per-layer techniques left to the solver: the graph with each layer's
+  /// chosen ones (Vertex::recompute, Vertex::zero), which `tables` price.
+  std::optional<Graph> graph;
   MemoryTables memory; ///< bytes of every configuration
   /// The strategy (`choice`) and its cost; for the optimum also the order,
   /// table sizes and DP statistics (plan_only: those alone).

@@ -26,6 +26,7 @@ enum class StrategySource {
 struct SolveRequest {
   StrategySource source = StrategySource::Optimum;
   const StrategyDocument* given = nullptr;  ///< Given: the file (outlives the call)
+  std::string given_path;                 ///< Given: the file's path, for messages
   std::string baseline;                   ///< Baseline: its name
   McmcOptions mcmc;                       ///< Baseline mcmc: its search
   int64_t tensor_parallel = 0;            ///< Baseline megatron: its tensor-parallel ways (0: the best)

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "memorycap/memory_priced_dp.h"
 #include "plans/mesh.h"
+#include "solve/layer_techniques.h"
 #include "strategy/baselines.h"
 
 namespace pase {
@@ -63,7 +64,37 @@ void choose_frontier(SolveOutcome& out, const Graph& graph, const SolveRequest& 
   out.frontier_runs = dp.runs();
 }
 
-void choose(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+// Per-layer techniques left to the solver (--recompute auto, --zero auto):
+// the search over configurations and techniques, the graph with the chosen
+// ones and its tables in the outcome.
+void choose_techniques(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  if (request.source == StrategySource::Frontier) {
+    TechniqueFrontier frontier = layer_technique_frontier(graph, model, out.tables, request.memory, request.solve);
+    out.frontier = std::move(frontier.points);
+    out.frontier_runs = frontier.dp_runs;
+    return;
+  }
+  TechniqueChoice chosen =
+      choose_layer_techniques(graph, model, out.tables, request.memory, request.cap, request.cap_search, request.solve);
+  out.tables = std::move(chosen.tables);
+  out.memory = std::move(chosen.memory);
+  out.solution = std::move(chosen.solution);
+  out.capped = std::move(chosen.capped);
+  out.graph = std::move(chosen.graph);
+}
+
+void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  const bool searched = request.source == StrategySource::Optimum || request.source == StrategySource::Frontier;
+  if (searched && request.memory.per_layer_auto()) {
+    choose_techniques(out, graph, model, request);
+    return;
+  }
+  if (request.source == StrategySource::Baseline && request.memory.per_layer_auto()) {
+    const bool zero = request.memory.zero == kZeroAuto;
+    throw OptionError({zero ? "zero" : "recompute", zero ? "zero" : "recompute", "",
+                       " auto: the solver chooses it per layer; the " + request.baseline + " baseline takes one " +
+                           (zero ? "stage (0, 1, 2 or 3)" : "mode (none or full)")});
+  }
   switch (request.source) {
     case StrategySource::Optimum:
       if (request.cap) choose_capped(out, graph, request);
@@ -111,13 +142,13 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
     return out;
   }
   out.memory = build_memory_tables(graph, out.tables, request.memory);
-  choose(out, graph, request);
+  choose(out, graph, model, request);
   if (!out.solution.choice.empty()) out.bytes = plan_memory(out.memory, out.solution.choice);
   out.seconds.solve = seconds_since(solved);
   if (out.capped) out.solution.stats.seconds = out.seconds.solve;
   if (!out.solved() || request.source == StrategySource::Frontier) return out;
   const Clock::time_point placed = Clock::now();
-  place(out, graph, model, request);
+  place(out, out.graph ? *out.graph : graph, model, request);
   out.seconds.place = seconds_since(placed);
   return out;
 }

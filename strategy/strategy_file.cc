@@ -84,7 +84,7 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
     d.layers.push_back(strategy_layer(graph.vertices[v], tables.models[v], tables.configs[v][choice[v]], reports[v]));
     if (d.training) {
       d.layers.back().recompute = graph.vertices[v].recompute;
-      d.layers.back().zero = d.training->zero;
+      d.layers.back().zero = zero_stage_of(memory->options, graph.vertices[v].zero);
       d.layers.back().fused_attention = graph.vertices[v].fused_scores;
     }
   }

@@ -141,7 +141,7 @@ TrainingRecord read_training(const JsonReader& training) {
   out.micro_batches = training.required("micro_batches").as_positive("number of micro-batches");
   if (auto f = training.optional("micro_batch_size")) out.micro_batch_size = f->as_positive("micro-batch size");
   if (auto f = training.optional("recompute")) out.recompute = parse_name(*f, parse_recompute);
-  if (auto f = training.optional("zero")) out.zero = zero_stage(*f);
+  if (auto f = training.optional("zero")) out.zero = f->is_string() && f->as_string() == "auto" ? kZeroAuto : zero_stage(*f);
   if (auto f = training.optional("attention")) out.attention = parse_name(*f, parse_attention);
   if (auto pipeline = training.optional("pipeline")) {
     pipeline->expect_object();

@@ -96,7 +96,8 @@ void append_training(std::string& out, const TrainingRecord& t) {
   append_json_number(member("micro_batches"), t.micro_batches);
   append_json_number(member("micro_batch_size"), t.micro_batch_size);
   append_json_string(member("recompute"), recompute_name(t.recompute));
-  append_json_number(member("zero"), int64_t{t.zero});
+  if (t.zero == kZeroAuto) append_json_string(member("zero"), "auto");
+  else append_json_number(member("zero"), int64_t{t.zero});
   append_json_string(member("attention"), attention_name(t.attention));
   member("pipeline") += "{\"stages\":1,\"schedule\":\"1f1b\",\"stage_devices\":[";
   append_json_number(out, t.stage_devices);

@@ -90,8 +90,8 @@ TEST_CASE("training options: bad values are one line and exit 2") {
                                 test::source_path("data/graphs/transformer.json") + "), got 3\n"},
       {"--micro-batches 0", "error: --micro-batches: expected a positive count or auto, got '0'\n"},
       {"--micro-batches 2x", "error: --micro-batches: expected a positive count or auto, got '2x'\n"},
-      {"--zero 4", "error: --zero: expected a ZeRO stage 0, 1, 2 or 3, got '4'\n"},
-      {"--recompute partial", "error: --recompute: expected none or full, got 'partial'\n"},
+      {"--zero 4", "error: --zero: expected a ZeRO stage 0, 1, 2 or 3, or auto, got '4'\n"},
+      {"--recompute partial", "error: --recompute: expected none, full or auto, got 'partial'\n"},
   };
   for (const auto& [option, words] : cases) {
     CAPTURE(option);

@@ -58,25 +58,25 @@ Machine four_devices() {
 
 TEST_CASE("weight_state_bytes: the ZeRO table of docs/training.md, x/r rounded up per weight") {
   // t = 7 elements over r = 5 replicas.
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 0), 7, 5) == 16 * 7);
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 1), 7, 5) == 4 * 7 + 17);  // 12*7/5 = 16.8
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 2), 7, 5) == 2 * 7 + 20);  // 14*7/5 = 19.6
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 3), 7, 5) == 23);          // 16*7/5 = 22.4
-  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Adam, 1), 7, 5) == 8 * 7 + 12);  // 8*7/5 = 11.2
-  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Adam, 2), 7, 5) == 4 * 7 + 17);  // 12*7/5 = 16.8
-  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Adam, 3), 7, 5) == 23);
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 0), 7, 5) == 12 * 7);
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 1), 7, 5) == 4 * 7 + 12);  // 8*7/5 = 11.2
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 2), 7, 5) == 2 * 7 + 14);  // 10*7/5 = 14
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 3), 7, 5) == 17);          // 12*7/5 = 16.8
-  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Sgd, 1), 7, 5) == 8 * 7 + 6);   // 4*7/5 = 5.6
-  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Sgd, 2), 7, 5) == 4 * 7 + 12);  // 8*7/5 = 11.2
-  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Sgd, 3), 7, 5) == 17);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 0), 0, 7, 5) == 16 * 7);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 1), 1, 7, 5) == 4 * 7 + 17);  // 12*7/5 = 16.8
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 2), 2, 7, 5) == 2 * 7 + 20);  // 14*7/5 = 19.6
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 3), 3, 7, 5) == 23);          // 16*7/5 = 22.4
+  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Adam, 1), 1, 7, 5) == 8 * 7 + 12);  // 8*7/5 = 11.2
+  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Adam, 2), 2, 7, 5) == 4 * 7 + 17);  // 12*7/5 = 16.8
+  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Adam, 3), 3, 7, 5) == 23);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 0), 0, 7, 5) == 12 * 7);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 1), 1, 7, 5) == 4 * 7 + 12);  // 8*7/5 = 11.2
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 2), 2, 7, 5) == 2 * 7 + 14);  // 10*7/5 = 14
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Sgd, 3), 3, 7, 5) == 17);          // 12*7/5 = 16.8
+  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Sgd, 1), 1, 7, 5) == 8 * 7 + 6);   // 4*7/5 = 5.6
+  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Sgd, 2), 2, 7, 5) == 4 * 7 + 12);  // 8*7/5 = 11.2
+  CHECK(weight_state_bytes(setup(Dtype::Fp32, Optimizer::Sgd, 3), 3, 7, 5) == 17);
   // One replica: nothing to shard.
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 3), 7, 1) == 16 * 7);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::Adam, 3), 3, 7, 1) == 16 * 7);
   // Without an optimizer only stage 3 shards (the weight).
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::None, 2), 7, 5) == 2 * 7);
-  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::None, 3), 7, 5) == 3);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::None, 2), 2, 7, 5) == 2 * 7);
+  CHECK(weight_state_bytes(setup(Dtype::Bf16, Optimizer::None, 3), 3, 7, 5) == 3);
 }
 
 TEST_CASE("memory tables under ZeRO and recomputation: a residual block by hand") {

@@ -104,6 +104,11 @@ def main():
         cases = [(g, 8, o) for g in graphs + [gpt, llama] for o in options]
         cases.append((gpt, 64, ["--cost-model", "calibrated", "--machine", "dgx-a100", "--dtype", "bf16", "--zero", "1",
                                 "--micro-batches", "4", "--recompute", "full", "--memory-per-device", "machine"]))
+        # Each layer's recomputation and stage chosen by the solver, under caps that make them differ.
+        cases.append((graphs[1], 8, ["--dtype", "bf16", "--zero", "auto", "--recompute", "auto",
+                                     "--memory-per-device", "1GiB", "--cap-gap", "0.01"]))
+        cases.append((gpt, 64, ["--cost-model", "calibrated", "--machine", "dgx-a100", "--dtype", "bf16", "--zero", "auto",
+                                "--micro-batches", "4", "--recompute", "auto", "--memory-per-device", "machine"]))
         failed = 0
         for graph, devices, extra in cases:
             strategy = json.loads(run(pase, ["solve", graph, "--devices", str(devices), "--json", "--no-plan"] + extra))

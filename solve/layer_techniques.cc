@@ -1,0 +1,147 @@
+#include "solve/layer_techniques.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "graphs/recompute.h"
+#include "memorycap/memory_priced_dp.h"
+#include "memorycap/vertex_options.h"
+
+namespace pase {
+namespace {
+
+// The graph, priced, with every layer at one variant (recomputation only off
+// the block boundaries).
+struct PricedVariant {
+  CostTables tables;
+  MemoryTables memory;
+};
+
+Graph with_variant(const Graph& graph, const LayerTechnique& variant, const std::vector<char>& boundary) {
+  Graph out = graph;
+  for (size_t v = 0; v < out.vertices.size(); ++v) {
+    out.vertices[v].recompute = variant.recompute && !boundary[v];
+    out.vertices[v].zero = variant.zero;
+  }
+  return out;
+}
+
+// Relative difference within what the DP's summation order allows.
+bool same_cost(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+}  // namespace
+
+std::vector<LayerTechnique> technique_variants(const TrainingSetup& setup) {
+  std::vector<bool> recompute;
+  if (setup.recompute == Recompute::Auto) recompute = {false, true};
+  else recompute = {setup.recompute == Recompute::Full};
+  std::vector<int> stages;
+  if (setup.zero == kZeroAuto)
+    for (int z = 0; z <= kMaxZeroStage; ++z) stages.push_back(z);
+  else
+    stages = {setup.zero};
+  std::vector<LayerTechnique> variants;
+  for (bool r : recompute)
+    for (int z : stages) variants.push_back({r, z});
+  return variants;
+}
+
+void set_layer_techniques(Graph& graph, const std::vector<LayerTechnique>& chosen) {
+  if (chosen.size() != graph.vertices.size()) throw std::logic_error("set_layer_techniques: one technique per vertex");
+  for (size_t v = 0; v < chosen.size(); ++v) {
+    graph.vertices[v].recompute = chosen[v].recompute;
+    graph.vertices[v].zero = chosen[v].zero;
+  }
+}
+
+namespace {
+
+// Every variant priced and the options they give each layer: what the
+// searches over per-layer techniques run on.
+struct TechniqueSpace {
+  std::vector<LayerTechnique> variants;
+  std::vector<char> boundary;
+  std::vector<PricedVariant> priced;
+  OptionSpace space;
+
+  TechniqueSpace(const Graph& graph, const CostModel& model, const CostTables& tables, const TrainingSetup& setup)
+      : variants(technique_variants(setup)), boundary(block_boundaries(graph)), priced(variants.size()) {
+    const size_t n = graph.vertices.size();
+    std::vector<VariantPrices> prices;
+    for (size_t k = 0; k < variants.size(); ++k) {
+      const Graph g = with_variant(graph, variants[k], boundary);
+      priced[k].tables = reprice_vertices(g, model, tables);
+      priced[k].memory = build_memory_tables(g, priced[k].tables, setup);
+    }
+    for (const PricedVariant& p : priced) prices.push_back({&p.tables.objective, &p.memory});
+    // A block boundary keeps its outputs: its recomputing variants are its
+    // others again (unless every variant recomputes: --recompute full).
+    std::vector<uint32_t> allowed(n, 0);
+    for (size_t v = 0; v < n; ++v) {
+      for (size_t k = 0; k < variants.size(); ++k)
+        if (!variants[k].recompute || !boundary[v]) allowed[v] |= 1U << k;
+      if (allowed[v] == 0) allowed[v] = (1U << variants.size()) - 1;
+    }
+    space = expand_options(priced[0].tables.objective, prices, allowed);
+  }
+
+  [[nodiscard]] const Objective& configurations() const { return priced[0].tables.objective; }
+
+  // Each layer's techniques under a strategy over options.
+  [[nodiscard]] std::vector<LayerTechnique> techniques_of(const std::vector<int32_t>& options) const {
+    const std::vector<int32_t> variant = space.variants_of(options);
+    std::vector<LayerTechnique> chosen(options.size());
+    for (size_t v = 0; v < chosen.size(); ++v) {
+      chosen[v] = variants[static_cast<size_t>(variant[v])];
+      chosen[v].recompute = chosen[v].recompute && !boundary[v];
+    }
+    return chosen;
+  }
+};
+
+}  // namespace
+
+TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                        const TrainingSetup& setup, std::optional<uint64_t> cap,
+                                        const CapOptions& cap_options, const SolveOptions& solve) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
+  const CappedSolution found = solve_under_cap(dp, techniques.space.objective, techniques.space.memory,
+                                               cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
+  // The strategy back in configurations, its layers at their variants, priced as any graph is.
+  TechniqueChoice out;
+  out.graph = graph;
+  set_layer_techniques(out.graph, techniques.techniques_of(found.choice));
+  out.tables = reprice_vertices(out.graph, model, tables);
+  out.memory = build_memory_tables(out.graph, out.tables, setup);
+  out.solution = dp.plan();
+  out.solution.choice = techniques.space.configs_of(found.choice);
+  out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
+  out.solution.stats = dp.last_stats();
+  const uint64_t bytes = plan_memory(out.memory, out.solution.choice).total();
+  if (!same_cost(out.solution.cost, found.cost) || bytes != found.memory)
+    throw std::logic_error("the per-layer techniques chosen price at " + std::to_string(out.solution.cost) + " and " +
+                           std::to_string(bytes) + " bytes, not the search's " + std::to_string(found.cost) + " and " +
+                           std::to_string(found.memory));
+  if (cap) {
+    out.capped = found;
+    out.capped->choice = out.solution.choice;
+    out.capped->cost = out.solution.cost;
+  }
+  return out;
+}
+
+TechniqueFrontier layer_technique_frontier(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                           const TrainingSetup& setup, const SolveOptions& solve) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
+  TechniqueFrontier out;
+  out.points = memory_frontier(dp, techniques.space.objective, techniques.space.memory);
+  out.dp_runs = dp.runs();
+  for (FrontierPoint& point : out.points) point.choice = techniques.space.configs_of(point.choice);
+  return out;
+}
+
+}  // namespace pase

@@ -1,0 +1,67 @@
+#pragma once
+// Per-layer techniques chosen by the solver (--recompute auto, --zero auto;
+// docs/training.md): each layer's activation recomputation and ZeRO stage
+// change only its own cost and bytes, so every combination of them is a
+// variant of the layer, priced on the configurations and edges of the graph
+// (reprice_vertices), and the capped search picks a configuration and a
+// variant per layer over the options of memorycap/vertex_options.h, its DP
+// tables the configurations' alone.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/cost_tables.h"
+#include "costmodel/memory_model.h"
+#include "graphs/graph.h"
+#include "dp/solve.h"
+#include "memorycap/memory_cap.h"
+#include "memorycap/memory_frontier.h"
+
+namespace pase {
+
+/// One layer's techniques.
+struct LayerTechnique {
+  bool recompute = false;
+  int zero = 0;
+  bool operator==(const LayerTechnique& other) const { return recompute == other.recompute && zero == other.zero; }
+};
+
+/// The variants a setup leaves open: both recomputation choices under
+/// --recompute auto (else the setup's), every stage under --zero auto (else
+/// the setup's); the PaSE step's (none, 0) first where it is among them.
+[[nodiscard]] std::vector<LayerTechnique> technique_variants(const TrainingSetup& setup);
+
+/// Sets each vertex's techniques (`chosen`: one per vertex).
+void set_layer_techniques(Graph& graph, const std::vector<LayerTechnique>& chosen);
+
+/// What the search over per-layer techniques found.
+struct TechniqueChoice {
+  Graph graph;          ///< the graph with each layer's chosen techniques
+  CostTables tables;    ///< `graph` priced (the base tables' configurations and edges)
+  MemoryTables memory;  ///< its bytes
+  /// The strategy (configuration per vertex), its cost, and the DP's order, sizes and statistics.
+  Solution solution;
+  std::optional<CappedSolution> capped;  ///< under a cap (its choice: configurations)
+};
+
+/// The best strategy over configurations and per-layer techniques of
+/// `graph` (priced as `tables`, a layer's recomputation only where it is no
+/// block boundary), within `cap` if given: the capped search's bound and gap
+/// hold over every combination. Without a cap, the exact optimum.
+[[nodiscard]] TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                                      const TrainingSetup& setup, std::optional<uint64_t> cap,
+                                                      const CapOptions& cap_options, const SolveOptions& solve);
+
+/// The cost-memory frontier over configurations and per-layer techniques
+/// (each point's choice: configurations).
+struct TechniqueFrontier {
+  std::vector<FrontierPoint> points;
+  int dp_runs = 0;
+};
+[[nodiscard]] TechniqueFrontier layer_technique_frontier(const Graph& graph, const CostModel& model,
+                                                         const CostTables& tables, const TrainingSetup& setup,
+                                                         const SolveOptions& solve);
+
+}  // namespace pase
