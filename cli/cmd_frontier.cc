@@ -21,6 +21,7 @@
 #include "solve/solve_request.h"
 #include "plans/mesh.h"
 #include "base/text_file.h"
+#include "graphs/rebatch.h"
 
 namespace pase {
 namespace {
@@ -60,7 +61,7 @@ std::string frontier_csv(const std::vector<FrontierPoint>& frontier, const std::
 // The frontier as a pase-frontier document (docs/memory.md).
 nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier, const std::string& graph,
                                      const FrontierCliOptions& o, const CostTables& tables,
-                                     const TrainingSetup& memory_model) {
+                                     const TrainingSetup& memory_model, const std::vector<int64_t>* counts) {
   nlohmann::ordered_json doc;
   doc["format"] = "pase-frontier";
   doc["version"] = 1;
@@ -71,7 +72,8 @@ nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier,
   doc["dtype"] = dtype_name(memory_model.dtype);
   doc["optimizer"] = optimizer_name(memory_model.optimizer);
   doc["mesh"] = o.mesh.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.mesh);
-  if (!memory_model.plain_step()) doc["training"] = training_json(memory_model, o.memory);
+  if (!memory_model.plain_step() || micro_batches_auto(o.memory))
+    doc["training"] = training_json(memory_model, o.memory);
   doc["points"] = nlohmann::ordered_json::array();
   for (const FrontierPoint& p : frontier)
     doc["points"].push_back({{"per_device_bytes", p.bytes.total()},
@@ -81,7 +83,50 @@ nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier,
                              {"lower_bound_cost", p.lower_bound},
                              {"gap", p.gap},
                              {"on_hull", p.on_hull}});
+  if (counts)  // --micro-batches auto: each point's count
+    for (size_t i = 0; i < frontier.size(); ++i) doc["points"][i]["micro_batches"] = (*counts)[frontier[i].source];
   return doc;
+}
+
+// Each micro-batch count's frontier, merged (one count: its own).
+struct CountFrontiers {
+  Graph graph;        // at the first count that answered (names)
+  SolveOutcome first; // its solve (tables, for the document)
+  std::vector<FrontierPoint> points;
+  std::vector<int64_t> counts;  // per merged frontier: its count
+  int runs = 0;
+  std::string words;  // "; micro-batches auto: ..." (what was tried)
+};
+
+CountFrontiers count_frontiers(const GraphFileV1& file, const FrontierCliOptions& o, const std::vector<int64_t>& counts,
+                               const SolveRequest& request) {
+  CountFrontiers out;
+  std::vector<std::vector<FrontierPoint>> frontiers;
+  std::string refused;
+  for (int64_t m : counts) {
+    SolveRequest at = request;
+    at.memory.micro_batches = m;
+    try {
+      const Graph graph = training_graph(file, o.graph, at.memory);
+      const std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, at.memory);
+      SolveOutcome solved = solve_request(graph, *model, at);
+      out.runs += solved.frontier_runs;
+      frontiers.push_back(std::move(solved.frontier));
+      out.counts.push_back(m);
+      if (frontiers.size() == 1) {
+        out.graph = graph;
+        out.first = std::move(solved);
+      }
+    } catch (const InputError& error) {  // a count whose graph does not build there
+      if (counts.size() == 1) throw;
+      if (refused.empty()) refused = error.what();
+    }
+  }
+  if (frontiers.empty()) throw InputError(refused);
+  out.points = frontiers.size() == 1 ? std::move(frontiers[0]) : merge_frontiers(frontiers);
+  out.words = "; micro-batches auto: " + std::to_string(out.counts.size()) + " of " + std::to_string(counts.size()) +
+              " divisors of the batch";
+  return out;
 }
 
 int run_frontier(const FrontierCliOptions& o) {
@@ -97,14 +142,16 @@ int run_frontier(const FrontierCliOptions& o) {
       throw UsageError(error.words().with("--mesh"));
     }
   }
-  if (micro_batches_auto(o.memory))
-    throw UsageError("--micro-batches auto: a frontier is one micro-batch count's trade-off; give a count "
-                     "(`pase solve --micro-batches auto` finds the best one under a cap)");
-  const Graph graph = training_graph(read_graph_input(o.graph), o.graph, request.memory);
-  const SolveOutcome out = solve_request(graph, *model, request);
+  const GraphFileV1 file = read_graph_input(o.graph);
+  const std::vector<int64_t> counts =
+      micro_batch_counts(o.memory, request.memory, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
+  const CountFrontiers found = count_frontiers(file, o, counts, request);
+  const Graph& graph = found.graph;
+  const SolveOutcome& out = found.first;
   const CostTables& tables = out.tables;
   const TrainingSetup& memory_model = request.memory;
-  const std::vector<FrontierPoint>& frontier = out.frontier;
+  const std::vector<FrontierPoint>& frontier = found.points;
+  const bool counted = counts.size() > 1;
   const std::string& unit = tables.unit;
   const double cheapest = frontier.back().cost;
 
@@ -112,25 +159,30 @@ int run_frontier(const FrontierCliOptions& o) {
             << ": cost-memory frontier, cost model " << tables.cost_model << " (" << unit << "), "
             << dtype_name(memory_model.dtype) << ", " << optimizer_name(memory_model.optimizer) << "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %22s  %9s  %9s  %s\n", "point", "memory GiB", "memory bytes", "cost",
-                "x best", "gap", "found by");
+  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %22s  %9s  %9s  %s%s\n", "point", "memory GiB", "memory bytes", "cost",
+                "x best", "gap", "found by", counted ? "  micro-batches" : "");
   std::cout << line;
   // With --max-rows, rows spread evenly over the points, both ends kept.
   const size_t rows = o.max_rows ? std::min(o.max_rows, frontier.size()) : frontier.size();
   for (size_t r = 0; r < rows; ++r) {
     const size_t i = rows == 1 ? 0 : r * (frontier.size() - 1) / (rows - 1);
     const FrontierPoint& p = frontier[i];
-    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %22s  %8.3fx  %9s  %s\n", i, format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
+    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %22s  %8.3fx  %9s  %s", i, format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
                   static_cast<unsigned long long>(p.bytes.total()), format_total(p.cost, unit).c_str(), p.cost / cheapest,
-                  format_gap(p.gap).c_str(), p.on_hull ? "dp" : "moves");
-    std::cout << line;
+                  format_gap(p.gap).c_str(), p.on_hull ? "dp   " : "moves");
+    std::string text = line;
+    if (counted) text += "     " + std::to_string(found.counts[p.source]);
+    else text.erase(text.find_last_not_of(' ') + 1);
+    std::cout << text << "\n";
   }
   std::cout << frontier.size() << " points from the least memory (" << format_gib(frontier.front().bytes.total())
-            << " GiB) to the least cost (" << format_gib(frontier.back().bytes.total()) << " GiB), " << out.frontier_runs
-            << " DP runs\n";
+            << " GiB) to the least cost (" << format_gib(frontier.back().bytes.total()) << " GiB), " << found.runs
+            << " DP runs" << (counted ? found.words : "") << "\n";
 
   if (!o.csv.empty()) write_text_file(o.csv, frontier_csv(frontier, graph.name, o.devices, unit));
-  if (!o.json.empty()) write_text_file(o.json, frontier_json(frontier, graph.name, o, tables, memory_model).dump(2) + "\n");
+  if (!o.json.empty())
+    write_text_file(o.json, frontier_json(frontier, graph.name, o, tables, memory_model, counted ? &found.counts : nullptr)
+                                    .dump(2) + "\n");
   if (!o.svg.empty()) {
     StepChart chart;
     chart.title = graph.name + " on " + std::to_string(o.devices) + " devices: least cost under a memory cap (" +

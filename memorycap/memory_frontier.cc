@@ -98,4 +98,34 @@ std::vector<FrontierPoint> memory_frontier(MemoryPricedDp& dp, const Objective& 
   return frontier;
 }
 
+std::vector<FrontierPoint> merge_frontiers(const std::vector<std::vector<FrontierPoint>>& frontiers) {
+  std::vector<FrontierPoint> points;
+  for (size_t f = 0; f < frontiers.size(); ++f)
+    for (const FrontierPoint& point : frontiers[f]) {
+      points.push_back(point);
+      points.back().source = f;
+    }
+  std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
+    return a.bytes.total() != b.bytes.total() ? a.bytes.total() < b.bytes.total() : a.cost < b.cost;
+  });
+  std::vector<FrontierPoint> merged;
+  for (FrontierPoint& point : points)
+    if (merged.empty() || point.cost < merged.back().cost) merged.push_back(std::move(point));
+  // Every other frontier's bound at a point's memory: that of its first point
+  // at this memory or more (none below its least memory: nothing of it fits).
+  for (FrontierPoint& point : merged) {
+    double bound = point.lower_bound;
+    for (size_t f = 0; f < frontiers.size(); ++f) {
+      if (f == point.source || frontiers[f].empty() || frontiers[f].front().bytes.total() > point.bytes.total()) continue;
+      const auto at = std::lower_bound(frontiers[f].begin(), frontiers[f].end(), point.bytes.total(),
+                                       [](const FrontierPoint& p, uint64_t m) { return p.bytes.total() < m; });
+      bound = std::min(bound, at == frontiers[f].end() ? frontiers[f].back().lower_bound : at->lower_bound);
+    }
+    point.lower_bound = std::min(point.cost, bound);
+    point.gap = relative_gap(point.cost, point.lower_bound);
+    point.on_hull = point.on_hull && point.gap == 0.0;
+  }
+  return merged;
+}
+
 }  // namespace pase

@@ -25,6 +25,7 @@ struct FrontierPoint {
   double gap = 0.0;          ///< (cost - lower_bound) / lower_bound; 0: optimal under a cap of its memory
   bool on_hull = false;      ///< found by the DP itself (then gap 0)
   std::vector<int32_t> choice;
+  size_t source = 0;         ///< merge_frontiers: the index of the frontier it came from
 };
 
 struct FrontierOptions {
@@ -35,5 +36,14 @@ struct FrontierOptions {
 /// The frontier, least memory first (costs strictly falling).
 [[nodiscard]] std::vector<FrontierPoint> memory_frontier(MemoryPricedDp& dp, const Objective& objective,
                                                          const MemoryTables& memory, const FrontierOptions& options = {});
+
+/// The frontier of the union of several problems' strategies (one graph at
+/// several micro-batch counts): each point that no point of any frontier
+/// matches at no more memory for less, least memory first, with `source`
+/// set. A point's bound holds over every frontier: the least, over the
+/// others, of the bound of their first point at its memory or more (bounds
+/// fall as memory grows), and its own; it stays `on_hull` only where no
+/// other frontier's bound lies below its cost.
+[[nodiscard]] std::vector<FrontierPoint> merge_frontiers(const std::vector<std::vector<FrontierPoint>>& frontiers);
 
 }  // namespace pase

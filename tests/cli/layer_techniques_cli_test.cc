@@ -140,3 +140,35 @@ TEST_CASE("auto per layer: the refusals say why in one line") {
   CHECK(fsdp.error ==
         "error: --recompute auto: the solver chooses each layer's; --baseline fsdp takes one mode (none or full)\n");
 }
+
+TEST_CASE("frontier --micro-batches auto: every count's frontier merged, each point's count said") {
+  const std::string out = test::write_temp_file("micro_batch_frontier.json", "");
+  const test::CommandResult run =
+      test::run_pase("frontier" + kGraph + " --micro-batches auto --max-rows 3 --json \"" + out + "\"");
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("found by  micro-batches\n") != std::string::npos);
+  CHECK(run.output.find("; micro-batches auto: 7 of 7 divisors of the batch\n") != std::string::npos);
+  const json frontier = json::parse(read_text_file(out));
+  CHECK(frontier["training"]["micro_batches"] == "auto");
+  const json& points = frontier["points"];
+  REQUIRE(points.size() > 2);
+  std::set<int64_t> counts;
+  for (size_t i = 0; i < points.size(); ++i) {
+    counts.insert(points[i]["micro_batches"].get<int64_t>());
+    CHECK(points[i]["lower_bound_cost"].get<double>() <= points[i]["cost"].get<double>());
+    if (i > 0) CHECK(points[i]["cost"].get<double>() < points[i - 1]["cost"].get<double>());
+  }
+  CHECK(counts.size() > 1);  // the trade-off runs through several counts
+  // Each end is the best of any count: the least memory and the least cost.
+  uint64_t least = ~uint64_t{0};
+  double cheapest = std::numeric_limits<double>::infinity();
+  for (const char* m : {"1", "2", "4", "8", "16", "32", "64"}) {
+    const std::string one = test::write_temp_file("micro_batch_frontier_one.json", "");
+    REQUIRE(test::run_pase("frontier" + kGraph + " --micro-batches " + m + " --json \"" + one + "\"").status == 0);
+    const json single = json::parse(read_text_file(one))["points"];
+    least = std::min(least, single.front()["per_device_bytes"].get<uint64_t>());
+    cheapest = std::min(cheapest, single.back()["cost"].get<double>());
+  }
+  CHECK(points.front()["per_device_bytes"].get<uint64_t>() == least);
+  CHECK(points.back()["cost"].get<double>() == cheapest);
+}

@@ -78,10 +78,6 @@ TEST_CASE("--micro-batches auto: every divisor of the batch, the best kept, said
   CHECK(solved.status == 0);
   // The pase model is linear in the batch: every count costs the same, the fewest is kept.
   CHECK(solved.error == "note: micro-batches auto: 7 of 7 divisors of the batch solved, best 1 (64 per micro-batch)\n");
-  const test::CommandResult frontier = test::run_pase("frontier" + kTransformer + " --micro-batches auto");
-  CHECK(frontier.status == 2);
-  CHECK(frontier.error == "error: --micro-batches auto: a frontier is one micro-batch count's trade-off; give a count "
-                          "(`pase solve --micro-batches auto` finds the best one under a cap)\n");
 }
 
 TEST_CASE("training options: bad values are one line and exit 2") {
