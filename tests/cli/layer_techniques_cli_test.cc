@@ -79,7 +79,8 @@ TEST_CASE("--zero auto --recompute auto under a cap: never worse than one mode f
     const test::CommandResult sharded =
         test::run_pase("evaluate" + kGraph + " --strategy " + file + " --json --zero 3 --recompute none");
     REQUIRE(sharded.status == 0);
-    for (const json& layer : json::parse(sharded.output)["layers"]) {
+    const json staged = json::parse(sharded.output);
+    for (const json& layer : staged["layers"]) {
       CHECK(layer["zero"] == 3);
       CHECK(layer["recompute"] == false);
     }

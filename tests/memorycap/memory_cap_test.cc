@@ -69,12 +69,7 @@ Exhaustive exhaustive(const Objective& objective, const MemoryTables& memory, ui
       result.least_bytes = bytes;
       result.least_bytes_cost = cost;
     }
-    size_t i = 0;
-    for (; i < n; ++i) {
-      if (++choice[i] < static_cast<int32_t>(objective.config_count(i))) break;
-      choice[i] = 0;
-    }
-    if (i == n) return result;
+    if (!test::next_assignment(choice, [&](size_t v) { return objective.config_count(v); })) return result;
   }
 }
 

@@ -71,14 +71,14 @@ Best brute_force(const Objective& base, const std::vector<Variant>& variants, co
   const size_t n = base.vertex_count();
   const size_t k = variants.size();
   Best best;
-  std::vector<size_t> digit(n, 0);  // configuration * k + variant
+  std::vector<int32_t> digit(n, 0);  // configuration * k + variant
   std::vector<int32_t> config(n);
   while (true) {
     bool ok = true;
     double cost = 0;
     uint64_t bytes = 0;
     for (size_t v = 0; v < n && ok; ++v) {
-      const size_t s = digit[v] / k, variant = digit[v] % k;
+      const size_t s = static_cast<size_t>(digit[v]) / k, variant = static_cast<size_t>(digit[v]) % k;
       ok = (allowed[v] >> variant & 1U) != 0;
       config[v] = static_cast<int32_t>(s);
       cost += variants[variant].objective.vertex_cost[v][s];
@@ -90,12 +90,7 @@ Best brute_force(const Objective& base, const std::vector<Variant>& variants, co
       best.priced = std::min(best.priced, cost + lambda * static_cast<double>(bytes));
       best.least_bytes = std::min(best.least_bytes, bytes);
     }
-    size_t i = 0;
-    for (; i < n; ++i) {
-      if (++digit[i] < base.config_count(i) * k) break;
-      digit[i] = 0;
-    }
-    if (i == n) return best;
+    if (!test::next_assignment(digit, [&](size_t v) { return base.config_count(v) * k; })) return best;
   }
 }
 
@@ -190,12 +185,7 @@ double best_within(const Graph& graph, const CostModel& model, const TrainingSet
   double best = kInf;
   while (true) {
     if (plan_memory(memory, choice).total() <= cap) best = std::min(best, tables.objective.evaluate(choice));
-    size_t i = 0;
-    for (; i < n; ++i) {
-      if (++choice[i] < static_cast<int32_t>(tables.objective.config_count(i))) break;
-      choice[i] = 0;
-    }
-    if (i == n) return best;
+    if (!test::next_assignment(choice, [&](size_t v) { return tables.objective.config_count(v); })) return best;
   }
 }
 

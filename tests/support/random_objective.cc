@@ -59,13 +59,16 @@ double brute_force(const Objective& objective, std::vector<int32_t>& best_choice
       best = cost;
       best_choice = choice;
     }
-    size_t i = 0;
-    for (; i < n; ++i) {
-      if (++choice[i] < static_cast<int32_t>(objective.config_count(i))) break;
-      choice[i] = 0;
-    }
-    if (i == n) return best;
+    if (!next_assignment(choice, [&](size_t v) { return objective.config_count(v); })) return best;
   }
+}
+
+bool next_assignment(std::vector<int32_t>& digits, const std::function<size_t(size_t)>& radix) {
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (++digits[i] < static_cast<int32_t>(radix(i))) return true;
+    digits[i] = 0;
+  }
+  return false;
 }
 
 }  // namespace pase::test

@@ -2,6 +2,7 @@
 // Random table-driven objectives and brute-force enumeration, shared by the
 // tests that check the DP (and the capped search) against exhaustive search.
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -19,6 +20,10 @@ std::vector<int32_t> class_map(std::mt19937& rng, size_t configs, bool merge, in
 /// onto fewer classes with probability 3/4, and an edge sometimes shares the
 /// previous edge's matrix (as edges priced alike do).
 Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool merge);
+
+/// Advances an odometer over `digits`, the first fastest, digit i running
+/// over 0..radix(i)-1; false once every assignment has been visited.
+bool next_assignment(std::vector<int32_t>& digits, const std::function<size_t(size_t)>& radix);
 
 /// Minimum of the objective over every assignment (odometer over configurations).
 double brute_force(const Objective& objective, std::vector<int32_t>& best_choice);
