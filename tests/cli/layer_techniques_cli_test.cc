@@ -173,3 +173,23 @@ TEST_CASE("frontier --micro-batches auto: every count's frontier merged, each po
   CHECK(points.front()["per_device_bytes"].get<uint64_t>() == least);
   CHECK(points.back()["cost"].get<double>() == cheapest);
 }
+
+TEST_CASE("compare --zero auto --recompute auto: the optimum's per-layer choices, the fsdp row at ZeRO-3") {
+  const std::string out = test::write_temp_file("layer_techniques_compare.json", "");
+  const test::CommandResult run = test::run_pase("compare" + kGraph +
+                                                 " --zero auto --recompute auto --memory-per-device 1GiB --cap-gap 0.01"
+                                                 " --json \"" + out + "\"");
+  REQUIRE(run.status == 0);
+  const json document = json::parse(read_text_file(out));
+  CHECK(document["training"]["zero"] == "auto");
+  CHECK(document["training"]["recompute"] == "auto");
+  double pase = 0, fsdp = 0;
+  for (const json& row : document["results"][0]["strategies"]) {
+    if (row["name"] == "pase") pase = row["cost"].get<double>();
+    if (row["name"] == "fsdp") fsdp = row["cost"].get<double>();
+  }
+  CHECK(pase > 0);
+  CHECK(pase == doctest::Approx(solved_cost("--zero auto --recompute auto --memory-per-device 1GiB --cap-gap 0.01"))
+                    .epsilon(1e-12));
+  CHECK(fsdp > pase);  // ZeRO-3 with full recomputation everywhere costs more than the per-layer choice
+}
