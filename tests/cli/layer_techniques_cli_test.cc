@@ -54,7 +54,9 @@ TEST_CASE("--zero auto --recompute auto under a cap: never worse than one mode f
   }
   CHECK(recomputes.size() == 2);  // some layers recompute, others keep their outputs
   int fitting = 0;
-  for (const char* zero : {"0", "1", "2", "3"})
+  // With one micro-batch ZeRO-1 costs what ZeRO-2 costs and holds more, so
+  // its capped optimum is never below ZeRO-2's: stages 0, 2 and 3 suffice.
+  for (const char* zero : {"0", "2", "3"})
     for (const char* recompute : {"none", "full"}) {
       CAPTURE(zero);
       CAPTURE(recompute);
@@ -160,10 +162,12 @@ TEST_CASE("frontier --micro-batches auto: every count's frontier merged, each po
     if (i > 0) CHECK(points[i]["cost"].get<double>() < points[i - 1]["cost"].get<double>());
   }
   CHECK(counts.size() > 1);  // the trade-off runs through several counts
-  // Each end is the best of any count: the least memory and the least cost.
+  // Each end is the best of any count: the least memory (the most
+  // micro-batches here) and the least cost (8 here; one batch costs the same
+  // in the `pase` model, with more memory).
   uint64_t least = ~uint64_t{0};
   double cheapest = std::numeric_limits<double>::infinity();
-  for (const char* m : {"1", "2", "4", "8", "16", "32", "64"}) {
+  for (const char* m : {"1", "8", "64"}) {
     const std::string one = test::write_temp_file("micro_batch_frontier_one.json", "");
     REQUIRE(test::run_pase("frontier" + kGraph + " --micro-batches " + m + " --json \"" + one + "\"").status == 0);
     const json single = json::parse(read_text_file(one))["points"];
