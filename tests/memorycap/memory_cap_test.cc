@@ -73,12 +73,6 @@ Exhaustive exhaustive(const Objective& objective, const MemoryTables& memory, ui
   }
 }
 
-std::vector<std::string> names_of(size_t n) {
-  std::vector<std::string> names;
-  for (size_t v = 0; v < n; ++v) names.push_back("v" + std::to_string(v));
-  return names;
-}
-
 }  // namespace
 
 TEST_CASE("solve_under_cap: equals brute force on random objectives at several caps") {
@@ -87,7 +81,7 @@ TEST_CASE("solve_under_cap: equals brute force on random objectives at several c
   for (int round = 0; round < 60; ++round) {
     const Objective objective = test::random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, round % 2 == 1);
     const MemoryTables memory = random_memory(rng, objective);
-    MemoryPricedDp dp(objective, names_of(objective.vertex_count()), memory, SolveOptions{});
+    MemoryPricedDp dp(objective, test::vertex_names(objective.vertex_count()), memory, SolveOptions{});
     const Exhaustive everything = exhaustive(objective, memory, ~uint64_t{0});
     std::vector<int32_t> unused;
     const double unconstrained = test::brute_force(objective, unused);

@@ -94,12 +94,6 @@ Best brute_force(const Objective& base, const std::vector<Variant>& variants, co
   }
 }
 
-std::vector<std::string> names_of(size_t n) {
-  std::vector<std::string> names;
-  for (size_t v = 0; v < n; ++v) names.push_back("v" + std::to_string(v));
-  return names;
-}
-
 }  // namespace
 
 TEST_CASE("options: the priced DP, the capped search and the frontier equal brute force over configurations and variants") {
@@ -125,7 +119,7 @@ TEST_CASE("options: the priced DP, the capped search and the frontier equal brut
         CHECK(space.objective.vertex_cost[v][o] == variants[variant].objective.vertex_cost[v][s]);
         CHECK(space.memory.bytes(v, o) == variants[variant].memory.bytes(v, s));
       }
-    MemoryPricedDp dp(space, base, names_of(base.vertex_count()), SolveOptions{});
+    MemoryPricedDp dp(space, base, test::vertex_names(base.vertex_count()), SolveOptions{});
     for (double lambda : {0.0, 0.05, 0.3, 2.0}) {
       const PricedPoint point = dp.solve(lambda);
       CHECK(point.value == doctest::Approx(brute_force(base, variants, allowed, 0, lambda).priced).epsilon(1e-12));

@@ -63,6 +63,12 @@ double brute_force(const Objective& objective, std::vector<int32_t>& best_choice
   }
 }
 
+std::vector<std::string> vertex_names(size_t n) {
+  std::vector<std::string> names;
+  for (size_t v = 0; v < n; ++v) names.push_back("v" + std::to_string(v));
+  return names;
+}
+
 bool next_assignment(std::vector<int32_t>& digits, const std::function<size_t(size_t)>& radix) {
   for (size_t i = 0; i < digits.size(); ++i) {
     if (++digits[i] < static_cast<int32_t>(radix(i))) return true;

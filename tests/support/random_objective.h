@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dp/objective.h"
@@ -24,6 +25,9 @@ Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool 
 /// Advances an odometer over `digits`, the first fastest, digit i running
 /// over 0..radix(i)-1; false once every assignment has been visited.
 bool next_assignment(std::vector<int32_t>& digits, const std::function<size_t(size_t)>& radix);
+
+/// "v0", "v1", ...: names for the n vertices of a random objective.
+std::vector<std::string> vertex_names(size_t n);
 
 /// Minimum of the objective over every assignment (odometer over configurations).
 double brute_force(const Objective& objective, std::vector<int32_t>& best_choice);
