@@ -19,12 +19,17 @@ struct PricedVariant {
   MemoryTables memory;
 };
 
+// A variant as a layer runs it: a block boundary keeps its outputs.
+LayerTechnique on_layer(LayerTechnique variant, bool boundary) {
+  variant.recompute = variant.recompute && !boundary;
+  return variant;
+}
+
 Graph with_variant(const Graph& graph, const LayerTechnique& variant, const std::vector<char>& boundary) {
   Graph out = graph;
-  for (size_t v = 0; v < out.vertices.size(); ++v) {
-    out.vertices[v].recompute = variant.recompute && !boundary[v];
-    out.vertices[v].zero = variant.zero;
-  }
+  std::vector<LayerTechnique> each(out.vertices.size());
+  for (size_t v = 0; v < each.size(); ++v) each[v] = on_layer(variant, boundary[v] != 0);
+  set_layer_techniques(out, each);
   return out;
 }
 
@@ -93,10 +98,8 @@ struct TechniqueSpace {
   [[nodiscard]] std::vector<LayerTechnique> techniques_of(const std::vector<int32_t>& options) const {
     const std::vector<int32_t> variant = space.variants_of(options);
     std::vector<LayerTechnique> chosen(options.size());
-    for (size_t v = 0; v < chosen.size(); ++v) {
-      chosen[v] = variants[static_cast<size_t>(variant[v])];
-      chosen[v].recompute = chosen[v].recompute && !boundary[v];
-    }
+    for (size_t v = 0; v < chosen.size(); ++v)
+      chosen[v] = on_layer(variants[static_cast<size_t>(variant[v])], boundary[v] != 0);
     return chosen;
   }
 };

@@ -268,13 +268,7 @@ TEST_CASE("pase solve --memory-per-device: refusals") {
 
 TEST_CASE("solve_under_cap: equals brute force on a priced graph under each training setup") {
   // x -> fc1 -> a -> b -> res = fc1 + b -> fc2 on 4 devices: few enough strategies to enumerate.
-  Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "residual", "cutoff": 1,
-   "tensors": {"x": [8, 6]},
-   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 4},
-             {"name": "a", "op": "elementwise", "inputs": ["fc1"]},
-             {"name": "b", "op": "elementwise", "inputs": ["a"]},
-             {"name": "res", "op": "elementwise", "inputs": ["fc1", "b"]},
-             {"name": "fc2", "op": "fc", "inputs": ["res"], "units": 3}]})");
+  Graph graph = test::residual_block();
   graph.vertices[1].recompute = graph.vertices[2].recompute = true;  // what --recompute full marks here
   Machine machine;
   machine.devices = 4;

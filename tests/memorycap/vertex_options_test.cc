@@ -159,17 +159,6 @@ TEST_CASE("options: the priced DP, the capped search and the frontier equal brut
 
 namespace {
 
-// x -> fc1 -> a -> b -> res = fc1 + b -> fc2 on 4 devices: few enough strategies to enumerate.
-Graph residual_graph() {
-  return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "residual", "cutoff": 1,
-   "tensors": {"x": [8, 6]},
-   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 4},
-             {"name": "a", "op": "elementwise", "inputs": ["fc1"]},
-             {"name": "b", "op": "elementwise", "inputs": ["a"]},
-             {"name": "res", "op": "elementwise", "inputs": ["fc1", "b"]},
-             {"name": "fc2", "op": "fc", "inputs": ["res"], "units": 3}]})");
-}
-
 // The least cost within `cap` over every configuration of `graph` as priced.
 double best_within(const Graph& graph, const CostModel& model, const TrainingSetup& setup, uint64_t cap) {
   const CostTables tables = build_cost_tables(graph, model);
@@ -186,7 +175,7 @@ double best_within(const Graph& graph, const CostModel& model, const TrainingSet
 }  // namespace
 
 TEST_CASE("choose_layer_techniques: equals the best per-layer assignment, each priced as its own graph") {
-  const Graph graph = residual_graph();
+  const Graph graph = test::residual_block();  // on 4 devices: few enough strategies to enumerate
   const std::vector<char> boundary = block_boundaries(graph);
   REQUIRE(std::vector<char>(boundary.begin(), boundary.end()) == std::vector<char>{1, 0, 0, 1, 1});
   Machine machine;

@@ -72,6 +72,16 @@ const char* const kTestMachineProfile = R"({
   }
 })";
 
+Graph residual_block() {
+  return graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "residual", "cutoff": 1,
+   "tensors": {"x": [8, 6]},
+   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 4},
+             {"name": "a", "op": "elementwise", "inputs": ["fc1"]},
+             {"name": "b", "op": "elementwise", "inputs": ["a"]},
+             {"name": "res", "op": "elementwise", "inputs": ["fc1", "b"]},
+             {"name": "fc2", "op": "fc", "inputs": ["res"], "units": 3}]})");
+}
+
 Graph graph_from_json(const std::string& text, const std::string& source) {
   return build_graph(parse_graph_file(text, source), source);
 }

@@ -32,6 +32,10 @@ extern const char* const kTestMachineProfile;
 /// Builds a graph from pase-graph JSON text.
 Graph graph_from_json(const std::string& text, const std::string& source = "test.json");
 
+/// x -> fc1 -> a -> b -> res = fc1 + b -> fc2: a residual block whose
+/// strategies on a few devices are few enough to enumerate.
+Graph residual_block();
+
 /// One golden number of tests/expected/KIND.json, a file written by
 /// scripts/regen_goldens.py from what the built `pase` prints: the cost of a
 /// strategy ("pase": the DP optimum, or a baseline's name) for a graph file at
