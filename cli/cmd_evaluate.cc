@@ -58,8 +58,9 @@ TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training
 }
 
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                 double total, const std::string& label) {
+                 double total, const std::string& label, const TrainingSetup& setup) {
   std::vector<LayerReport> reports = layer_reports(graph, tables, choice);
+  const std::vector<std::string> techniques = techniques_column(graph, setup);
   double layer_total = 0;
   size_t name_width = 5, dims_width = 4, config_width = 6;
   for (const LayerReport& r : reports) {
@@ -72,18 +73,19 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
       << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit
       << "), strategy " << label << "\n";
   char line[1024];
-  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s\n", int(name_width), "layer", "op",
+  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s", int(name_width), "layer", "op",
                 int(dims_width), "dims", int(config_width), "config", "devices", "cost", "share");
-  out << line;
+  out << line << (techniques.empty() ? "" : techniques[0]) << "\n";
   size_t fewer = 0;
-  for (const LayerReport& r : reports) {
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const LayerReport& r = reports[i];
     double share = total > 0 ? 100.0 * r.cost / total : 0.0;
     fewer += r.devices_used < tables.machine.devices;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%\n", int(name_width),
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%", int(name_width),
                   r.name.c_str(), r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width),
                   format_config(r.config.data(), static_cast<int>(r.config.size())).c_str(),
                   devices_cell(r.devices_used, tables.machine.devices).c_str(), format_number("%.6g", r.cost).c_str(), share);
-    out << line;
+    out << line << (techniques.empty() ? "" : techniques[i + 1]) << "\n";
   }
   out << "total cost " << format_total(total, tables.unit) << " " << tables.unit << " (layers " << format_number("%.6g", layer_total)
       << ", redistribution " << format_number("%.6g", total - layer_total) << ")\n";
@@ -156,7 +158,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   }
   if (o.json) return 0;
   const std::string label = file ? o.strategy : o.baseline + (out.note.empty() ? "" : " (" + out.note + ")");
-  print_table(std::cout, graph, out.tables, choice, total, label);
+  print_table(std::cout, graph, out.tables, choice, total, label, solved.setup);
   std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
             << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
             << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer)

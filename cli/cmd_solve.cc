@@ -81,8 +81,10 @@ std::string pad_left(const std::string& text, size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
-void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution) {
+void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution,
+                 const TrainingSetup& setup) {
   std::vector<LayerReport> reports = layer_reports(graph, tables, solution.choice);
+  const std::vector<std::string> techniques = techniques_column(graph, setup);
   double layer_total = 0;
   for (const LayerReport& r : reports) layer_total += r.cost;
   size_t name_width = 5, dims_width = 4, config_width = 6;
@@ -98,18 +100,19 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   // read as time on the modelled machine: cost / rate.
   const bool in_flop = tables.unit == "flop" && tables.machine.flops_tflops > 0;
   auto as_time = [&](double cost) { return in_flop ? format_duration(cost / (tables.machine.flops_tflops * 1e12)) : ""; };
-  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s%s\n", int(name_width), "layer", "op", int(dims_width),
+  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s%s", int(name_width), "layer", "op", int(dims_width),
                 "dims", int(config_width), "config", "devices", "cost", "share", in_flop ? "       time" : "");
-  out << line;
+  out << line << (techniques.empty() ? "" : techniques[0]) << "\n";
   size_t fewer = 0;
-  for (const LayerReport& r : reports) {
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const LayerReport& r = reports[i];
     double share = solution.cost > 0 ? 100.0 * r.cost / solution.cost : 0.0;
     fewer += r.devices_used < tables.machine.devices;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%%s%s\n", int(name_width), r.name.c_str(),
+    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%%s%s", int(name_width), r.name.c_str(),
                   r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width), format_config(r.config).c_str(),
                   devices_cell(r.devices_used, tables.machine.devices).c_str(), format_cost(r.cost).c_str(), share,
                   in_flop ? "  " : "", in_flop ? pad_left(as_time(r.cost), 9).c_str() : "");
-    out << line;
+    out << line << (techniques.empty() ? "" : techniques[i + 1]) << "\n";
   }
   double edges = solution.cost - layer_total;
   out << "total cost " << format_total(solution.cost, tables.unit) << " " << tables.unit;
@@ -373,7 +376,7 @@ int run_solve(const SolveCliOptions& o) {
     if (!o.out.empty()) write_text_file(o.out, text);
   }
   if (!o.json) {
-    print_table(std::cout, graph, out.tables, out.solution);
+    print_table(std::cout, graph, out.tables, out.solution, memory.options);
     print_memory(std::cout, graph, memory, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }

@@ -73,4 +73,20 @@ std::string training_words(const Graph& graph, const TrainingSetup& setup, int64
   return text;
 }
 
+std::string techniques_cell(const Vertex& vertex, const TrainingSetup& setup) {
+  std::string cell = vertex.recompute ? "recompute" : "";
+  const int zero = zero_stage_of(setup, vertex.zero);
+  if (zero > 0 && !layer_weights(vertex, build_vertex_model(vertex)).empty())
+    cell += (cell.empty() ? "" : " ") + std::string("ZeRO-") + std::to_string(zero);
+  return cell.empty() ? "-" : cell;
+}
+
+std::vector<std::string> techniques_column(const Graph& graph, const TrainingSetup& setup) {
+  if (!setup.per_layer_auto()) return {};
+  std::vector<std::string> column{"techniques"};
+  for (const Vertex& v : graph.vertices) column.push_back(techniques_cell(v, setup));
+  for (std::string& cell : column) cell = "  " + cell;
+  return column;
+}
+
 }  // namespace pase

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pase {
 
@@ -33,5 +34,15 @@ namespace pase {
 /// How a step runs, for a memory line: "" for the PaSE step, else e.g.
 /// "; 32 micro-batches of 16, ZeRO-1 on 98 layers, recomputed 214 of 294 layers".
 [[nodiscard]] std::string training_words(const Graph& graph, const TrainingSetup& setup, int64_t micro_batch_size);
+
+/// A layer's techniques as a table cell under per-layer choices (`--zero
+/// auto`, `--recompute auto`): "recompute", "ZeRO-3", "recompute ZeRO-1",
+/// or "-" for neither (a layer without weights has no ZeRO stage).
+[[nodiscard]] std::string techniques_cell(const Vertex& vertex, const TrainingSetup& setup);
+
+/// The table's last column under per-layer choices: its header, then each
+/// vertex's cell, each after two spaces; empty when the setup fixes both
+/// techniques for every layer (the column would repeat one value).
+[[nodiscard]] std::vector<std::string> techniques_column(const Graph& graph, const TrainingSetup& setup);
 
 }  // namespace pase

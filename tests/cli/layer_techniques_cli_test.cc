@@ -92,6 +92,25 @@ TEST_CASE("--zero auto --recompute auto under a cap: never worse than one mode f
     REQUIRE(table.status == 0);
     CHECK(table.output.find("; bf16; ZeRO auto: ZeRO-") != std::string::npos);
     CHECK(table.output.find("), cap 1.00 GiB: lower bound ") != std::string::npos);
+    // The table's last column gives each layer's techniques, as the strategy file does.
+    CHECK(table.output.find("  share       time  techniques\n") != std::string::npos);
+    size_t sharded_rows = 0;
+    for (const json& layer : strategy["layers"]) {
+      const std::string name = layer["name"].get<std::string>();
+      CAPTURE(name);
+      const size_t row = table.output.find("\n" + name + " ");
+      REQUIRE(row != std::string::npos);
+      const size_t end = table.output.find('\n', row + 1);
+      const std::string line = table.output.substr(row + 1, end - row - 1);
+      const std::string cell = line.substr(line.rfind("  ") + 2);
+      CHECK((cell.find("recompute") != std::string::npos) == layer["recompute"].get<bool>());
+      if (const size_t zero = cell.find("ZeRO-"); zero != std::string::npos) {
+        ++sharded_rows;
+        CHECK(cell.substr(zero + 5) == std::to_string(layer["zero"].get<int>()));
+      }
+      if (cell == "-") CHECK_FALSE(layer["recompute"].get<bool>());
+    }
+    CHECK(sharded_rows > 0);
   }
 }
 
