@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -47,6 +48,7 @@ struct SolveCliOptions {
   bool exact = false;
   bool no_fold = false;
   bool timings = false;
+  bool uniform_blocks = false;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
   // Import options for an ONNX model, as `pase import` takes them.
   int64_t batch = 0;  // 0: as exported
@@ -210,6 +212,10 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   request.place = !o.no_plan;
   request.devices_per_node = o.devices_per_node;
   request.plan_only = o.plan_only;
+  request.uniform_blocks = o.uniform_blocks;
+  if (o.uniform_blocks && (request.cap || request.memory.per_layer_auto()))
+    throw UsageError(request.cap ? "--uniform-blocks: not yet under a memory cap (--memory-per-device)"
+                                 : "--uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)");
   if (!o.mesh.empty()) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model.devices_per_node();
     try {
@@ -277,6 +283,13 @@ SolverReport solver_report(const SolveCliOptions& o, const Graph& graph, const S
   report.peak_table_bytes = solution.stats.peak_table_bytes;
   report.seconds = solution.stats.seconds;
   report.timings = o.timings;
+  if (out.uniform) {
+    report.uniform = true;
+    report.free_optimum_cost = out.uniform->free_cost;
+    for (const UniformRun& run : out.uniform->runs)
+      report.uniform_runs.push_back(
+          {graph.vertices[static_cast<size_t>(run.first)].name, run.blocks, run.period, run.extended});
+  }
   if (out.bounded) {
     report.lower_bound_cost = out.bounded->lower_bound;
     report.relaxed_edges = out.bounded->relaxed_edges;
@@ -300,6 +313,24 @@ MemoryReport memory_report(const TrainingSolve& solved) {
     }
   }
   return report;
+}
+
+// What --uniform-blocks restricted and what it cost: "uniform blocks: 31
+// blocks of 17 layers (from 'h.0/ln_2', and one more cut in two by its ends),
+// one configuration each: 0.824 seconds, the free optimum 0.8238 (+0.02%)".
+std::string uniform_words(const Graph& graph, const UniformOutcome& uniform, double cost, const std::string& unit) {
+  if (uniform.runs.empty()) return "uniform blocks: no run of identical blocks, the optimum is free";
+  std::string runs;
+  for (const UniformRun& run : uniform.runs)
+    runs += (runs.empty() ? "" : "; ") + std::to_string(run.blocks) + " blocks of " + std::to_string(run.period) +
+            " layers (from '" + graph.vertices[static_cast<size_t>(run.first)].name + "'" +
+            (run.extended ? std::string(", and one more cut in two by its ends") : "") + ")";
+  // The two sums differ in order: a difference within rounding is none.
+  double extra = uniform.free_cost > 0 ? 100.0 * (cost - uniform.free_cost) / uniform.free_cost : 0.0;
+  if (std::fabs(extra) < 1e-9) extra = 0;
+  return "uniform blocks: " + runs + ", one configuration each: " + format_total(cost, unit) + " " + unit + ", the free " +
+         (uniform.free_exact ? "optimum " : "solve (bounded) ") + format_total(uniform.free_cost, unit) + " (" +
+         (extra == 0 ? std::string("the same") : "+" + format_cost(extra) + "%") + ")";
 }
 
 // The note a bounded solve leaves on stderr: why the exact DP could not run, and the gap.
@@ -378,6 +409,7 @@ int run_solve(const SolveCliOptions& o) {
   if (!o.json) {
     print_table(std::cout, graph, out.tables, out.solution, memory.options);
     print_memory(std::cout, graph, memory, out.tables.unit);
+    if (out.uniform) std::cout << uniform_words(graph, *out.uniform, out.solution.cost, out.tables.unit) << "\n";
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
   if (const std::string over = over_machine_memory_words(*model, out.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
@@ -419,6 +451,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_flag("--no-plan", o->no_plan, "Without --mesh, write no plan (by default the optimum is placed on the default mesh when that mesh realizes it)")
       ->excludes(mesh_option);
   cmd->add_option("--devices-per-node", o->devices_per_node, "Devices per node, recorded in the mesh (default: the --machine profile's)");
+  cmd->add_flag("--uniform-blocks", o->uniform_blocks, "Give every block of a run of identical blocks one configuration per layer (as Megatron-LM, FSDP and a scan over layers run), and print what that costs against the free optimum");
   cmd->add_flag("--timings", o->timings, "Also write solver.seconds and solver.peak_table_bytes to the strategy file (they vary from run to run)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {

@@ -11,6 +11,7 @@
 #include "costmodel/memory_model.h"
 #include "dp/bounded_solve.h"
 #include "dp/solve.h"
+#include "dp/uniform_blocks.h"
 #include "memorycap/memory_cap.h"
 #include "memorycap/memory_frontier.h"
 #include "plans/build_plan.h"
@@ -20,6 +21,13 @@ namespace pase {
 /// Seconds each step of a solve took.
 struct StepSeconds {
   double price = 0, solve = 0, place = 0;
+};
+
+/// What `--uniform-blocks` restricted, and what the restriction costs.
+struct UniformOutcome {
+  std::vector<UniformRun> runs;  ///< none: the graph has no run of identical blocks
+  double free_cost = 0;          ///< the optimum without the restriction
+  bool free_exact = true;        ///< false: free_cost is a bounded solve's (past the DP's limits)
 };
 
 struct SolveOutcome {
@@ -34,6 +42,7 @@ struct SolveOutcome {
   std::optional<BoundedSolution> bounded;  ///< past the DP's limits: the bounded solve that answered
   std::optional<ExactRefusal> refusal;     ///< why the exact DP could not run (with `bounded`)
   std::optional<CappedSolution> capped;    ///< under a cap: the capped search (not feasible: nothing fits)
+  std::optional<UniformOutcome> uniform;   ///< with uniform_blocks: the runs and the free optimum
   PlanMemory bytes;                        ///< the strategy's bytes per device
   std::string note;                        ///< a baseline's note (how it was built), else empty
   std::vector<FrontierPoint> frontier;     ///< Frontier: every point, least memory first

@@ -1,9 +1,11 @@
 #include "solve/solve_request.h"
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "base/byte_size.h"
+#include "base/check.h"
 #include "base/error.h"
 #include "memorycap/memory_priced_dp.h"
 #include "plans/mesh.h"
@@ -44,6 +46,46 @@ void choose_optimum(SolveOutcome& out, const Graph& graph, const SolveRequest& r
   out.solution = std::move(answer.solution);
   out.bounded = std::move(answer.bounded);
   out.refusal = std::move(answer.refusal);
+}
+
+// Merged vertices must mean the same by each configuration index: identical
+// blocks are priced from one kind of vertex, so their lists are one.
+void check_merged_configurations(const CostTables& tables, const UniformBlocks& uniform) {
+  std::vector<int> first(uniform.objective.vertex_count(), -1);
+  for (size_t v = 0; v < uniform.merged.size(); ++v) {
+    int& r = first[static_cast<size_t>(uniform.merged[v])];
+    if (r < 0) r = static_cast<int>(v);
+    const ConfigSet &a = tables.configs[v], &b = tables.configs[static_cast<size_t>(r)];
+    PASE_ASSERT(a.rank == b.rank && a.splits == b.splits, v, r);
+  }
+}
+
+// The optimum over strategies that give identical blocks one configuration
+// each, and the free optimum beside it (what the restriction costs).
+void choose_uniform(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  const std::vector<std::string> names = graph.vertex_names();
+  const CostTables& tables = out.tables;
+  const UniformBlocks uniform = uniform_blocks(tables.objective, names, [&tables](int v, int w) {
+    const ConfigSet &a = tables.configs[static_cast<size_t>(v)], &b = tables.configs[static_cast<size_t>(w)];
+    return a.rank == b.rank && a.splits == b.splits;
+  });
+  check_merged_configurations(out.tables, uniform);
+  UniformOutcome report;
+  report.runs = uniform.runs;
+  if (!uniform.runs.empty()) {
+    const Answer free = solve_or_bound(out.tables.objective, names, request.solve, request.exact);
+    report.free_cost = free.solution.cost;
+    report.free_exact = !free.bounded || free.bounded->proven_optimal();
+  }
+  Answer answer = solve_or_bound(uniform.objective, uniform.names, request.solve, request.exact);
+  out.solution = expand_solution(uniform, std::move(answer.solution));
+  PASE_ASSERT(std::fabs(out.tables.objective.evaluate(out.solution.choice) - out.solution.cost) <=
+                  1e-9 * std::fabs(out.solution.cost),
+              out.solution.cost);
+  if (uniform.runs.empty()) report.free_cost = out.solution.cost;
+  out.bounded = std::move(answer.bounded);
+  out.refusal = std::move(answer.refusal);
+  out.uniform = std::move(report);
 }
 
 // A built-in strategy; one that does not apply to the graph is bad input.
@@ -98,6 +140,7 @@ void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const
   switch (request.source) {
     case StrategySource::Optimum:
       if (request.cap) choose_capped(out, graph, request);
+      else if (request.uniform_blocks) choose_uniform(out, graph, request);
       else choose_optimum(out, graph, request);
       return;
     case StrategySource::Given:

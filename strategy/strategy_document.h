@@ -37,6 +37,16 @@ struct SolverReport {
   bool exact = true;
   double lower_bound_cost = 0.0;
   size_t relaxed_edges = 0;
+  /// --uniform-blocks: each run made uniform (its first layer, blocks,
+  /// layers per block) and the optimum without the restriction.
+  struct UniformRunReport {
+    std::string first_layer;
+    size_t blocks = 0, layers_per_block = 0;
+    size_t layers_around = 0;  ///< layers of partial blocks at the run's ends, made uniform too
+  };
+  bool uniform = false;
+  std::vector<UniformRunReport> uniform_runs;
+  double free_optimum_cost = 0.0;
 };
 
 /// The strategy's memory per device (docs/memory.md), and the cap it was solved under.

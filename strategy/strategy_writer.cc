@@ -162,6 +162,25 @@ void append_solver(std::string& out, const SolverReport& solver) {
   if (solver.timings) append_json_number(member("peak_table_bytes"), solver.peak_table_bytes);
   if (solver.relaxed_edges > 0) append_json_number(member("relaxed_edges"), static_cast<uint64_t>(solver.relaxed_edges));
   if (solver.timings) append_json_number(member("seconds"), solver.seconds);
+  if (solver.uniform) {
+    std::string& uniform = member("uniform_blocks");
+    uniform += "{\"runs\":[";
+    for (size_t i = 0; i < solver.uniform_runs.size(); ++i) {
+      const SolverReport::UniformRunReport& run = solver.uniform_runs[i];
+      uniform += i ? ",{\"first_layer\":" : "{\"first_layer\":";
+      append_json_string(uniform, run.first_layer);
+      uniform += ",\"blocks\":";
+      append_json_number(uniform, static_cast<uint64_t>(run.blocks));
+      uniform += ",\"layers_per_block\":";
+      append_json_number(uniform, static_cast<uint64_t>(run.layers_per_block));
+      uniform += ",\"layers_around\":";
+      append_json_number(uniform, static_cast<uint64_t>(run.layers_around));
+      uniform += '}';
+    }
+    uniform += "],\"free_optimum_cost\":";
+    append_json_number(uniform, solver.free_optimum_cost);
+    uniform += '}';
+  }
   out += '}';
 }
 

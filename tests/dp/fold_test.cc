@@ -21,76 +21,12 @@
 #include "dp/dp.h"
 #include "dp/fold.h"
 #include "dp/solve.h"
+#include "random_objective.h"
 #include "test_support.h"
 
 using namespace pase;
 
 namespace {
-
-// `blocks` copies of one random block of `size` vertices between a prefix
-// vertex and a suffix vertex. Inside a block, random edges go forward; the
-// last `separators` vertices of a block feed random vertices of the next one
-// (one vertex: a residual stream; two: a two-vertex separator). Copies share
-// their matrices, as edges priced alike do.
-Objective repeated_blocks(std::mt19937& rng, int size, int blocks, int separators) {
-  Objective objective;
-  std::vector<std::vector<double>> block_costs(static_cast<size_t>(size));
-  for (auto& cost : block_costs) {
-    cost.resize(2 + rng() % 3);
-    for (double& c : cost) c = static_cast<double>(rng() % 1000);
-  }
-  auto matrix = [&](size_t rows, size_t cols) {
-    auto m = std::make_shared<std::vector<double>>(rows * cols);
-    for (double& c : *m) c = static_cast<double>(rng() % 500);
-    return m;
-  };
-  auto identity = [](size_t configs) {
-    std::vector<int32_t> map(configs);
-    for (size_t i = 0; i < configs; ++i) map[i] = static_cast<int32_t>(i);
-    return map;
-  };
-  objective.vertex_cost.push_back({5, 1, 7});  // prefix
-  for (int b = 0; b < blocks; ++b)
-    for (const auto& cost : block_costs) objective.vertex_cost.push_back(cost);
-  objective.vertex_cost.push_back({3, 9});  // suffix
-  const int suffix = 1 + size * blocks;
-  auto add = [&](int u, int v, std::shared_ptr<const std::vector<double>> cost) {
-    PairCost pair;
-    pair.u = u;
-    pair.v = v;
-    pair.u_class = identity(objective.config_count(static_cast<size_t>(u)));
-    pair.v_class = identity(objective.config_count(static_cast<size_t>(v)));
-    pair.u_classes = static_cast<int32_t>(pair.u_class.size());
-    pair.v_classes = static_cast<int32_t>(pair.v_class.size());
-    pair.cost = std::move(cost);
-    objective.pairs.push_back(std::move(pair));
-  };
-  // Inside a block: a path plus random forward edges.
-  std::vector<std::tuple<int, int, std::shared_ptr<const std::vector<double>>>> inner, across;
-  for (int i = 0; i + 1 < size; ++i) inner.emplace_back(i, i + 1, nullptr);
-  for (int extra = 0; extra < size / 2; ++extra) {
-    int a = static_cast<int>(rng() % static_cast<uint32_t>(size)), b = static_cast<int>(rng() % static_cast<uint32_t>(size));
-    if (a != b) inner.emplace_back(std::min(a, b), std::max(a, b), nullptr);
-  }
-  for (int s = 0; s < separators; ++s) {
-    const int from = size - 1 - s;
-    across.emplace_back(from, static_cast<int>(rng() % static_cast<uint32_t>(size)), nullptr);
-    if (rng() % 2) across.emplace_back(from, static_cast<int>(rng() % static_cast<uint32_t>(size)), nullptr);
-  }
-  for (auto& [a, b, m] : inner) m = matrix(block_costs[static_cast<size_t>(a)].size(), block_costs[static_cast<size_t>(b)].size());
-  for (auto& [a, b, m] : across) m = matrix(block_costs[static_cast<size_t>(a)].size(), block_costs[static_cast<size_t>(b)].size());
-  auto first_in = matrix(3, block_costs[0].size());
-  auto last_out = matrix(block_costs[static_cast<size_t>(size - 1)].size(), 2);
-  add(0, 1, first_in);
-  for (int b = 0; b < blocks; ++b) {
-    const int base = 1 + b * size;
-    for (auto& [a, c, m] : inner) add(base + a, base + c, m);
-    if (b + 1 < blocks)
-      for (auto& [a, c, m] : across) add(base + a, base + size + c, m);
-  }
-  add(suffix - 1, suffix, last_out);
-  return objective;
-}
 
 // Cost and choice of `objective` by the DP over `plan`, with and without the folding.
 void check_folding_changes_nothing(const Objective& objective, const EliminationPlan& plan, const Folding& folding) {
@@ -146,7 +82,7 @@ TEST_CASE("chain folding: random deep objectives with one- and two-vertex separa
   for (int trial = 0; trial < 80; ++trial) {
     CAPTURE(trial);
     const int separators = 1 + trial % 2;
-    Objective objective = repeated_blocks(rng, 3 + static_cast<int>(rng() % 4), 3 + static_cast<int>(rng() % 9), separators);
+    Objective objective = test::repeated_blocks(rng, 3 + static_cast<int>(rng() % 4), 3 + static_cast<int>(rng() % 9), separators);
     const std::vector<std::string> names = vertex_names(objective);
     const EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::MinDegree, objective.config_counts());
     DpOptions plain;
@@ -387,7 +323,7 @@ TEST_CASE("folding: random deep objectives made of one block, with one- and two-
   for (int trial = 0; trial < 60; ++trial) {
     CAPTURE(trial);
     const int separators = 1 + trial % 2;
-    Objective objective = repeated_blocks(rng, 3 + static_cast<int>(rng() % 4), 6 + static_cast<int>(rng() % 6), separators);
+    Objective objective = test::repeated_blocks(rng, 3 + static_cast<int>(rng() % 4), 6 + static_cast<int>(rng() % 6), separators);
     const EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::MinDegree, objective.config_counts());
     std::optional<Folding> folding = find_folding(objective, plan);
     ++tried;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <tuple>
 
 namespace pase::test {
 
@@ -76,5 +77,66 @@ bool next_assignment(std::vector<int32_t>& digits, const std::function<size_t(si
   }
   return false;
 }
+
+Objective repeated_blocks(std::mt19937& rng, int size, int blocks, int separators) {
+  Objective objective;
+  std::vector<std::vector<double>> block_costs(static_cast<size_t>(size));
+  for (auto& cost : block_costs) {
+    cost.resize(2 + rng() % 3);
+    for (double& c : cost) c = static_cast<double>(rng() % 1000);
+  }
+  auto matrix = [&](size_t rows, size_t cols) {
+    auto m = std::make_shared<std::vector<double>>(rows * cols);
+    for (double& c : *m) c = static_cast<double>(rng() % 500);
+    return m;
+  };
+  auto identity = [](size_t configs) {
+    std::vector<int32_t> map(configs);
+    for (size_t i = 0; i < configs; ++i) map[i] = static_cast<int32_t>(i);
+    return map;
+  };
+  objective.vertex_cost.push_back({5, 1, 7});  // prefix
+  for (int b = 0; b < blocks; ++b)
+    for (const auto& cost : block_costs) objective.vertex_cost.push_back(cost);
+  objective.vertex_cost.push_back({3, 9});  // suffix
+  const int suffix = 1 + size * blocks;
+  auto add = [&](int u, int v, std::shared_ptr<const std::vector<double>> cost) {
+    PairCost pair;
+    pair.u = u;
+    pair.v = v;
+    pair.u_class = identity(objective.config_count(static_cast<size_t>(u)));
+    pair.v_class = identity(objective.config_count(static_cast<size_t>(v)));
+    pair.u_classes = static_cast<int32_t>(pair.u_class.size());
+    pair.v_classes = static_cast<int32_t>(pair.v_class.size());
+    pair.cost = std::move(cost);
+    objective.pairs.push_back(std::move(pair));
+  };
+  // Inside a block: a path plus random forward edges.
+  std::vector<std::tuple<int, int, std::shared_ptr<const std::vector<double>>>> inner, across;
+  for (int i = 0; i + 1 < size; ++i) inner.emplace_back(i, i + 1, nullptr);
+  for (int extra = 0; extra < size / 2; ++extra) {
+    int a = static_cast<int>(rng() % static_cast<uint32_t>(size)), b = static_cast<int>(rng() % static_cast<uint32_t>(size));
+    if (a != b) inner.emplace_back(std::min(a, b), std::max(a, b), nullptr);
+  }
+  for (int s = 0; s < separators; ++s) {
+    const int from = size - 1 - s;
+    across.emplace_back(from, static_cast<int>(rng() % static_cast<uint32_t>(size)), nullptr);
+    if (rng() % 2) across.emplace_back(from, static_cast<int>(rng() % static_cast<uint32_t>(size)), nullptr);
+  }
+  for (auto& [a, b, m] : inner) m = matrix(block_costs[static_cast<size_t>(a)].size(), block_costs[static_cast<size_t>(b)].size());
+  for (auto& [a, b, m] : across) m = matrix(block_costs[static_cast<size_t>(a)].size(), block_costs[static_cast<size_t>(b)].size());
+  auto first_in = matrix(3, block_costs[0].size());
+  auto last_out = matrix(block_costs[static_cast<size_t>(size - 1)].size(), 2);
+  add(0, 1, first_in);
+  for (int b = 0; b < blocks; ++b) {
+    const int base = 1 + b * size;
+    for (auto& [a, c, m] : inner) add(base + a, base + c, m);
+    if (b + 1 < blocks)
+      for (auto& [a, c, m] : across) add(base + a, base + size + c, m);
+  }
+  add(suffix - 1, suffix, last_out);
+  return objective;
+}
+
 
 }  // namespace pase::test

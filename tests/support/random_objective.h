@@ -22,6 +22,13 @@ std::vector<int32_t> class_map(std::mt19937& rng, size_t configs, bool merge, in
 /// previous edge's matrix (as edges priced alike do).
 Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool merge);
 
+/// `blocks` copies of one random block of `size` vertices between a prefix
+/// vertex and a suffix vertex. Inside a block, random edges go forward; the
+/// last `separators` vertices of a block feed random vertices of the next one
+/// (one vertex: a residual stream; two: a two-vertex separator). Copies share
+/// their matrices, as edges priced alike do: what folding finds.
+Objective repeated_blocks(std::mt19937& rng, int size, int blocks, int separators);
+
 /// Advances an odometer over `digits`, the first fastest, digit i running
 /// over 0..radix(i)-1; false once every assignment has been visited.
 bool next_assignment(std::vector<int32_t>& digits, const std::function<size_t(size_t)>& radix);

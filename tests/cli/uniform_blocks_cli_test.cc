@@ -1,0 +1,92 @@
+// solve --uniform-blocks end to end (dp/uniform_blocks.h): every block of a
+// small Llama takes one configuration per layer, the file says what was made
+// uniform and the free optimum beside it, evaluate prices the strategy back,
+// and the cases not yet served are refused in one line.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+using namespace pase;
+using json = nlohmann::json;
+
+namespace {
+
+// A Llama of four blocks: its runs of identical blocks start inside a layer
+// (after the attention), so the uniform plan also needs the block cut in two.
+std::string four_block_llama() {
+  const std::string path = test::write_temp_file("uniform_llama.json", "");
+  const test::CommandResult made = test::run_pase(
+      "models export llama --layers 4 --d-model 64 --heads 4 --kv-heads 2 --ff 96 --seq 16 --vocab 100 --batch 8 -o " +
+      path);
+  REQUIRE(made.status == 0);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("solve --uniform-blocks: one configuration per layer of every block, the free optimum beside it") {
+  const std::string graph = four_block_llama();
+  for (const char* model : {"", " --cost-model calibrated --machine dgx-a100 --dtype bf16"})
+    for (int devices : {8, 16}) {
+      CAPTURE(model);
+      CAPTURE(devices);
+      const std::string options = " --devices " + std::to_string(devices) + model + " --no-plan --json";
+      const test::CommandResult uniform = test::run_pase("solve " + graph + options + " --uniform-blocks");
+      const test::CommandResult free = test::run_pase("solve " + graph + options);
+      REQUIRE(uniform.status == 0);
+      REQUIRE(free.status == 0);
+      const json strategy = json::parse(uniform.output);
+      const double free_cost = json::parse(free.output)["total_cost"].get<double>();
+      const json& report = strategy["solver"]["uniform_blocks"];
+      CHECK(report["free_optimum_cost"].get<double>() == doctest::Approx(free_cost).epsilon(1e-12));
+      CHECK(strategy["total_cost"].get<double>() >= free_cost * (1 - 1e-12));
+      REQUIRE(report["runs"].size() == 1);
+      CHECK(report["runs"][0]["blocks"] == 3);
+      CHECK(report["runs"][0]["layers_around"] == report["runs"][0]["layers_per_block"]);
+      // Every layer of model/layers.i/ has the configuration of its namesake in every other block.
+      std::map<std::string, std::set<std::vector<int>>> configs;
+      const std::regex block_layer("model/layers\\.[0-9]+/(.*)");
+      size_t in_blocks = 0;
+      for (const json& layer : strategy["layers"]) {
+        std::smatch m;
+        const std::string name = layer["name"].get<std::string>();
+        if (!std::regex_match(name, m, block_layer)) continue;
+        ++in_blocks;
+        configs[m[1].str()].insert(layer["config"].get<std::vector<int>>());
+      }
+      CHECK(in_blocks == 4 * configs.size());
+      for (const auto& [name, seen] : configs) {
+        CAPTURE(name);
+        CHECK(seen.size() == 1);
+      }
+      // The strategy prices back at its cost.
+      const std::string file = test::write_temp_file("uniform_strategy.json", uniform.output);
+      const test::CommandResult priced =
+          test::run_pase("evaluate " + graph + " --devices " + std::to_string(devices) + model + " --strategy " + file + " --json");
+      REQUIRE(priced.status == 0);
+      CHECK(json::parse(priced.output)["total_cost"].get<double>() ==
+            doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("solve --uniform-blocks: the table's line, and the refusals") {
+  const std::string graph = four_block_llama();
+  const test::CommandResult table = test::run_pase("solve " + graph + " --devices 8 --no-plan --uniform-blocks");
+  REQUIRE(table.status == 0);
+  CHECK(table.output.find("uniform blocks: 3 blocks of 17 layers (from 'model/layers.0/post_attention_layernorm', and "
+                          "one more cut in two by its ends), one configuration each: ") != std::string::npos);
+  const test::CommandResult capped =
+      test::run_pase("solve " + graph + " --devices 8 --uniform-blocks --memory-per-device 1GiB");
+  CHECK(capped.status == 2);
+  CHECK(capped.error == "error: --uniform-blocks: not yet under a memory cap (--memory-per-device)\n");
+  const test::CommandResult per_layer = test::run_pase("solve " + graph + " --devices 8 --uniform-blocks --zero auto");
+  CHECK(per_layer.status == 2);
+  CHECK(per_layer.error ==
+        "error: --uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)\n");
+}
