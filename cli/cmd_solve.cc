@@ -15,6 +15,7 @@
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"
+#include "cli/mesh_choice.h"
 #include "cli/model_options.h"
 #include "cli/onnx_loader.h"
 #include "cli/process_memory.h"
@@ -173,6 +174,7 @@ std::string placement_words(const PlanResult& placed, const std::string& unit) {
   switch (placed.proof) {
     case PlanProof::AllAssignments: return "exact (every assignment weighed)";
     case PlanProof::LowerBound: return "exact (every edge moves the least any assignment could)";
+    case PlanProof::Searched: return "searched with the configurations (every layout priced over its links)";
     case PlanProof::None: break;
   }
   return "best of the first " + std::to_string(placed.largest_candidate_set) +
@@ -216,10 +218,18 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   if (o.uniform_blocks && (request.cap || request.memory.per_layer_auto()))
     throw UsageError(request.cap ? "--uniform-blocks: not yet under a memory cap (--memory-per-device)"
                                  : "--uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)");
-  if (!o.mesh.empty()) {
+  if (o.mesh == "search") {
+    if (model.name() != "calibrated" || model.devices_per_node() <= 0)
+      throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
+    request.search_layouts = true;  // run_solve tries each mesh
+  } else if (!o.mesh.empty()) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model.devices_per_node();
     try {
       request.mesh = parse_mesh(o.mesh, o.devices, per_node);
+      // A model that knows the links searches the layouts of a mesh the user
+      // shaped; `auto` (every prime factor an axis) has too many layouts per
+      // layer for that, and the paper's model is device-order-free.
+      request.search_layouts = o.mesh != "auto" && model.name() == "calibrated";
     } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
       throw UsageError(error.words().with("--mesh"));
     }
@@ -377,7 +387,14 @@ int run_solve(const SolveCliOptions& o) {
   ProgressLine progress;
   if (progress.active() && !request.cap && !o.plan_only && counts.size() == 1)
     request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
-  const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
+  std::optional<MeshChoice> meshes;
+  if (o.mesh == "search") {
+    const int64_t per_node = o.devices_per_node ? o.devices_per_node : make_model(training)->devices_per_node();
+    meshes = choose_mesh(file, o.graph, counts, make_model, request, node_meshes(o.devices, per_node));
+    request.mesh = meshes->trials[meshes->chosen].mesh;
+  }
+  const TrainingSearch search =
+      meshes ? std::move(meshes->search) : solve_training(file, o.graph, counts, make_model, request);
   progress.finish();
   const TrainingSolve& solved = *search.best;
   const Graph& graph = solved.graph;
@@ -410,10 +427,12 @@ int run_solve(const SolveCliOptions& o) {
     print_table(std::cout, graph, out.tables, out.solution, memory.options);
     print_memory(std::cout, graph, memory, out.tables.unit);
     if (out.uniform) std::cout << uniform_words(graph, *out.uniform, out.solution.cost, out.tables.unit) << "\n";
+    if (meshes) std::cout << mesh_choice_words(*meshes, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
   if (const std::string over = over_machine_memory_words(*model, out.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
     std::cerr << "warning: " << over << "\n";
+  if (meshes && o.json) std::cerr << mesh_choice_words(*meshes, out.tables.unit);
   if (!out.no_plan_reason.empty())
     (o.json ? std::cerr : std::cout) << "no plan on the default mesh: " << out.no_plan_reason
                                      << " (--mesh auto restricts the search to configurations it realizes)\n";
@@ -444,7 +463,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
   add_count_option(cmd, "--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more: bytes, or a size such as 8GiB (default: half of RAM)", true);
   add_count_option(cmd, "--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
-  cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4; the DP then uses only configurations the mesh realizes");
+  cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4 (the DP then uses only configurations the mesh realizes; with --cost-model calibrated it chooses each layer's axes too, priced over the links they cross), or search (each dp x tp mesh with tp inside a node, the cheapest kept)");
   cmd->add_flag("--no-fold", o->no_fold, "Compute every table, even those of repeated blocks that equal another block's (same optimum)");
   cmd->add_flag("--exact", o->exact, "Refuse when the exact DP is past its limits (by default a bounded solve answers, with its gap)");
   CLI::Option* mesh_option = cmd->get_option("--mesh");

@@ -115,28 +115,34 @@ double CalibratedCostModel::layout_transpose_seconds(double x, double w, double 
   return 9 * kKernelSeconds + memory_seconds(3 * 2 * (x + w + y));
 }
 
-const LinkSpec& CalibratedCostModel::link(double group) const {
+const LinkSpec& CalibratedCostModel::link(double group, double per_node) const {
+  // Known: the group shares one node exactly when all its members are in one.
+  if (per_node > 0) return per_node >= group ? profile_.intra_node : profile_.inter_node;
   // Devices are numbered node-major and a q-way group holds q consecutive
   // devices, so it stays inside one node exactly when q <= devices_per_node.
   return group <= static_cast<double>(profile_.devices_per_node) ? profile_.intra_node : profile_.inter_node;
 }
 
-double CalibratedCostModel::ring_seconds(double elements, double group, double latency_share) const {
+double CalibratedCostModel::ring_seconds(double elements, double group, double latency_share, double per_node) const {
   if (group <= 1) return 0.0;
   // A ring: 2(q-1) steps, each sending one w/q chunk to the neighbour. A group
-  // spanning nodes holds whole nodes; NCCL then runs one ring per GPU of a node
-  // (one per network adapter share), each crossing the network once, so the
-  // node's whole network bandwidth serves the collective, capped by the
-  // intra-node link every ring also crosses.
-  const LinkSpec& l = link(group);
+  // spanning nodes with r members in each (whole nodes, r = devices_per_node,
+  // when not known): NCCL runs one ring per member (one per network adapter
+  // share), each crossing the network once, so r adapters' bandwidth serves
+  // the collective (the node's other adapters serve the node's other groups,
+  // which run the same collective at the same time), capped by the intra-node
+  // link every ring also crosses.
+  const LinkSpec& l = link(group, per_node);
   double bandwidth = l.bandwidth;
-  if (&l == &profile_.inter_node)
-    bandwidth = std::min(profile_.intra_node.bandwidth, static_cast<double>(profile_.devices_per_node) * l.bandwidth);
+  if (&l == &profile_.inter_node) {
+    const double members = per_node > 0 ? per_node : static_cast<double>(profile_.devices_per_node);
+    bandwidth = std::min(profile_.intra_node.bandwidth, members * l.bandwidth);
+  }
   return 2.0 * (group - 1.0) * (latency_share * l.latency + elements / group * bytes_ / bandwidth);
 }
 
-double CalibratedCostModel::all_reduce_seconds(double elements, double group) const {
-  return ring_seconds(elements, group, 1.0);
+double CalibratedCostModel::all_reduce_seconds(double elements, double group, double per_node) const {
+  return ring_seconds(elements, group, 1.0, per_node);
 }
 
 double CalibratedCostModel::bucket_share(double elements) const {
@@ -146,18 +152,19 @@ double CalibratedCostModel::bucket_share(double elements) const {
   return std::min(1.0, elements * bytes_ / kGradientBucketBytes);
 }
 
-double CalibratedCostModel::gradient_all_reduce_seconds(double elements, double group) const {
-  return ring_seconds(elements, group, bucket_share(elements));
+double CalibratedCostModel::gradient_all_reduce_seconds(double elements, double group, double per_node) const {
+  return ring_seconds(elements, group, bucket_share(elements), per_node);
 }
 
-double CalibratedCostModel::half_ring_seconds(double elements, double group, double latency_share) const {
+double CalibratedCostModel::half_ring_seconds(double elements, double group, double latency_share,
+                                              double per_node) const {
   // A ring all-reduce is a reduce-scatter then an all-gather, each q-1 of its 2(q-1) steps.
-  return 0.5 * ring_seconds(elements, group, latency_share);
+  return 0.5 * ring_seconds(elements, group, latency_share, per_node);
 }
 
-double CalibratedCostModel::transfer_seconds(double elements, double group) const {
+double CalibratedCostModel::transfer_seconds(double elements, double group, double per_node) const {
   if (elements <= 0) return 0.0;
-  const LinkSpec& l = link(group);
+  const LinkSpec& l = link(group, per_node);
   return l.latency + elements * bytes_ / l.bandwidth;
 }
 
@@ -210,6 +217,22 @@ struct TermList {
   }
 };
 
+// How many members of each of a layer's collective groups share one node,
+// from the per-node splits of its configuration (a group over some dims of
+// the domain has the product of their per-node splits in each node, as it
+// has the product of their splits in all): the layer's work described on the
+// per-node splits names them. Without per-node splits every count is 0 (not
+// known), and the links follow the group's size.
+struct NodeGroups {
+  const int32_t* per_node = nullptr;
+  LayerWork work;
+  NodeGroups() = default;
+  NodeGroups(const VertexModel& m, const int32_t* splits)
+      : per_node(splits), work(splits ? describe_work(m, splits) : LayerWork{}) {}
+  [[nodiscard]] double dim(int d) const { return per_node ? per_node[d] : 0.0; }
+  [[nodiscard]] double of(double in_node_group) const { return per_node ? in_node_group : 0.0; }
+};
+
 constexpr const char* kNotHidden = " (not hidden by backward)";
 
 // A layer's work; `forward` of it is the forward pass's.
@@ -253,15 +276,15 @@ double fused_pointwise_seconds(const CalibratedCostModel& model, double pointwis
 // forward and its backward use, per micro-batch, hidden as the gradient is).
 template <typename Sink>
 void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double words, double group, double backward,
-                          int layer_zero, bool weight = true) {
+                          int layer_zero, double per_node, bool weight = true) {
   const int zero = weight ? layer_zero : 0;
   if (zero == 0) {
     communication_term(sink, CostTermKind::AllReduce, "weight-gradient all-reduce", kNotHidden,
-                       model.exposed_gradient_seconds(model.gradient_all_reduce_seconds(words, group), backward), words,
-                       group, 1, 0.0, weight ? CostPhase::Step : CostPhase::MicroBatch);
+                       model.exposed_gradient_seconds(model.gradient_all_reduce_seconds(words, group, per_node), backward),
+                       words, group, 1, 0.0, weight ? CostPhase::Step : CostPhase::MicroBatch);
     return;
   }
-  const double half = model.half_ring_seconds(words, group, model.bucket_share(words));
+  const double half = model.half_ring_seconds(words, group, model.bucket_share(words), per_node);
   communication_term(sink, CostTermKind::ReduceScatter, "weight-gradient reduce-scatter", kNotHidden,
                      model.exposed_gradient_seconds(half, backward), words, group, 1, 0.0,
                      zero >= 2 ? CostPhase::MicroBatch : CostPhase::Step);
@@ -286,8 +309,8 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
 // output all-reduce, and half of the halo, the listed all-reduces and the
 // transfers (each moves once forward and once backward).
 template <typename Sink>
-void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool weight_operand, int zero, double accesses,
-                double extra_compute, double extra_forward, Sink& sink) {
+void work_terms(const CalibratedCostModel& model, const LayerWork& work, const NodeGroups& nodes, bool weight_operand,
+                int zero, double accesses, double extra_compute, double extra_forward, Sink& sink) {
   double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + model.memory_seconds(accesses) : 0.0);
   double forward = extra_forward + (accesses > 0 ? kKernelSeconds + model.memory_seconds(accesses) / 2 : 0.0);
   double backward = 0;
@@ -304,30 +327,39 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, bool we
   if (work.has_gemm && weight_operand) update_term(model, sink, g.batch * g.n * g.k, g.cm, zero);
   if (work.has_gemm) {
     // One collective per gradient carries all Bpp instances, so latency is paid once.
+    const GemmShape& in_node = nodes.work.gemm;
     communication_term(sink, CostTermKind::AllReduce, "output all-reduce", "",
-                       model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1, 1.0);
+                       model.all_reduce_seconds(g.batch * g.m * g.n, g.ck, nodes.of(in_node.ck)), g.batch * g.m * g.n,
+                       g.ck, 1, 1.0);
     communication_term(sink, CostTermKind::AllReduce, "input-gradient all-reduce", "",
-                       model.all_reduce_seconds(g.batch * g.m * g.k, g.cn), g.batch * g.m * g.k, g.cn, 1, 0.0);
-    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward, zero, weight_operand);
+                       model.all_reduce_seconds(g.batch * g.m * g.k, g.cn, nodes.of(in_node.cn)), g.batch * g.m * g.k,
+                       g.cn, 1, 0.0);
+    weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward, zero, nodes.of(in_node.cm), weight_operand);
   }
   if (work.has_halo) {
     const double words = work.halo.batch * work.halo.channels * work.halo.added_area;
-    const double halo = model.transfer_seconds(words, work.halo.group);
+    const double halo = model.transfer_seconds(words, work.halo.group, nodes.of(nodes.work.halo.group));
     if (words > 0)
       sink(CostTermKind::Halo, "pooling halo", "", halo, words, work.halo.group, 1, CostPhase::MicroBatch, halo / 2);
   }
-  for (const AllReduceWork& ar : work.all_reduces)
+  for (int i = 0; i < work.all_reduces.count; ++i) {
+    const AllReduceWork& ar = work.all_reduces.items[static_cast<size_t>(i)];
+    const double per_node = nodes.of(nodes.work.all_reduces.items[static_cast<size_t>(i)].group);
     communication_term(sink, CostTermKind::AllReduce, ar.what, " all-reduce",
-                       ar.times * model.all_reduce_seconds(ar.words, ar.group), ar.words, ar.group, ar.times, 0.5);
-  for (const TransferWork& t : work.transfers)
-    if (t.words > 0) {
-      const double cost = t.times * model.transfer_seconds(t.words, t.group);
+                       ar.times * model.all_reduce_seconds(ar.words, ar.group, per_node), ar.words, ar.group, ar.times,
+                       0.5);
+  }
+  for (int i = 0; i < work.transfers.count; ++i)
+    if (const TransferWork& t = work.transfers.items[static_cast<size_t>(i)]; t.words > 0) {
+      const double per_node = nodes.of(nodes.work.transfers.items[static_cast<size_t>(i)].group);
+      const double cost = t.times * model.transfer_seconds(t.words, t.group, per_node);
       sink(CostTermKind::Transfer, t.what, " transfer", cost, t.words, t.group, t.times, CostPhase::MicroBatch, cost / 2);
     }
 }
 
 template <typename Sink>
-void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool weight_operand, int zero, Sink& sink) {
+void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, const GemmShape& in_node,
+                     const NodeGroups& nodes, bool weight_operand, int zero, Sink& sink) {
   // A gather, not a one-hot GEMM: m looked-up rows of n features from a shard
   // of k vocabulary rows. Forward reads each row and writes it (2mn); backward
   // zeroes the shard's dense gradient (kn) and adds dy into it (read dy, read
@@ -341,12 +373,15 @@ void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, bool 
   // completes the output; dy is already on every shard. The table's gradient
   // is all-reduced over the batch split like any weight gradient.
   communication_term(sink, CostTermKind::AllReduce, "vocabulary-split output all-reduce", "",
-                     model.all_reduce_seconds(g.batch * g.m * g.n, g.ck), g.batch * g.m * g.n, g.ck, 1, 1.0);
-  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward, zero, weight_operand);
+                     model.all_reduce_seconds(g.batch * g.m * g.n, g.ck, nodes.of(in_node.ck)), g.batch * g.m * g.n,
+                     g.ck, 1, 1.0);
+  weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward, zero, nodes.of(in_node.cm),
+                       weight_operand);
 }
 
 template <typename Sink>
-void normalization_terms(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c, Sink& sink) {
+void normalization_terms(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c,
+                         const NodeGroups& nodes, Sink& sink) {
   const double e = domain_elements(m, c);
   // Batchnorm runs in the training dtype (cuDNN keeps its statistics in FP32);
   // norm and rmsnorm are on autocast's FP32 list.
@@ -367,14 +402,17 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
     // (Σdy, Σdy·x̂): two all-reduces of 2·C words. dγ, dβ (2·C words) are
     // weight gradients over every split but the channel's.
     const double channels = rank > 1 ? per_device(m, c, 1) : 1;
-    double spatial = 1;
-    for (int d = 2; d < rank; ++d) spatial *= c[d];
-    const double replicas = static_cast<double>(c[0]) * spatial;
-    const double statistics_group = model.options().sync_batchnorm ? replicas : spatial;
+    double spatial = 1, spatial_in_node = 1;
+    for (int d = 2; d < rank; ++d) spatial *= c[d], spatial_in_node *= nodes.dim(d);
+    const double replicas = static_cast<double>(c[0]) * spatial, replicas_in_node = nodes.dim(0) * spatial_in_node;
+    const bool sync = model.options().sync_batchnorm;
+    const double statistics_group = sync ? replicas : spatial;
     communication_term(sink, CostTermKind::AllReduce, "batchnorm statistics all-reduce", "",
-                       2 * model.all_reduce_seconds(2 * channels, statistics_group), 2 * channels, statistics_group, 2,
-                       0.5);
-    weight_gradient_term(model, sink, 2 * channels, replicas, backward, zero_stage_of(model.options().training, m.zero));
+                       2 * model.all_reduce_seconds(2 * channels, statistics_group,
+                                                    nodes.of(sync ? replicas_in_node : spatial_in_node)),
+                       2 * channels, statistics_group, 2, 0.5);
+    weight_gradient_term(model, sink, 2 * channels, replicas, backward, zero_stage_of(model.options().training, m.zero),
+                         nodes.of(replicas_in_node));
     return;
   }
   // norm (LayerNorm) and rmsnorm over `axis`: statistics per row, reduced over
@@ -383,14 +421,16 @@ void normalization_terms(const CalibratedCostModel& model, const VertexModel& m,
   // gradients over the other splits.
   const int axis = m.work.axis;
   const double x_axis = per_device(m, c, axis);
-  double others = 1;
+  double others = 1, others_in_node = 1;
   for (int d = 0; d < rank; ++d)
-    if (d != axis) others *= c[d];
+    if (d != axis) others *= c[d], others_in_node *= nodes.dim(d);
   const double statistics = m.kind == OpKind::RmsNorm ? 2 : 4;
   const double parameters = m.kind == OpKind::RmsNorm ? 1 : 2;
   communication_term(sink, CostTermKind::AllReduce, "row statistics all-reduce", "",
-                     statistics * model.all_reduce_seconds(e / x_axis, c[axis]), e / x_axis, c[axis], statistics, 0.5);
-  weight_gradient_term(model, sink, parameters * x_axis, others, backward, zero_stage_of(model.options().training, m.zero));
+                     statistics * model.all_reduce_seconds(e / x_axis, c[axis], nodes.of(nodes.dim(axis))), e / x_axis,
+                     c[axis], statistics, 0.5);
+  weight_gradient_term(model, sink, parameters * x_axis, others, backward, zero_stage_of(model.options().training, m.zero),
+                       nodes.of(others_in_node));
 }
 
 // Per-device elements of a convolution's input x: its batch and channel
@@ -406,12 +446,17 @@ double convolution_input_elements(const VertexModel& m, const int32_t* c) {
 
 // The one description of a layer's price, op by op.
 template <typename Sink>
-void price_layer(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c, Sink& sink) {
+void price_layer(const CalibratedCostModel& model, const VertexModel& m, const int32_t* c, const NodeGroups& nodes,
+                 Sink& sink) {
   switch (m.kind) {
     case OpKind::Batchnorm:
     case OpKind::Norm:
-    case OpKind::RmsNorm: normalization_terms(model, m, c, sink); return;
-    case OpKind::Embedding: embedding_terms(model, gemm_shape(m, c), m.work.weight_operand, zero_stage_of(model.options().training, m.zero), sink); return;
+    case OpKind::RmsNorm: normalization_terms(model, m, c, nodes, sink); return;
+    case OpKind::Embedding:
+      embedding_terms(model, gemm_shape(m, c), nodes.per_node ? gemm_shape(m, nodes.per_node) : GemmShape{}, nodes,
+                      m.work.weight_operand,
+                      zero_stage_of(model.options().training, m.zero), sink);
+      return;
     case OpKind::Softmax: {
       // Statistics per row (max and sum forward, one sum backward), reduced over the axis's split.
       const double e = domain_elements(m, c);
@@ -424,14 +469,15 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
                                                   fused_pointwise_seconds(model, m.work.pointwise, e);
       compute_term(sink, compute, compute / 2);  // forward: 3 of the 6 accesses
       communication_term(sink, CostTermKind::AllReduce, "softmax max and sum all-reduce", "",
-                         3 * model.all_reduce_seconds(rows, c[axis]), rows, c[axis], 3, 2.0 / 3);
+                         3 * model.all_reduce_seconds(rows, c[axis], nodes.of(nodes.dim(axis))), rows, c[axis], 3,
+                         2.0 / 3);
       return;
     }
     case OpKind::Elementwise: {
       // Forward reads every input and writes the output; backward reads dy
       // and writes each input's gradient; a fused op adds a read and a write.
       const double inputs = static_cast<double>(m.inputs.size());
-      work_terms(model, LayerWork{}, false, zero_stage_of(model.options().training, m.zero), (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, 0.0,
+      work_terms(model, LayerWork{}, nodes, false, zero_stage_of(model.options().training, m.zero), (2 * (inputs + 1) + 2 * m.work.pointwise) * domain_elements(m, c), 0.0, 0.0,
                  sink);
       return;
     }
@@ -442,21 +488,21 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       const double transposes = model.layout_transpose_seconds(convolution_input_elements(m, c), g.batch * g.n * g.k,
                                                                g.batch * g.m * g.n);
       // The forward call's operands are 3 of the 9 transposes.
-      work_terms(model, work, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, transposes, transposes / 3, sink);
+      work_terms(model, work, nodes, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, transposes, transposes / 3, sink);
       return;
     }
     case OpKind::SoftmaxXent: {
       // The loss, on autocast's FP32 list: its counted operations as below.
       const LayerWork work = describe_work(m, c);
       const double loss = 2 * kKernelSeconds + model.fp32_op_seconds(2 * work.pointwise, domain_elements(m, c));
-      work_terms(model, work, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 0, loss, loss / 2, sink);
+      work_terms(model, work, nodes, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 0, loss, loss / 2, sink);
       return;
     }
     default: {
       // Everything else as the `pase` model describes it; each counted
       // operation reads and writes one element.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, 0.0, 0.0, sink);
+      work_terms(model, work, nodes, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, 0.0, 0.0, sink);
       // A fused attention kernel keeps no scores for backward: it computes
       // them again there (FlashAttention's backward), one more forward GEMM.
       if (m.fused_scores && work.has_gemm)
@@ -472,15 +518,28 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
 double CalibratedCostModel::layer(const VertexModel& model, const int32_t* config) const {
   CostSum sum;
   sum.micro_batches = static_cast<double>(options_.training.micro_batches);
-  price_layer(*this, model, config, sum);
+  price_layer(*this, model, config, NodeGroups{}, sum);
+  return sum.step(model.recompute);
+}
+
+double CalibratedCostModel::layer_on_nodes(const VertexModel& model, const int32_t* config, const int32_t* per_node) const {
+  CostSum sum;
+  sum.micro_batches = static_cast<double>(options_.training.micro_batches);
+  price_layer(*this, model, config, NodeGroups(model, per_node), sum);
   return sum.step(model.recompute);
 }
 
 CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
   TermList list;
   list.micro_batches = static_cast<double>(options_.training.micro_batches);
-  price_layer(*this, model, config, list);
+  price_layer(*this, model, config, NodeGroups{}, list);
   return list.take(model.recompute);
+}
+
+double CalibratedCostModel::fetch_cost_on_nodes(double words, double group, bool across_nodes) const {
+  // A group's members in one node (group itself) or, across nodes, one per node.
+  return static_cast<double>(options_.training.micro_batches) *
+         (2.0 * transfer_seconds(words, group, across_nodes ? 1.0 : group));
 }
 
 double CalibratedCostModel::fetch_cost(double words, double group) const {

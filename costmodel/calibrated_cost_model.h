@@ -96,20 +96,33 @@ class CalibratedCostModel final : public CostModel {
   /// Seconds a tensor-core convolution spends moving NCHW operands to NHWC and its
   /// result back: x, w and y elements per device (each kernel's two inputs and output).
   [[nodiscard]] double layout_transpose_seconds(double x, double w, double y) const;
-  /// The link a group of `group` devices uses: intra-node when group <= devices_per_node.
-  [[nodiscard]] const LinkSpec& link(double group) const;
+  /// The link a group of `group` devices uses, `per_node` of them in each node
+  /// (0: not known, and then a group of consecutive devices: all of it in one
+  /// node when group <= devices_per_node, else whole nodes): intra-node when
+  /// the whole group shares a node.
+  [[nodiscard]] const LinkSpec& link(double group, double per_node = 0) const;
   /// Ring all-reduce of `elements` per device over `group` devices: 2(q-1)·(latency + (w/q)·bytes/bandwidth);
-  /// a group spanning nodes runs one ring per GPU of a node, at min(intra, devices_per_node · inter) bandwidth.
-  [[nodiscard]] double all_reduce_seconds(double elements, double group) const;
+  /// a group spanning nodes with r members in each runs one ring per member,
+  /// each crossing the network once, at min(intra, r · inter) bandwidth (r =
+  /// devices_per_node when `per_node` is 0 and the group spans nodes).
+  [[nodiscard]] double all_reduce_seconds(double elements, double group, double per_node = 0) const;
   /// One transfer of `elements` inside a group of `group` devices; 0 when nothing moves.
-  [[nodiscard]] double transfer_seconds(double elements, double group) const;
+  [[nodiscard]] double transfer_seconds(double elements, double group, double per_node = 0) const;
   /// A weight gradient's all-reduce inside a bucket: the ring's bandwidth time, and
   /// the bucket's per-step latency in proportion to the gradient's share of it.
-  [[nodiscard]] double gradient_all_reduce_seconds(double elements, double group) const;
+  [[nodiscard]] double gradient_all_reduce_seconds(double elements, double group, double per_node = 0) const;
   /// Ring reduce-scatter or all-gather of `elements` per device (each holding or
   /// receiving elements/q) over `group` devices: half an all-reduce's ring,
   /// (q-1)·(latency + (w/q)·bytes/bandwidth). `latency_share` as for gradients.
-  [[nodiscard]] double half_ring_seconds(double elements, double group, double latency_share = 1.0) const;
+  [[nodiscard]] double half_ring_seconds(double elements, double group, double latency_share = 1.0,
+                                         double per_node = 0) const;
+  /// layer() with each split divided between the inside of a node and across
+  /// nodes: `per_node[d]` of config[d]'s pieces in each node, so each
+  /// collective pays the links its group crosses.
+  [[nodiscard]] double layer_on_nodes(const VertexModel& model, const int32_t* config,
+                                      const int32_t* per_node) const override;
+  /// Words moved between nodes (`across_nodes`) or inside them.
+  [[nodiscard]] double fetch_cost_on_nodes(double words, double group, bool across_nodes) const override;
   /// The latency share of a weight gradient of `elements` in a 25 MiB bucket.
   [[nodiscard]] double bucket_share(double elements) const;
   /// What a gradient all-reduce adds to the step when `backward` seconds of this layer's backward pass can hide it.
@@ -117,7 +130,7 @@ class CalibratedCostModel final : public CostModel {
 
  private:
   /// Ring all-reduce paying `latency_share` of the link latency per step.
-  [[nodiscard]] double ring_seconds(double elements, double group, double latency_share) const;
+  [[nodiscard]] double ring_seconds(double elements, double group, double latency_share, double per_node) const;
 
   MachineProfile profile_;
   int64_t devices_;

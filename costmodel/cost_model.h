@@ -33,6 +33,22 @@ class CostModel {
   /// L(v, config) as its parts (compute, each all-reduce, halo, transfers), adding up to layer();
   /// by default one compute term of the whole cost.
   [[nodiscard]] virtual CostTerms layer_terms(const VertexModel& model, const int32_t* config) const;
+  /// layer() on a machine of nodes, with each split divided between the
+  /// inside of a node and across nodes (`per_node[d]` of config[d]'s pieces in
+  /// one node, as a mesh's axes place them): a model that knows the links
+  /// prices each collective over the ones its group crosses; by default the
+  /// same as layer() (the `pase` model is device-order-free).
+  [[nodiscard]] virtual double layer_on_nodes(const VertexModel& model, const int32_t* config,
+                                              const int32_t* per_node) const {
+    (void)per_node;
+    return layer(model, config);
+  }
+  /// fetch_cost() of words that move between nodes (`across_nodes`) or only
+  /// inside them; by default fetch_cost().
+  [[nodiscard]] virtual double fetch_cost_on_nodes(double words, double group, bool across_nodes) const {
+    (void)across_nodes;
+    return fetch_cost(words, group);
+  }
   /// Edge cost of a tensor produced with split `a` and consumed with split `b`.
   [[nodiscard]] virtual double redistribution(const Shape& tensor, const int64_t* a, const int64_t* b) const = 0;
   /// The price of a redistribution in which each device fetches `words`

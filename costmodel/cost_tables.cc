@@ -120,18 +120,24 @@ std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size
     kind[v] = it->second;
     if (!inserted) {  // shares the first's arrays
       tables.configs[v] = tables.configs[kind[v]];
+      if (!tables.per_node.empty()) tables.per_node[v] = tables.per_node[kind[v]];
       tables.objective.vertex_cost[v] = tables.objective.vertex_cost[kind[v]];
       continue;
     }
     if (base) {
       tables.configs[v] = base->configs[v];
+      if (!tables.per_node.empty()) tables.per_node[v] = base->per_node[v];
     } else {
       tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
       if (keep) tables.configs[v] = kept(tables.configs[v], keep);
     }
     const ConfigSet& configs = tables.configs[v];
     std::vector<double> cost(configs.size());
-    for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
+    if (tables.per_node.empty())
+      for (size_t s = 0; s < configs.size(); ++s) cost[s] = model.layer(tables.models[v], configs[s]);
+    else
+      for (size_t s = 0; s < configs.size(); ++s)
+        cost[s] = model.layer_on_nodes(tables.models[v], configs[s], tables.per_node[v][s]);
     tables.objective.vertex_cost[v] = std::move(cost);
   }
   return kind;
@@ -217,6 +223,7 @@ CostTables reprice_vertices(const Graph& graph, const CostModel& model, const Co
   if (base.configs.size() != n) throw std::logic_error("reprice_vertices: the base tables price another graph");
   tables.models.resize(n);
   tables.configs.resize(n);
+  if (!base.per_node.empty()) tables.per_node.resize(n);
   tables.objective.vertex_cost.resize(n);
   price_vertices(graph, model, kDefaultMaxConfigs, {}, tables, &base);
   tables.objective.pairs = base.objective.pairs;  // the edges' matrices, shared

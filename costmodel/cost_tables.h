@@ -37,6 +37,10 @@ struct CostTables {
   std::string unit = "flop";
   VertexModels models;
   std::vector<ConfigSet> configs;
+  /// Node-aware configurations (priced on a mesh's axes, plans/mesh_search.h):
+  /// per vertex and configuration, how many pieces of each split share one
+  /// node (CostModel::layer_on_nodes). Empty: configurations say nothing of nodes.
+  std::vector<ConfigSet> per_node;
   Objective objective;
 };
 

@@ -14,6 +14,7 @@
 #include "plans/assignment_bound.h"
 #include "dp/dp.h"
 #include "plans/mesh.h"
+#include "plans/mesh_pricing.h"
 #include "dp/ordering.h"
 #include "plans/realized_words.h"
 
@@ -277,6 +278,7 @@ std::string proof_name(PlanProof proof) {
   switch (proof) {
     case PlanProof::AllAssignments: return "all_assignments";
     case PlanProof::LowerBound: return "lower_bound";
+    case PlanProof::Searched: return "searched";
     case PlanProof::None: break;
   }
   return "none";
@@ -294,38 +296,8 @@ std::string unrealizable_reason(const Graph& graph, const CostTables& tables, co
   return "";
 }
 
-PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                      const Mesh& mesh, const CostModel& model, const PlanOptions& options) {
-  PlanResult result;
-  AssignmentProblem problem(graph, tables, choice, mesh, model);
-  DpOptions dp;
-  dp.max_table_bytes = options.max_table_bytes;
-  dp.max_work = options.max_work;
-  dp.threads = options.threads;
-  EdgeBounds bounds(graph, tables, choice, mesh, model);
-  std::vector<Assignment> chosen;
-  // More candidates per layer until every assignment was seen, the answer
-  // reaches the bound on every edge, or the next round would not fit.
-  std::vector<double> edge_costs;
-  for (size_t limit = 1;; limit = std::min(limit * 6, options.max_assignments)) {
-    const bool complete = problem.gather(limit);
-    if (!chosen.empty() && problem.work() > static_cast<double>(options.max_work)) break;  // keep the last round's
-    try {
-      chosen = problem.solve(dp, edge_costs);
-    } catch (const ResourceError&) {
-      if (chosen.empty()) throw;
-      break;
-    }
-    result.largest_candidate_set = problem.largest_candidate_set();
-    result.proof = complete ? PlanProof::AllAssignments : PlanProof::None;
-    if (complete) break;
-    if (options.stop_at_bound && bounds.all_at_least(edge_costs)) {
-      result.proof = PlanProof::LowerBound;
-      break;
-    }
-    if (limit >= options.max_assignments) break;
-  }
-  result.exact = result.proof != PlanProof::None;
+void lay_out_plan(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice, const Mesh& mesh,
+                  const CostModel& model, const std::vector<AxisAssignment>& chosen, bool on_nodes, PlanResult& result) {
   Plan& plan = result.plan;
   plan.mesh = mesh;
   const std::vector<std::vector<int64_t>> coordinates = mesh_coordinates(mesh);
@@ -360,15 +332,54 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
     for (int64_t s : held.split) parts_held *= static_cast<double>(s);
     for (int64_t s : needed.split) parts_needed *= static_cast<double>(s);
     result.model_edge_cost += model.fetch_cost(*needed.model_words, std::max(parts_held, parts_needed));
-    result.realized_edge_cost += model.fetch_cost(
-        *needed.realized_words, std::max(spec_devices(held.spec, mesh), spec_devices(needed.spec, mesh)));
+    result.realized_edge_cost +=
+        on_nodes ? edge_on_mesh(model, *needed.realized_words, held.spec, needed.spec, mesh)
+                 : model.fetch_cost(*needed.realized_words,
+                                    std::max(spec_devices(held.spec, mesh), spec_devices(needed.spec, mesh)));
   }
+  result.layer_cost = layer_total;
   plan.realized_total_cost = layer_total + result.realized_edge_cost;
+}
+
+PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
+                      const Mesh& mesh, const CostModel& model, const PlanOptions& options) {
+  PlanResult result;
+  AssignmentProblem problem(graph, tables, choice, mesh, model);
+  DpOptions dp;
+  dp.max_table_bytes = options.max_table_bytes;
+  dp.max_work = options.max_work;
+  dp.threads = options.threads;
+  EdgeBounds bounds(graph, tables, choice, mesh, model);
+  std::vector<Assignment> chosen;
+  // More candidates per layer until every assignment was seen, the answer
+  // reaches the bound on every edge, or the next round would not fit.
+  std::vector<double> edge_costs;
+  for (size_t limit = 1;; limit = std::min(limit * 6, options.max_assignments)) {
+    const bool complete = problem.gather(limit);
+    if (!chosen.empty() && problem.work() > static_cast<double>(options.max_work)) break;  // keep the last round's
+    try {
+      chosen = problem.solve(dp, edge_costs);
+    } catch (const ResourceError&) {
+      if (chosen.empty()) throw;
+      break;
+    }
+    result.largest_candidate_set = problem.largest_candidate_set();
+    result.proof = complete ? PlanProof::AllAssignments : PlanProof::None;
+    if (complete) break;
+    if (options.stop_at_bound && bounds.all_at_least(edge_costs)) {
+      result.proof = PlanProof::LowerBound;
+      break;
+    }
+    if (limit >= options.max_assignments) break;
+  }
+  result.exact = result.proof != PlanProof::None;
+  lay_out_plan(graph, tables, choice, mesh, model, chosen, /*on_nodes=*/false, result);
+  Plan& plan = result.plan;
   plan.assignment_exact = result.exact;
   plan.assignment_proof = proof_name(result.proof);
   plan.candidates_per_layer = result.largest_candidate_set;
   result.edge_lower_bound = result.exact ? result.realized_edge_cost : bounds.total();
-  plan.realized_total_lower_bound = layer_total + result.edge_lower_bound;
+  plan.realized_total_lower_bound = result.layer_cost + result.edge_lower_bound;
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
 #include "plans/plan.h"
+#include "plans/realized_words.h"
 
 namespace pase {
 
@@ -31,9 +32,10 @@ enum class PlanProof {
   None,            ///< best among the candidates seen only
   AllAssignments,  ///< every layer's candidates were all of its assignments
   LowerBound,      ///< every edge moves the least any pair of assignments could
+  Searched,        ///< the search chose the axes with the configurations (mesh_search.h)
 };
 
-/// As the strategy file writes it: "all_assignments", "lower_bound" or "none".
+/// As the strategy file writes it: "all_assignments", "lower_bound", "searched" or "none".
 [[nodiscard]] std::string proof_name(PlanProof proof);
 
 struct PlanResult {
@@ -41,6 +43,7 @@ struct PlanResult {
   bool exact = true;              ///< proof != None
   PlanProof proof = PlanProof::None;
   size_t largest_candidate_set = 0;
+  double layer_cost = 0;  ///< the layers' costs, as the tables price the chosen configurations
   double model_edge_cost = 0, realized_edge_cost = 0;
   /// No placement's edges cost less: realized_edge_cost when proven, else the
   /// sum over edges of the least cost any pair of assignments gives
@@ -52,6 +55,15 @@ struct PlanResult {
 /// why ("layer 'fc6' splits (1,3,4) on mesh [2,2,2]"), or "" when all can.
 [[nodiscard]] std::string unrealizable_reason(const Graph& graph, const CostTables& tables,
                                               const std::vector<int32_t>& choice, const Mesh& mesh);
+
+/// Lays out every tensor of a strategy whose layers run on the `chosen` axes,
+/// and the realized redistribution: into `result`'s plan (its mesh, layers
+/// and realized_total_cost: the chosen configurations' costs in `tables`
+/// plus each edge's realized words priced by `model`, over the links they
+/// cross when `on_nodes`, else by the group's size as the DP priced them) and
+/// its model and realized edge costs.
+void lay_out_plan(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice, const Mesh& mesh,
+                  const CostModel& model, const std::vector<AxisAssignment>& chosen, bool on_nodes, PlanResult& result);
 
 /// Assigns mesh axes with a second DP over the solver's kind of order, whose
 /// states are each layer's axis assignments and whose edge costs are the

@@ -109,6 +109,20 @@ Mesh default_mesh(int64_t devices, int64_t devices_per_node) {
   return mesh;
 }
 
+std::vector<Mesh> node_meshes(int64_t devices, int64_t devices_per_node) {
+  std::vector<Mesh> meshes;
+  const int64_t node = devices_per_node > 0 ? devices_per_node : devices;
+  for (int64_t tp = std::min(node, devices); tp >= 1; --tp)
+    if (node % tp == 0 && devices % tp == 0) {
+      Mesh mesh;
+      mesh.devices_per_node = devices_per_node;
+      mesh.shape = {devices / tp, tp};
+      mesh.axes = {"dp", "tp"};
+      meshes.push_back(std::move(mesh));
+    }
+  return meshes;
+}
+
 Mesh parse_mesh(const std::string& text, int64_t devices, int64_t devices_per_node) {
   if (text == "auto") return default_mesh(devices, devices_per_node);
   Mesh mesh;

@@ -13,6 +13,12 @@ namespace pase {
 /// (8 -> [2, 2, 2], 12 -> [3, 2, 2], 1 -> one axis of size 1).
 [[nodiscard]] Mesh default_mesh(int64_t devices, int64_t devices_per_node);
 
+/// The meshes `--mesh search` tries: dp=N/t,tp=t for every t that divides
+/// the devices of a node and the device count, largest t first. Device ids
+/// are row-major, so the tp axis lies inside a node and dp runs across nodes
+/// (and over the rest of a node when t is smaller than one).
+[[nodiscard]] std::vector<Mesh> node_meshes(int64_t devices, int64_t devices_per_node);
+
 /// "auto", "2x4" (axes x0, x1) or "dp=2,tp=4" (named axes). Throws
 /// OptionError (option "mesh") with one line: a malformed shape, a size
 /// below 1, a repeated or malformed axis name, or sizes whose product is not

@@ -3,6 +3,7 @@
 // and its cost, how it was found (exact, bounded, capped), its memory, its
 // placement or why none, and the time of each step.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct SolveOutcome {
   std::vector<FrontierPoint> frontier;     ///< Frontier: every point, least memory first
   int frontier_runs = 0;                   ///< Frontier: DP runs it took
   std::optional<PlanResult> placed;        ///< the strategy on the mesh
+  /// search_layouts: per vertex, each configuration's mesh axes (`tables`
+  /// then holds one configuration per layout).
+  std::vector<std::shared_ptr<const std::vector<AxisAssignment>>> layouts;
   std::string no_plan_reason;              ///< why the default mesh cannot run it (then no `placed`)
   StepSeconds seconds;
 

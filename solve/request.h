@@ -36,6 +36,10 @@ struct SolveRequest {
   SolveOptions solve = default_solve_options();  ///< order, DP limits, threads, folding, progress
   bool exact = false;                     ///< Optimum past the DP's limits: refuse (LimitError), not a bounded solve
   std::optional<Mesh> mesh;               ///< only configurations it realizes, and the strategy placed on it
+  /// With `mesh`: the DP chooses each layer's axes with its configuration
+  /// (plans/mesh_search.h), every collective and redistribution priced over
+  /// the links it crosses, and the plan is the strategy as priced.
+  bool search_layouts = false;
   bool place = true;                      ///< without `mesh`: place on the default mesh when it realizes the strategy
   int64_t devices_per_node = 0;           ///< of the default mesh; 0: the cost model's
   uint64_t placement_work = kDefaultPlacementWork;  ///< on the default mesh (on `mesh`: no limit)

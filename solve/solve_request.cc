@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "memorycap/memory_priced_dp.h"
 #include "plans/mesh.h"
+#include "plans/mesh_search.h"
 #include "solve/layer_techniques.h"
 #include "strategy/baselines.h"
 
@@ -19,14 +20,19 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The graph priced; on a mesh, only the configurations the mesh realizes.
-CostTables price(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+// The graph priced; on a mesh, only the configurations the mesh realizes,
+// and with search_layouts each of them on every way the mesh runs it.
+void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   ConfigFilter on_mesh;
   if (request.mesh) {
     const Mesh& mesh = *request.mesh;
     on_mesh = [&mesh](const int32_t* config, int rank) { return realizable(mesh, config, rank); };
   }
-  return build_cost_tables(graph, model, kDefaultMaxConfigs, on_mesh);
+  out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, on_mesh);
+  if (!request.mesh || !request.search_layouts) return;
+  MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model);
+  out.tables = std::move(layouts.tables);
+  out.layouts = std::move(layouts.assignments);
 }
 
 // The optimum under a cap: the capped search, its order and sizes from the
@@ -158,6 +164,10 @@ void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const
 void place(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   PlanOptions options;
   options.threads = request.solve.dp.threads > 0 ? request.solve.dp.threads : 1;
+  if (request.mesh && !out.layouts.empty()) {
+    out.placed = plan_from_layouts(graph, out.tables, out.layouts, out.solution.choice, *request.mesh, model);
+    return;
+  }
   if (request.mesh) {
     out.placed = build_plan(graph, out.tables, out.solution.choice, *request.mesh, model, options);
     return;
@@ -176,7 +186,7 @@ void place(SolveOutcome& out, const Graph& graph, const CostModel& model, const 
 SolveOutcome solve_request(const Graph& graph, const CostModel& model, const SolveRequest& request) {
   SolveOutcome out;
   const Clock::time_point priced = Clock::now();
-  out.tables = price(graph, model, request);
+  price(out, graph, model, request);
   out.seconds.price = seconds_since(priced);
   const Clock::time_point solved = Clock::now();
   if (request.plan_only && request.source == StrategySource::Optimum) {

@@ -667,3 +667,17 @@ TEST_CASE("calibrated model: ResNet-50 on a DGX A100 is data parallel") {
   CHECK(convolutions == 106);
 }
 #endif
+
+TEST_CASE("CalibratedCostModel: a collective's links from its members per node") {
+  const MachineProfile a100 = load_machine_profile("dgx-a100");
+  const CalibratedCostModel model(a100, 64, CalibratedOptions{{Dtype::Bf16, Optimizer::None}});
+  auto ring = [](double q, double latency, double bandwidth) { return 2 * (q - 1) * (latency + 1e8 / q * 2 / bandwidth); };
+  // Not known: a group of up to 8 sits in one node, a larger one holds whole nodes (8 adapters).
+  CHECK(model.all_reduce_seconds(1e8, 8) == doctest::Approx(ring(8, 3e-6, 240e9)).epsilon(1e-12));
+  CHECK(model.all_reduce_seconds(1e8, 16) == doctest::Approx(ring(16, 6e-6, std::min(240e9, 8 * 20e9))).epsilon(1e-12));
+  CHECK(model.all_reduce_seconds(1e8, 16, 8) == model.all_reduce_seconds(1e8, 16));
+  // Known: 2 members in each node use 2 adapters; 4 devices on 4 nodes cross the network.
+  CHECK(model.all_reduce_seconds(1e8, 16, 2) == doctest::Approx(ring(16, 6e-6, 2 * 20e9)).epsilon(1e-12));
+  CHECK(model.all_reduce_seconds(1e8, 4, 1) == doctest::Approx(ring(4, 6e-6, 20e9)).epsilon(1e-12));
+  CHECK(model.all_reduce_seconds(1e8, 4, 4) == model.all_reduce_seconds(1e8, 4));
+}

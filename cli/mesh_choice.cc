@@ -1,0 +1,76 @@
+#include "cli/mesh_choice.h"
+
+#include <exception>
+#include <utility>
+
+#include "base/byte_size.h"
+#include "base/error.h"
+#include "cli/text_output.h"
+#include "solve/outcome.h"
+
+namespace pase {
+namespace {
+
+std::string mesh_words(const Mesh& mesh) {
+  std::string text;
+  for (size_t j = 0; j < mesh.shape.size(); ++j)
+    text += (j ? " x " : "") + mesh.axes[j] + "=" + std::to_string(mesh.shape[j]);
+  return text;
+}
+
+}  // namespace
+
+MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const std::vector<int64_t>& counts,
+                       const ModelMaker& make_model, SolveRequest request, const std::vector<Mesh>& meshes) {
+  MeshChoice choice;
+  std::exception_ptr first_error;
+  request.search_layouts = true;
+  for (const Mesh& mesh : meshes) {
+    MeshTrial trial;
+    trial.mesh = mesh;
+    request.mesh = mesh;
+    try {
+      TrainingSearch search = solve_training(file, path, counts, make_model, request);
+      const SolveOutcome& out = search.best->outcome;
+      trial.solved = out.solved();
+      if (trial.solved) {
+        trial.cost = out.solution.cost;
+        trial.bytes = out.bytes.total();
+      } else {
+        trial.refused = out.capped ? no_fit_words(*out.capped) : "no strategy";
+      }
+      const bool best = trial.solved && (!choice.search.best || !choice.trials[choice.chosen].solved ||
+                                         trial.cost < choice.trials[choice.chosen].cost);
+      if (best || !choice.search.best) {
+        choice.search = std::move(search);
+        choice.chosen = choice.trials.size();
+      }
+    } catch (const LimitError& error) {
+      trial.refused = error.what();
+      if (!first_error) first_error = std::current_exception();
+    } catch (const ResourceError& error) {
+      trial.refused = error.what();
+      if (!first_error) first_error = std::current_exception();
+    }
+    choice.trials.push_back(std::move(trial));
+  }
+  if (!choice.search.best) std::rethrow_exception(first_error);
+  return choice;
+}
+
+std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit) {
+  std::string text;
+  for (size_t i = 0; i < choice.trials.size(); ++i) {
+    const MeshTrial& trial = choice.trials[i];
+    text += "mesh search: " + mesh_words(trial.mesh) + " ";
+    if (trial.solved)
+      text += format_total(trial.cost, unit) + " " + unit + ", " + format_gib(trial.bytes) + " GiB per device" +
+              (i == choice.chosen ? " (chosen)" : "");
+    else
+      text += "gave nothing: " + trial.refused;
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace pase

@@ -1,0 +1,39 @@
+#pragma once
+// `--mesh search` (docs/plans.md, "Choosing the mesh"): the meshes that fit
+// the machine's nodes (plans/mesh.h, node_meshes), each solved with its
+// layouts searched (every collective priced over the links it crosses), the
+// cheapest kept, with what every mesh gave.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/training_solve.h"
+#include "plans/plan.h"
+
+namespace pase {
+
+/// One mesh tried: its cost and bytes per device, or why it gave nothing.
+struct MeshTrial {
+  Mesh mesh;
+  bool solved = false;
+  double cost = 0;
+  uint64_t bytes = 0;
+  std::string refused;  ///< nothing fits under the cap, or the search was refused; empty when solved
+};
+
+struct MeshChoice {
+  TrainingSearch search;          ///< the chosen mesh's solve
+  std::vector<MeshTrial> trials;  ///< every mesh, in the order tried
+  size_t chosen = 0;              ///< index into trials
+};
+
+/// Solves `request` on every mesh of `meshes` (search_layouts on each) and
+/// keeps the cheapest answer; when none gives one, the first mesh's error
+/// propagates.
+[[nodiscard]] MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const std::vector<int64_t>& counts,
+                                     const ModelMaker& make_model, SolveRequest request, const std::vector<Mesh>& meshes);
+
+/// "mesh search: dp=8 x tp=8 15.68 s, 74.74 GiB (chosen); dp=16 x tp=4 ...": one line per mesh.
+[[nodiscard]] std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit);
+
+}  // namespace pase

@@ -1,0 +1,93 @@
+// Layouts searched on the mesh (plans/mesh_search.h) from the command line:
+// with the calibrated model a given mesh's plan realizes the optimum's cost
+// exactly, --mesh search tries every dp x tp mesh that fits a node and keeps
+// the cheapest, and what cannot be searched is refused in one line.
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+using namespace pase;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kCalibrated = " --cost-model calibrated --machine dgx-a100 --dtype bf16";
+
+std::string small_llama() {
+  const std::string path = test::write_temp_file("mesh_llama.json", "");
+  REQUIRE(test::run_pase("models export llama --layers 2 --d-model 64 --heads 4 --kv-heads 2 --ff 96 --seq 16 --vocab "
+                         "100 --batch 16 -o " + path)
+              .status == 0);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("solve --mesh on the calibrated model: the plan is the priced strategy") {
+  const std::string graph = small_llama();
+  for (const char* mesh : {"dp=2,tp=8", "dp=4,tp=4", "tp=4,dp=4"}) {
+    CAPTURE(mesh);
+    const test::CommandResult solved =
+        test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh " + mesh + " --json");
+    REQUIRE(solved.status == 0);
+    const json strategy = json::parse(solved.output);
+    CHECK(strategy["axis_assignment"]["proof"] == "searched");
+    CHECK(strategy["realized_total_cost"].get<double>() ==
+          doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-12));
+  }
+  // Axis names are names: the search puts each split on whichever axis is
+  // cheaper, so the same shape listed in the other order costs the same.
+  auto cost = [&](const std::string& mesh) {
+    const test::CommandResult solved =
+        test::run_pase("solve " + graph + " --devices 64" + kCalibrated + " --mesh " + mesh + " --json");
+    REQUIRE(solved.status == 0);
+    return json::parse(solved.output)["total_cost"].get<double>();
+  };
+  CHECK(cost("tp=8,dp=8") == doctest::Approx(cost("dp=8,tp=8")).epsilon(1e-12));
+}
+
+TEST_CASE("solve --mesh search: each dp x tp mesh's cost, the cheapest chosen") {
+  const std::string graph = small_llama();
+  const test::CommandResult table = test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh search");
+  REQUIRE(table.status == 0);
+  std::istringstream lines(table.output);
+  std::string line, chosen;
+  double best = std::numeric_limits<double>::infinity(), chosen_cost = 0;
+  int meshes = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("mesh search: ", 0) != 0) continue;
+    ++meshes;
+    const size_t at = line.find(' ', 13 + line.substr(13).find(" x ") + 3);
+    const double cost = std::stod(line.substr(at + 1));
+    best = std::min(best, cost);
+    if (line.find("(chosen)") != std::string::npos) chosen = line.substr(13, at - 13), chosen_cost = cost;
+  }
+  CHECK(meshes == 4);  // tp = 8, 4, 2, 1
+  CHECK(chosen_cost == best);
+  CHECK(table.output.find("plan on mesh " + chosen + ": ") != std::string::npos);
+  const test::CommandResult file =
+      test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh search --json");
+  REQUIRE(file.status == 0);
+  CHECK(json::parse(file.output)["total_cost"].get<double>() == doctest::Approx(best).epsilon(1e-8));
+  CHECK(file.error.find("(chosen)") != std::string::npos);
+}
+
+TEST_CASE("solve --mesh: what cannot be searched is refused in one line") {
+  const std::string graph = small_llama();
+  const test::CommandResult pase_model = test::run_pase("solve " + graph + " --devices 16 --mesh search");
+  CHECK(pase_model.status == 2);
+  CHECK(pase_model.error ==
+        "error: --mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)\n");
+  const test::CommandResult many_axes =
+      test::run_pase("solve " + graph + " --devices 64" + kCalibrated + " --mesh a=2,b=2,c=2,d=2,e=2,f=2");
+  CHECK(many_axes.status == 3);
+  CHECK(many_axes.error ==
+        "error: refused: layer 'model/embed_tokens' has more than 4096 layouts on mesh a=2,b=2,c=2,d=2,e=2,f=2 (each "
+        "split on every choice and order of axes): search the layouts on a mesh of fewer axes (dp=16,tp=4), or place "
+        "the optimum on the mesh of prime factors (auto) instead\n");
+}

@@ -1,0 +1,148 @@
+// The search over layouts on a mesh (plans/mesh_search.h): on machines of 2
+// nodes of 2 and of 4 devices, the DP over every layer's (configuration,
+// axes) is the optimum of brute force over every node-aware strategy, each
+// priced from scratch (layer_on_mesh, realized words over the links crossed),
+// and the plan built from the answer realizes its cost exactly.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "costmodel/builtin_machines.h"
+#include "costmodel/calibrated_cost_model.h"
+#include "costmodel/cost_tables.h"
+#include "dp/solve.h"
+#include "plans/mesh.h"
+#include "plans/mesh_pricing.h"
+#include "plans/mesh_search.h"
+#include "plans/realized_words.h"
+#include "random_objective.h"
+#include "test_support.h"
+
+using namespace pase;
+
+namespace {
+
+// dgx-a100's links and device on a machine of `per_node` devices a node.
+CalibratedCostModel machine_of_nodes(int64_t devices, int64_t per_node) {
+  MachineProfile profile = load_machine_profile("dgx-a100");
+  profile.devices_per_node = per_node;
+  return CalibratedCostModel(profile, devices, CalibratedOptions{{Dtype::Bf16, Optimizer::Adam}});
+}
+
+// An MLP and a small attention: layers whose splits meet all-reduces, and
+// tensors read under other layouts than written.
+Graph mlp() {
+  return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "mlp",
+   "tensors": {"x": [8, 64]},
+   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 128},
+             {"name": "fc2", "op": "fc", "inputs": ["fc1"], "units": 32},
+             {"name": "loss", "op": "softmax_xent", "inputs": ["fc2"]}]})");
+}
+
+Graph attention() {
+  return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "attention",
+   "tensors": {"q": [4, 4, 16, 8], "k": [4, 4, 16, 8]},
+   "nodes": [{"name": "logits", "op": "einsum", "inputs": ["q", "k"], "equation": "bhlk,bhmk->bhlm"},
+             {"name": "softmax", "op": "softmax", "inputs": ["logits"], "axis": 3},
+             {"name": "scale", "op": "elementwise", "inputs": ["softmax"]}]})");
+}
+
+// Every layout of every vertex, priced from scratch, and the least total over
+// every combination of them.
+double brute_force(const Graph& graph, const CostTables& configs, const Mesh& mesh, const CostModel& model) {
+  struct Layout {
+    const int32_t* config;
+    AxisAssignment axes;
+    double cost;
+  };
+  std::vector<std::vector<Layout>> layouts(graph.vertices.size());
+  for (size_t v = 0; v < layouts.size(); ++v)
+    for (size_t s = 0; s < configs.configs[v].size(); ++s)
+      for (AxisAssignment& axes : axis_assignments(mesh, configs.configs[v][s], configs.configs[v].rank, 100000).list) {
+        const double cost = layer_on_mesh(model, configs.models[v], configs.configs[v][s], mesh, axes);
+        layouts[v].push_back({configs.configs[v][s], std::move(axes), cost});
+      }
+  const auto coordinates = mesh_coordinates(mesh);
+  std::vector<int32_t> digits(layouts.size(), 0);
+  double best = std::numeric_limits<double>::infinity();
+  do {
+    double total = 0;
+    for (size_t v = 0; v < layouts.size(); ++v) total += layouts[v][static_cast<size_t>(digits[v])].cost;
+    for (const TensorEdge& edge : graph.edges) {
+      const Layout& u = layouts[static_cast<size_t>(edge.src)][static_cast<size_t>(digits[static_cast<size_t>(edge.src)])];
+      const Layout& w = layouts[static_cast<size_t>(edge.dst)][static_cast<size_t>(digits[static_cast<size_t>(edge.dst)])];
+      const AxisSpec held = tensor_spec(configs.models[static_cast<size_t>(edge.src)].outputs[static_cast<size_t>(edge.src_port)], u.axes);
+      const AxisSpec needed = tensor_spec(configs.models[static_cast<size_t>(edge.dst)].inputs[static_cast<size_t>(edge.dst_port)], w.axes);
+      const Shape& shape = graph.vertices[static_cast<size_t>(edge.src)].outputs[static_cast<size_t>(edge.src_port)];
+      total += edge_on_mesh(model, realized_words(shape, held, needed, mesh, coordinates), held, needed, mesh);
+    }
+    best = std::min(best, total);
+  } while (test::next_assignment(digits, [&](size_t i) { return layouts[i].size(); }));
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("mesh search: the DP over layouts is brute force's optimum on 2 nodes of 2 and of 4 devices") {
+  for (const Graph& graph : {mlp(), attention()})
+    for (const auto& [shape, devices] : {std::pair<const char*, int64_t>{"node=2,gpu=2", 4}, {"gpu=2,node=2", 4},
+                                         {"node=2,gpu=4", 8}, {"a=2,b=2,c=2", 8}}) {
+      const int64_t per_node = devices / 2;  // two nodes
+      const Mesh mesh = parse_mesh(shape, devices, per_node);
+      CAPTURE(graph.name);
+      CAPTURE(std::string(shape));
+      const CalibratedCostModel model = machine_of_nodes(devices, per_node);
+      const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, [&](const int32_t* c, int rank) {
+        return realizable(mesh, c, rank);
+      });
+      const MeshTables searched = price_on_mesh(graph, configs, mesh, model);
+      size_t layouts = 1;
+      for (const auto& assignments : searched.assignments) layouts *= assignments->size();
+      CHECK(layouts >= 400);  // brute force weighs that many strategies
+      SolveOptions options;
+      options.dp.threads = 1;
+      const Solution solution = solve(searched.tables.objective, graph.vertex_names(), options);
+      CHECK(solution.cost == doctest::Approx(brute_force(graph, configs, mesh, model)).epsilon(1e-12));
+      const PlanResult plan =
+          plan_from_layouts(graph, searched.tables, searched.assignments, solution.choice, mesh, model);
+      CHECK(plan.plan.realized_total_cost == doctest::Approx(solution.cost).epsilon(1e-12));
+      CHECK(plan.plan.assignment_proof == "searched");
+    }
+}
+
+TEST_CASE("mesh pricing: devices per node along each axis, and which redistributions cross nodes") {
+  CHECK(axis_devices_per_node(parse_mesh("dp=16,tp=4", 64, 8)) == std::vector<int64_t>{2, 4});
+  CHECK(axis_devices_per_node(parse_mesh("dp=8,tp=8", 64, 8)) == std::vector<int64_t>{1, 8});
+  CHECK(axis_devices_per_node(parse_mesh("tp=8,dp=8", 64, 8)) == std::vector<int64_t>{1, 8});
+  CHECK(axis_devices_per_node(parse_mesh("a=2,b=2,c=2", 8, 4)) == std::vector<int64_t>{1, 2, 2});
+  const Mesh mesh = parse_mesh("node=2,gpu=4", 8, 4);
+  CHECK(node_splits(mesh, {{0, 1}, {}}) == std::vector<int32_t>{4, 1});
+  CHECK(node_splits(mesh, {{1}, {0}}) == std::vector<int32_t>{4, 1});
+  // Rows on both axes, read with rows on gpu only: the node axis's pieces move across nodes.
+  CHECK(crosses_nodes({{0, 1}, {}}, {{1}, {}}, mesh));
+  // Rows on gpu, read with columns on gpu: moves inside each node.
+  CHECK_FALSE(crosses_nodes({{1}, {}}, {{}, {1}}, mesh));
+  // Replicated, read split on node: every device holds what it needs.
+  CHECK_FALSE(crosses_nodes({{}, {}}, {{0}, {}}, mesh));
+}
+
+TEST_CASE("mesh search: a head split across nodes pays the network, inside a node NVLink") {
+  // The issue's case: dp=4,tp=16 on nodes of 8 puts a 16-way split over two
+  // nodes; its all-reduce must cost more than the same split's inside one.
+  const Graph graph = mlp();
+  const CalibratedCostModel model = machine_of_nodes(8, 4);
+  const CostTables configs = build_cost_tables(graph, model);
+  const Mesh inside = parse_mesh("node=2,gpu=4", 8, 4), across = parse_mesh("gpu=4,node=2", 8, 4);
+  // fc1 (bnk) split 4 ways over k (its output all-reduced), on the in-node axis and on the cross-node one.
+  const int32_t config[3] = {1, 1, 4};
+  const double in_node = layer_on_mesh(model, configs.models[0], config, inside, {{}, {}, {1}});
+  const double over_nodes = layer_on_mesh(model, configs.models[0], config, across, {{}, {}, {0}});
+  CHECK(in_node == doctest::Approx(model.layer(configs.models[0], config)).epsilon(1e-12));
+  // The output all-reduce of 8 x 128 elements over 4 devices, one per node... of the two nodes:
+  // with gpu=4 outermost each step of that axis is 2 devices apart, inside a node of 4: 2 per node.
+  const double elements = 8.0 * 128;
+  auto ring = [&](double latency, double bandwidth) { return 2 * 3 * (latency + elements / 4 * 2 / bandwidth); };
+  CHECK(over_nodes - in_node == doctest::Approx(ring(6e-6, std::min(240e9, 2 * 20e9)) - ring(3e-6, 240e9)).epsilon(1e-9));
+}
