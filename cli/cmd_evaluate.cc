@@ -18,6 +18,7 @@
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
 #include "solve/solve_request.h"
+#include "strategy/plan_summary.h"
 #include "strategy/config_lookup.h"
 #include "strategy/strategy_file.h"
 #include "strategy/strategy_reader.h"
@@ -163,6 +164,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
             << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
             << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer)
             << training_words(graph, memory.options, memory.micro_batch_size) << ")\n";
+  std::cout << "strategy: " << plan_summary(graph, out.tables, choice, memory.options, nullptr) << "\n";
   if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
     std::cout << "note: the file records total_cost " << format_total(*file->total_cost, out.tables.unit)
               << " (another machine, cost model or edit)\n";

@@ -26,6 +26,7 @@
 #include "graphs/graph.h"
 #include "plans/mesh.h"
 #include "solve/solve_request.h"
+#include "strategy/plan_summary.h"
 #include "strategy/strategy_file.h"
 
 namespace pase {
@@ -426,6 +427,10 @@ int run_solve(const SolveCliOptions& o) {
   if (!o.json) {
     print_table(std::cout, graph, out.tables, out.solution, memory.options);
     print_memory(std::cout, graph, memory, out.tables.unit);
+    std::cout << "strategy: "
+              << plan_summary(graph, out.tables, out.solution.choice, memory.options,
+                              out.placed ? &out.placed->plan : nullptr)
+              << "\n";
     if (out.uniform) std::cout << uniform_words(graph, *out.uniform, out.solution.cost, out.tables.unit) << "\n";
     if (meshes) std::cout << mesh_choice_words(*meshes, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);

@@ -109,6 +109,9 @@ struct StrategyDocument {
   std::optional<double> layer_cost, redistribution_cost;
   std::optional<Plan> plan;              ///< the mesh and layouts (read only `with_plan`)
   std::string plan_unavailable;          ///< why no plan, when the default mesh cannot run the strategy
+  /// The strategy in one line (plan_summary.h), written by solve and
+  /// evaluate; readers take it as words, not as data.
+  std::string summary;
   std::optional<MemoryReport> memory;
   std::optional<TrainingRecord> training;
   std::vector<StrategyLayer> layers;

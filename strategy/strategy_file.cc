@@ -2,6 +2,7 @@
 
 #include "costmodel/costs.h"
 #include "graphs/layer_weights.h"
+#include "strategy/plan_summary.h"
 
 namespace pase {
 namespace {
@@ -74,6 +75,7 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
   if (plan) d.plan = *plan;
   else d.plan_unavailable = no_plan_reason;
   if (memory) d.memory = *memory;
+  d.summary = plan_summary(graph, tables, choice, memory ? memory->options : TrainingSetup{}, plan);
   if (memory && !memory->options.plain_step()) {
     const TrainingSetup& t = memory->options;
     d.training = TrainingRecord{t.micro_batches, memory->micro_batch_size, t.recompute, t.zero, t.attention,

@@ -209,6 +209,7 @@ void read_head(const JsonReader& root, StrategyDocument& d) {
   d.layer_cost = optional_number(root, "layer_cost");
   d.redistribution_cost = optional_number(root, "redistribution_cost");
   if (auto f = root.optional("plan_unavailable")) d.plan_unavailable = f->as_string();
+  if (auto f = root.optional("summary")) d.summary = f->as_string();
   if (auto f = root.optional("memory")) d.memory = read_memory(*f);
   if (auto f = root.optional("training")) d.training = read_training(*f);
 }

@@ -212,6 +212,10 @@ void append_head(std::string& out, const StrategyDocument& d) {
     append_replaced(out, d.replaced);
   }
   if (d.solver) append_exactness(out, *d.solver, d.total_cost.value_or(0));
+  if (!d.summary.empty()) {
+    append_json_top_level_key(out, "summary");
+    append_json_string(out, d.summary);
+  }
   append_json_top_level_key(out, "layer_cost");
   append_json_number(out, d.layer_cost.value_or(0));
   append_json_top_level_key(out, "redistribution_cost");

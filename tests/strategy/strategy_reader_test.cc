@@ -203,15 +203,15 @@ TEST_CASE("write_strategy_file: a top-level field or a layer per line") {
     lines.push_back(text.substr(start, end - start));
   }
   const size_t layers = f.graph.vertices.size();
-  REQUIRE(lines.size() == 11 + 1 + layers + 2);  // { + 10 fields, "layers": [, a line per layer, ], }
+  REQUIRE(lines.size() == 12 + 1 + layers + 2);  // { + 11 fields, "layers": [, a line per layer, ], }
   CHECK(lines.front() == "{");
   CHECK(lines[1] == "  \"format\": \"pase-strategy\",");
-  CHECK(lines[11] == "  \"layers\": [");
+  CHECK(lines[12] == "  \"layers\": [");
   for (size_t i = 0; i < layers; ++i) {
-    json layer = json::parse(lines[12 + i].substr(4, lines[12 + i].size() - 4 - (i + 1 < layers ? 1 : 0)));
+    json layer = json::parse(lines[13 + i].substr(4, lines[13 + i].size() - 4 - (i + 1 < layers ? 1 : 0)));
     CHECK(layer["name"] == f.graph.vertices[i].name);
   }
-  CHECK(lines[12 + layers] == "  ]");
+  CHECK(lines[13 + layers] == "  ]");
   CHECK(lines.back() == "}");
 }
 
