@@ -33,13 +33,7 @@ CalibratedCostModel machine_of_nodes(int64_t devices, int64_t per_node) {
 
 // An MLP and a small attention: layers whose splits meet all-reduces, and
 // tensors read under other layouts than written.
-Graph mlp() {
-  return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "mlp",
-   "tensors": {"x": [8, 64]},
-   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 128},
-             {"name": "fc2", "op": "fc", "inputs": ["fc1"], "units": 32},
-             {"name": "loss", "op": "softmax_xent", "inputs": ["fc2"]}]})");
-}
+Graph mlp() { return test::two_layer_mlp(8, 64, 128, 32); }
 
 Graph attention() {
   return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "attention",

@@ -15,13 +15,7 @@ using namespace pase;
 namespace {
 
 // Two weight GEMMs (fc: dims b, n, k) and a loss without weights.
-Graph mlp() {
-  return test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "mlp",
-   "tensors": {"x": [256, 256]},
-   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": 512},
-             {"name": "fc2", "op": "fc", "inputs": ["fc1"], "units": 256},
-             {"name": "loss", "op": "softmax_xent", "inputs": ["fc2"]}]})");
-}
+Graph mlp() { return test::two_layer_mlp(256, 256, 512, 256); }
 
 // The index of `config` among vertex v's configurations.
 int32_t index_of(const CostTables& tables, size_t v, std::vector<int32_t> config) {

@@ -72,6 +72,14 @@ const char* const kTestMachineProfile = R"({
   }
 })";
 
+Graph two_layer_mlp(int64_t batch, int64_t features, int64_t units1, int64_t units2) {
+  return graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "mlp", "tensors": {"x": [)" +
+                         std::to_string(batch) + ", " + std::to_string(features) + R"(]},
+   "nodes": [{"name": "fc1", "op": "fc", "inputs": ["x"], "units": )" + std::to_string(units1) + R"(},
+             {"name": "fc2", "op": "fc", "inputs": ["fc1"], "units": )" + std::to_string(units2) + R"(},
+             {"name": "loss", "op": "softmax_xent", "inputs": ["fc2"]}]})");
+}
+
 Graph residual_block() {
   return graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "residual", "cutoff": 1,
    "tensors": {"x": [8, 6]},

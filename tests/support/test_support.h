@@ -36,6 +36,10 @@ Graph graph_from_json(const std::string& text, const std::string& source = "test
 /// strategies on a few devices are few enough to enumerate.
 Graph residual_block();
 
+/// x [batch, features] -> fc1 (units1) -> fc2 (units2) -> loss (softmax_xent):
+/// two weight GEMMs whose splits meet all-reduces and redistributions.
+Graph two_layer_mlp(int64_t batch, int64_t features, int64_t units1, int64_t units2);
+
 /// One golden number of tests/expected/KIND.json, a file written by
 /// scripts/regen_goldens.py from what the built `pase` prints: the cost of a
 /// strategy ("pase": the DP optimum, or a baseline's name) for a graph file at
