@@ -216,9 +216,8 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   request.devices_per_node = o.devices_per_node;
   request.plan_only = o.plan_only;
   request.uniform_blocks = o.uniform_blocks;
-  if (o.uniform_blocks && (request.cap || request.memory.per_layer_auto()))
-    throw UsageError(request.cap ? "--uniform-blocks: not yet under a memory cap (--memory-per-device)"
-                                 : "--uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)");
+  if (o.uniform_blocks && request.memory.per_layer_auto())
+    throw UsageError("--uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)");
   if (o.mesh == "search") {
     if (model.name() != "calibrated" || model.devices_per_node() <= 0)
       throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
@@ -340,7 +339,7 @@ std::string uniform_words(const Graph& graph, const UniformOutcome& uniform, dou
   double extra = uniform.free_cost > 0 ? 100.0 * (cost - uniform.free_cost) / uniform.free_cost : 0.0;
   if (std::fabs(extra) < 1e-9) extra = 0;
   return "uniform blocks: " + runs + ", one configuration each: " + format_total(cost, unit) + " " + unit + ", the free " +
-         (uniform.free_exact ? "optimum " : "solve (bounded) ") + format_total(uniform.free_cost, unit) + " (" +
+         (uniform.free_exact ? "optimum " : "search's best ") + format_total(uniform.free_cost, unit) + " (" +
          (extra == 0 ? std::string("the same") : "+" + format_cost(extra) + "%") + ")";
 }
 

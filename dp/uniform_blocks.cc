@@ -161,7 +161,7 @@ Solution expand_solution(const UniformBlocks& uniform, Solution merged) {
   for (size_t v = n; v-- > 0;) original[static_cast<size_t>(uniform.merged[v])] = static_cast<int>(v);
   auto to_original = [&](int w) { return original[static_cast<size_t>(w)]; };
   Solution out = std::move(merged);
-  out.choice = expand_uniform(uniform, out.choice);
+  if (!out.choice.empty()) out.choice = expand_uniform(uniform, out.choice);
   EliminationPlan plan;
   plan.position.assign(n, -1);
   plan.dependent.resize(n);

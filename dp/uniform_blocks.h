@@ -61,7 +61,7 @@ using SameConfigurations = std::function<bool(int, int)>;
 [[nodiscard]] std::vector<int32_t> expand_uniform(const UniformBlocks& uniform, const std::vector<int32_t>& merged_choice);
 
 /// A solve of the merged objective as one of the original: the expanded
-/// strategy, and the order, dependent sets and table sizes on the first
+/// strategy (if it has one: a plan alone has none), and the order, dependent sets and table sizes on the first
 /// block's vertices (the vertices merged into them have no table).
 [[nodiscard]] Solution expand_solution(const UniformBlocks& uniform, Solution merged);
 

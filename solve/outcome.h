@@ -27,8 +27,8 @@ struct StepSeconds {
 /// What `--uniform-blocks` restricted, and what the restriction costs.
 struct UniformOutcome {
   std::vector<UniformRun> runs;  ///< none: the graph has no run of identical blocks
-  double free_cost = 0;          ///< the optimum without the restriction
-  bool free_exact = true;        ///< false: free_cost is a bounded solve's (past the DP's limits)
+  double free_cost = 0;          ///< the optimum without the restriction (under a cap: the capped search's)
+  bool free_exact = true;        ///< false: free_cost is a bounded solve's, or a capped search's with a gap
 };
 
 struct SolveOutcome {

@@ -44,9 +44,9 @@ struct SolveRequest {
   int64_t devices_per_node = 0;           ///< of the default mesh; 0: the cost model's
   uint64_t placement_work = kDefaultPlacementWork;  ///< on the default mesh (on `mesh`: no limit)
   bool plan_only = false;                 ///< Optimum: order and size the tables, solve nothing
-  /// Optimum without a cap: every run of identical blocks takes one
-  /// configuration per block position (dp/uniform_blocks.h), and the free
-  /// optimum is solved beside it.
+  /// Optimum: every run of identical blocks takes one configuration per
+  /// block position (dp/uniform_blocks.h; under a cap, memorycap/uniform_memory.h),
+  /// and the free optimum is solved beside it.
   bool uniform_blocks = false;
 };
 

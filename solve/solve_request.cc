@@ -8,6 +8,7 @@
 #include "base/check.h"
 #include "base/error.h"
 #include "memorycap/memory_priced_dp.h"
+#include "memorycap/uniform_memory.h"
 #include "plans/mesh.h"
 #include "plans/mesh_search.h"
 #include "solve/layer_techniques.h"
@@ -66,8 +67,32 @@ void check_merged_configurations(const CostTables& tables, const UniformBlocks& 
   }
 }
 
+// The capped search over the merged objective and bytes (memorycap/uniform_memory.h),
+// its strategy expanded; the free capped search beside it.
+void choose_uniform_capped(SolveOutcome& out, const Graph& graph, const SolveRequest& request,
+                           const UniformBlocks& uniform, UniformOutcome& report) {
+  if (!uniform.runs.empty()) {
+    MemoryPricedDp free_dp(graph, out.tables, out.memory, request.solve);
+    const CappedSolution free =
+        solve_under_cap(free_dp, out.tables.objective, out.memory, *request.cap, request.cap_search);
+    report.free_cost = free.feasible ? free.cost : 0.0;
+    report.free_exact = free.feasible && free.gap == 0;
+  }
+  const MemoryTables memory = merge_memory_tables(out.memory, uniform);
+  MemoryPricedDp dp(uniform.objective, uniform.names, memory, request.solve);
+  CappedSolution capped = solve_under_cap(dp, uniform.objective, memory, *request.cap, request.cap_search);
+  capped.choice = expand_uniform(uniform, capped.choice);
+  out.solution = expand_solution(uniform, dp.plan());
+  out.solution.cost = capped.cost;
+  out.solution.choice = capped.choice;
+  out.solution.stats = dp.last_stats();
+  if (uniform.runs.empty()) report.free_cost = capped.cost;
+  out.capped = std::move(capped);
+}
+
 // The optimum over strategies that give identical blocks one configuration
-// each, and the free optimum beside it (what the restriction costs).
+// each, and the free optimum beside it (what the restriction costs); under a
+// cap, the capped search's over both.
 void choose_uniform(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
   const std::vector<std::string> names = graph.vertex_names();
   const CostTables& tables = out.tables;
@@ -78,6 +103,11 @@ void choose_uniform(SolveOutcome& out, const Graph& graph, const SolveRequest& r
   check_merged_configurations(out.tables, uniform);
   UniformOutcome report;
   report.runs = uniform.runs;
+  if (request.cap) {
+    choose_uniform_capped(out, graph, request, uniform, report);
+    out.uniform = std::move(report);
+    return;
+  }
   if (!uniform.runs.empty()) {
     const Answer free = solve_or_bound(out.tables.objective, names, request.solve, request.exact);
     report.free_cost = free.solution.cost;
@@ -145,8 +175,8 @@ void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const
   }
   switch (request.source) {
     case StrategySource::Optimum:
-      if (request.cap) choose_capped(out, graph, request);
-      else if (request.uniform_blocks) choose_uniform(out, graph, request);
+      if (request.uniform_blocks) choose_uniform(out, graph, request);
+      else if (request.cap) choose_capped(out, graph, request);
       else choose_optimum(out, graph, request);
       return;
     case StrategySource::Given:

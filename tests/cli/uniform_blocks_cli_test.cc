@@ -1,7 +1,7 @@
 // solve --uniform-blocks end to end (dp/uniform_blocks.h): every block of a
 // small Llama takes one configuration per layer, the file says what was made
 // uniform and the free optimum beside it, evaluate prices the strategy back,
-// and the cases not yet served are refused in one line.
+// a memory cap holds, and what is not yet served is refused in one line.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -73,16 +73,26 @@ TEST_CASE("solve --uniform-blocks: one configuration per layer of every block, t
     }
 }
 
-TEST_CASE("solve --uniform-blocks: the table's line, and the refusals") {
+TEST_CASE("solve --uniform-blocks: the table's line, under a cap, and the refusal") {
   const std::string graph = four_block_llama();
   const test::CommandResult table = test::run_pase("solve " + graph + " --devices 8 --no-plan --uniform-blocks");
   REQUIRE(table.status == 0);
   CHECK(table.output.find("uniform blocks: 3 blocks of 17 layers (from 'model/layers.0/post_attention_layernorm', and "
                           "one more cut in two by its ends), one configuration each: ") != std::string::npos);
-  const test::CommandResult capped =
-      test::run_pase("solve " + graph + " --devices 8 --uniform-blocks --memory-per-device 1GiB");
-  CHECK(capped.status == 2);
-  CHECK(capped.error == "error: --uniform-blocks: not yet under a memory cap (--memory-per-device)\n");
+  // Under a cap: the capped search over uniform strategies, within the cap,
+  // never below the free capped search's bound.
+  const test::CommandResult capped = test::run_pase("solve " + graph +
+                                                    " --devices 8 --no-plan --uniform-blocks --memory-per-device 700KiB --json");
+  REQUIRE(capped.status == 0);
+  const json strategy = json::parse(capped.output);
+  CHECK(strategy["memory"]["per_device_bytes"].get<uint64_t>() <= 700 * 1024);
+  const test::CommandResult free =
+      test::run_pase("solve " + graph + " --devices 8 --no-plan --memory-per-device 700KiB --json");
+  REQUIRE(free.status == 0);
+  CHECK(strategy["total_cost"].get<double>() >=
+        json::parse(free.output)["memory"]["lower_bound_cost"].get<double>() * (1 - 1e-12));
+  CHECK(strategy["solver"]["uniform_blocks"]["free_optimum_cost"].get<double>() ==
+        doctest::Approx(json::parse(free.output)["total_cost"].get<double>()).epsilon(1e-12));
   const test::CommandResult per_layer = test::run_pase("solve " + graph + " --devices 8 --uniform-blocks --zero auto");
   CHECK(per_layer.status == 2);
   CHECK(per_layer.error ==

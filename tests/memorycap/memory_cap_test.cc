@@ -36,20 +36,6 @@ CapOptions node_budget(int nodes) {
 
 namespace {
 
-// Random bytes per configuration, split into weights and activations.
-MemoryTables random_memory(std::mt19937& rng, const Objective& objective) {
-  MemoryTables memory;
-  memory.offset.push_back(0);
-  for (size_t v = 0; v < objective.vertex_count(); ++v) {
-    for (size_t s = 0; s < objective.config_count(v); ++s) {
-      memory.weights.push_back(rng() % 100);
-      memory.activations.push_back(rng() % 50);
-    }
-    memory.offset.push_back(memory.weights.size());
-  }
-  return memory;
-}
-
 struct Exhaustive {
   double best_cost = std::numeric_limits<double>::infinity();  // within the cap
   uint64_t least_bytes = ~uint64_t{0};
@@ -80,7 +66,7 @@ TEST_CASE("solve_under_cap: equals brute force on random objectives at several c
   int cases = 0, below_optimum_roots = 0;
   for (int round = 0; round < 60; ++round) {
     const Objective objective = test::random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, round % 2 == 1);
-    const MemoryTables memory = random_memory(rng, objective);
+    const MemoryTables memory = test::random_memory(rng, objective, 100, 50);
     MemoryPricedDp dp(objective, test::vertex_names(objective.vertex_count()), memory, SolveOptions{});
     const Exhaustive everything = exhaustive(objective, memory, ~uint64_t{0});
     std::vector<int32_t> unused;

@@ -139,4 +139,17 @@ Objective repeated_blocks(std::mt19937& rng, int size, int blocks, int separator
 }
 
 
+MemoryTables random_memory(std::mt19937& rng, const Objective& objective, uint32_t weights, uint32_t activations) {
+  MemoryTables memory;
+  memory.offset.push_back(0);
+  for (size_t v = 0; v < objective.vertex_count(); ++v) {
+    for (size_t s = 0; s < objective.config_count(v); ++s) {
+      memory.weights.push_back(rng() % weights);
+      memory.activations.push_back(rng() % activations);
+    }
+    memory.offset.push_back(memory.weights.size());
+  }
+  return memory;
+}
+
 }  // namespace pase::test

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/memory_model.h"
 #include "dp/objective.h"
 
 namespace pase::test {
@@ -28,6 +29,10 @@ Objective random_objective(std::mt19937& rng, int n, uint32_t max_configs, bool 
 /// (one vertex: a residual stream; two: a two-vertex separator). Copies share
 /// their matrices, as edges priced alike do: what folding finds.
 Objective repeated_blocks(std::mt19937& rng, int size, int blocks, int separators);
+
+/// Random bytes per configuration: weights below `weights`, activations
+/// below `activations`, every vertex its own.
+MemoryTables random_memory(std::mt19937& rng, const Objective& objective, uint32_t weights, uint32_t activations);
 
 /// Advances an odometer over `digits`, the first fastest, digit i running
 /// over 0..radix(i)-1; false once every assignment has been visited.

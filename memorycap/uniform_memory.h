@@ -1,0 +1,16 @@
+#pragma once
+// Uniform blocks under a memory cap (dp/uniform_blocks.h): a device's bytes
+// are a sum of per-vertex terms, so merging vertices adds their bytes as it
+// adds their costs, and the capped search over the merged objective and
+// merged bytes is the capped search over uniform strategies, with the same
+// proven bound (over those strategies).
+#include "costmodel/memory_model.h"
+#include "dp/uniform_blocks.h"
+
+namespace pase {
+
+/// The bytes of `uniform`'s merged vertices: per configuration, the sum of
+/// their members' weights and activations.
+[[nodiscard]] MemoryTables merge_memory_tables(const MemoryTables& memory, const UniformBlocks& uniform);
+
+}  // namespace pase
