@@ -184,11 +184,7 @@ std::string placement_words(const PlanResult& placed, const std::string& unit) {
 }
 
 void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::string& unit) {
-  const Mesh& mesh = placed.plan.mesh;
-  std::string shape;
-  for (size_t j = 0; j < mesh.shape.size(); ++j)
-    shape += (j ? " x " : "") + mesh.axes[j] + "=" + std::to_string(mesh.shape[j]);
-  out << "plan on mesh " << shape << ": redistribution realized " << format_cost(placed.realized_edge_cost)
+  out << "plan on mesh " << mesh_shape_words(placed.plan.mesh) << ": redistribution realized " << format_cost(placed.realized_edge_cost)
       << " (model " << format_cost(placed.model_edge_cost) << "), realized total cost "
       << format_total(placed.plan.realized_total_cost, unit) << " " << unit << ", axis assignment "
       << placement_words(placed, unit) << "\n";

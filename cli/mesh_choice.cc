@@ -9,17 +9,6 @@
 #include "solve/outcome.h"
 
 namespace pase {
-namespace {
-
-std::string mesh_words(const Mesh& mesh) {
-  std::string text;
-  for (size_t j = 0; j < mesh.shape.size(); ++j)
-    text += (j ? " x " : "") + mesh.axes[j] + "=" + std::to_string(mesh.shape[j]);
-  return text;
-}
-
-}  // namespace
-
 MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const std::vector<int64_t>& counts,
                        const ModelMaker& make_model, SolveRequest request, const std::vector<Mesh>& meshes) {
   MeshChoice choice;
@@ -62,7 +51,7 @@ std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit)
   std::string text;
   for (size_t i = 0; i < choice.trials.size(); ++i) {
     const MeshTrial& trial = choice.trials[i];
-    text += "mesh search: " + mesh_words(trial.mesh) + " ";
+    text += "mesh search: " + mesh_shape_words(trial.mesh) + " ";
     if (trial.solved)
       text += format_total(trial.cost, unit) + " " + unit + ", " + format_gib(trial.bytes) + " GiB per device" +
               (i == choice.chosen ? " (chosen)" : "");

@@ -89,4 +89,11 @@ std::vector<std::string> techniques_column(const Graph& graph, const TrainingSet
   return column;
 }
 
+std::string mesh_shape_words(const Mesh& mesh) {
+  std::string text;
+  for (size_t j = 0; j < mesh.shape.size(); ++j)
+    text += (j ? " x " : "") + mesh.axes[j] + "=" + std::to_string(mesh.shape[j]);
+  return text;
+}
+
 }  // namespace pase

@@ -28,8 +28,12 @@ namespace pase {
 
 #include "costmodel/training_setup.h"
 #include "graphs/graph.h"
+#include "plans/plan.h"
 
 namespace pase {
+
+/// A mesh's axes as the tables print them: "dp=8 x tp=8".
+[[nodiscard]] std::string mesh_shape_words(const Mesh& mesh);
 
 /// How a step runs, for a memory line: "" for the PaSE step, else e.g.
 /// "; 32 micro-batches of 16, ZeRO-1 on 98 layers, recomputed 214 of 294 layers".

@@ -66,20 +66,12 @@ std::vector<PairCost> merged_pairs(const Objective& objective, const std::vector
   return pairs;
 }
 
-// The merged objective's vertex w stands for the original vertex original[w].
-std::vector<int> originals(const UniformBlocks& uniform, const std::vector<int>& representative) {
-  std::vector<int> original(uniform.objective.vertex_count(), -1);
-  for (size_t v = 0; v < representative.size(); ++v)
-    if (representative[v] == static_cast<int>(v)) original[static_cast<size_t>(uniform.merged[v])] = static_cast<int>(v);
-  return original;
-}
-
 // Gives every vertex of `run` (in `uniform`'s ids) its first block's
 // representative, and the alike vertices just outside it too (the parts of
 // blocks at its ends); returns the run in the original's ids.
 UniformRun merged_run(const UniformBlocks& uniform, const ChainFold& run, const SameConfigurations& same,
                       std::vector<int>& representative) {
-  const std::vector<int> original = originals(uniform, representative);
+  const std::vector<int>& original = uniform.stands_for;
   const size_t n = uniform.objective.vertex_count(), end = run.first + run.blocks * run.period;
   // target[w]: the first block's vertex w joins, or n.
   std::vector<size_t> target(n, n);
@@ -124,6 +116,7 @@ UniformBlocks merge_vertices(const Objective& objective, const std::vector<std::
     if (group_of[r] < 0) {
       group_of[r] = static_cast<int>(out.names.size());
       out.names.push_back(names[r]);
+      out.stands_for.push_back(static_cast<int>(r));
     }
     out.merged[v] = group_of[r];
   }
@@ -157,9 +150,7 @@ std::vector<int32_t> expand_uniform(const UniformBlocks& uniform, const std::vec
 
 Solution expand_solution(const UniformBlocks& uniform, Solution merged) {
   const size_t n = uniform.merged.size();
-  std::vector<int> original(uniform.objective.vertex_count(), -1);  // each merged vertex's first original
-  for (size_t v = n; v-- > 0;) original[static_cast<size_t>(uniform.merged[v])] = static_cast<int>(v);
-  auto to_original = [&](int w) { return original[static_cast<size_t>(w)]; };
+  auto to_original = [&](int w) { return uniform.stands_for[static_cast<size_t>(w)]; };
   Solution out = std::move(merged);
   if (!out.choice.empty()) out.choice = expand_uniform(uniform, out.choice);
   EliminationPlan plan;

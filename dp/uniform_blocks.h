@@ -32,6 +32,7 @@ struct UniformBlocks {
   Objective objective;             ///< the merged objective
   std::vector<std::string> names;  ///< its vertices' names: each the first block's
   std::vector<int> merged;         ///< per vertex of the original: its vertex in `objective`
+  std::vector<int> stands_for;     ///< per vertex of `objective`: the original vertex its group follows
   std::vector<UniformRun> runs;    ///< the runs merged (none: `objective` is the original)
 };
 

@@ -1,7 +1,6 @@
 #include "plans/mesh_pricing.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
 namespace pase {
@@ -31,33 +30,32 @@ double layer_on_mesh(const CostModel& model, const VertexModel& vertex, const in
   return model.layer_on_nodes(vertex, config, splits.data());
 }
 
-namespace {
-
-// Each axis a layout uses: the tensor dimension it splits and its place there.
-std::map<int, std::pair<size_t, size_t>> axis_roles(const AxisSpec& spec) {
-  std::map<int, std::pair<size_t, size_t>> roles;
-  for (size_t t = 0; t < spec.size(); ++t)
-    for (size_t i = 0; i < spec[t].size(); ++i) roles[spec[t][i]] = {t, i};
-  return roles;
+bool crosses_nodes(const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh) {
+  return crosses_nodes(held, needed, mesh, axis_devices_per_node(mesh));
 }
 
-}  // namespace
-
-bool crosses_nodes(const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh) {
-  const std::vector<int64_t> per_node = axis_devices_per_node(mesh);
-  const auto needed_roles = axis_roles(needed);
-  for (const auto& [axis, role] : axis_roles(held)) {
-    const auto it = needed_roles.find(axis);
-    const bool moves = it == needed_roles.end() || it->second != role;
-    if (moves && per_node[static_cast<size_t>(axis)] < mesh.shape[static_cast<size_t>(axis)]) return true;
-  }
+bool crosses_nodes(const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh, const std::vector<int64_t>& per_node) {
+  // An axis keeps its role when the consumer has it at the same place of the
+  // same tensor dimension; the pair's matrices price every layout pair, so
+  // this allocates nothing.
+  for (size_t t = 0; t < held.size(); ++t)
+    for (size_t i = 0; i < held[t].size(); ++i) {
+      const int axis = held[t][i];
+      const bool kept = t < needed.size() && i < needed[t].size() && needed[t][i] == axis;
+      if (!kept && per_node[static_cast<size_t>(axis)] < mesh.shape[static_cast<size_t>(axis)]) return true;
+    }
   return false;
 }
 
 double edge_on_mesh(const CostModel& model, double words, const AxisSpec& held, const AxisSpec& needed,
                     const Mesh& mesh) {
+  return edge_on_mesh(model, words, held, needed, mesh, axis_devices_per_node(mesh));
+}
+
+double edge_on_mesh(const CostModel& model, double words, const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh,
+                    const std::vector<int64_t>& per_node) {
   return model.fetch_cost_on_nodes(words, std::max(spec_devices(held, mesh), spec_devices(needed, mesh)),
-                                   crosses_nodes(held, needed, mesh));
+                                   crosses_nodes(held, needed, mesh, per_node));
 }
 
 }  // namespace pase

@@ -35,10 +35,16 @@ namespace pase {
 /// steps across nodes. An axis only the consumer uses moves nothing (every
 /// device along it holds the whole of it).
 [[nodiscard]] bool crosses_nodes(const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh);
+/// The same with the mesh's axis_devices_per_node given (for loops over many layout pairs).
+[[nodiscard]] bool crosses_nodes(const AxisSpec& held, const AxisSpec& needed, const Mesh& mesh,
+                                 const std::vector<int64_t>& per_node);
 
 /// The realized redistribution's cost: `words` fetched per device
 /// (realized_words), over the link it crosses.
 [[nodiscard]] double edge_on_mesh(const CostModel& model, double words, const AxisSpec& held, const AxisSpec& needed,
                                   const Mesh& mesh);
+/// The same with the mesh's axis_devices_per_node given.
+[[nodiscard]] double edge_on_mesh(const CostModel& model, double words, const AxisSpec& held, const AxisSpec& needed,
+                                  const Mesh& mesh, const std::vector<int64_t>& per_node);
 
 }  // namespace pase

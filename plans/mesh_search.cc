@@ -56,7 +56,7 @@ Layouts layouts_of(const VertexModel& vertex, const ConfigSet& configs, const Me
 class EdgePricing {
  public:
   EdgePricing(const Mesh& mesh, const CostModel& model)
-      : mesh_(mesh), model_(model), coordinates_(mesh_coordinates(mesh)) {}
+      : mesh_(mesh), model_(model), coordinates_(mesh_coordinates(mesh)), per_node_(axis_devices_per_node(mesh)) {}
 
   // Classes of a vertex's layouts by the axes they give one of its tensors.
   static std::vector<AxisSpec> classify(const SplitMap& map, const std::vector<AxisAssignment>& assignments,
@@ -84,7 +84,8 @@ class EdgePricing {
       device_blocks(tensor, needed[j], mesh_, coordinates_, blocks);
       for (size_t i = 0; i < held.size(); ++i)
         (*cost)[i * needed.size() + j] =
-            edge_on_mesh(model_, realized_words(held_blocks[i], blocks, tensor.size()), held[i], needed[j], mesh_);
+            edge_on_mesh(model_, realized_words(held_blocks[i], blocks, tensor.size()), held[i], needed[j], mesh_,
+                         per_node_);
     }
     matrices_.emplace(std::move(key), cost);
     return cost;
@@ -94,6 +95,7 @@ class EdgePricing {
   const Mesh& mesh_;
   const CostModel& model_;
   std::vector<std::vector<int64_t>> coordinates_;
+  std::vector<int64_t> per_node_;
   std::map<std::tuple<Shape, std::vector<AxisSpec>, std::vector<AxisSpec>>, std::shared_ptr<const std::vector<double>>>
       matrices_;
 };

@@ -55,29 +55,16 @@ void choose_optimum(SolveOutcome& out, const Graph& graph, const SolveRequest& r
   out.refusal = std::move(answer.refusal);
 }
 
-// Merged vertices must mean the same by each configuration index: identical
-// blocks are priced from one kind of vertex, so their lists are one.
-void check_merged_configurations(const CostTables& tables, const UniformBlocks& uniform) {
-  std::vector<int> first(uniform.objective.vertex_count(), -1);
-  for (size_t v = 0; v < uniform.merged.size(); ++v) {
-    int& r = first[static_cast<size_t>(uniform.merged[v])];
-    if (r < 0) r = static_cast<int>(v);
-    const ConfigSet &a = tables.configs[v], &b = tables.configs[static_cast<size_t>(r)];
-    PASE_ASSERT(a.rank == b.rank && a.splits == b.splits, v, r);
-  }
+// Whether vertices v and w mean the same by each configuration index (one
+// configuration list), as merged vertices must.
+bool same_configurations(const CostTables& tables, int v, int w) {
+  const ConfigSet &a = tables.configs[static_cast<size_t>(v)], &b = tables.configs[static_cast<size_t>(w)];
+  return a.rank == b.rank && a.splits == b.splits;
 }
 
 // The capped search over the merged objective and bytes (memorycap/uniform_memory.h),
-// its strategy expanded; the free capped search beside it.
-void choose_uniform_capped(SolveOutcome& out, const Graph& graph, const SolveRequest& request,
-                           const UniformBlocks& uniform, UniformOutcome& report) {
-  if (!uniform.runs.empty()) {
-    MemoryPricedDp free_dp(graph, out.tables, out.memory, request.solve);
-    const CappedSolution free =
-        solve_under_cap(free_dp, out.tables.objective, out.memory, *request.cap, request.cap_search);
-    report.free_cost = free.feasible ? free.cost : 0.0;
-    report.free_exact = free.feasible && free.gap == 0;
-  }
+// its strategy expanded.
+void choose_uniform_capped(SolveOutcome& out, const SolveRequest& request, const UniformBlocks& uniform) {
   const MemoryTables memory = merge_memory_tables(out.memory, uniform);
   MemoryPricedDp dp(uniform.objective, uniform.names, memory, request.solve);
   CappedSolution capped = solve_under_cap(dp, uniform.objective, memory, *request.cap, request.cap_search);
@@ -86,41 +73,44 @@ void choose_uniform_capped(SolveOutcome& out, const Graph& graph, const SolveReq
   out.solution.cost = capped.cost;
   out.solution.choice = capped.choice;
   out.solution.stats = dp.last_stats();
-  if (uniform.runs.empty()) report.free_cost = capped.cost;
   out.capped = std::move(capped);
 }
 
 // The optimum over strategies that give identical blocks one configuration
-// each, and the free optimum beside it (what the restriction costs); under a
-// cap, the capped search's over both.
+// each, and the free optimum beside it (what the restriction costs), both
+// under the cap when there is one.
 void choose_uniform(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
-  const std::vector<std::string> names = graph.vertex_names();
   const CostTables& tables = out.tables;
-  const UniformBlocks uniform = uniform_blocks(tables.objective, names, [&tables](int v, int w) {
-    const ConfigSet &a = tables.configs[static_cast<size_t>(v)], &b = tables.configs[static_cast<size_t>(w)];
-    return a.rank == b.rank && a.splits == b.splits;
-  });
-  check_merged_configurations(out.tables, uniform);
+  const UniformBlocks uniform = uniform_blocks(
+      tables.objective, graph.vertex_names(), [&tables](int v, int w) { return same_configurations(tables, v, w); });
+  // Vertices a run merges (not only those the predicate saw) follow their group's.
+  for (size_t v = 0; v < uniform.merged.size(); ++v)
+    PASE_ASSERT(same_configurations(tables, static_cast<int>(v), uniform.stands_for[static_cast<size_t>(uniform.merged[v])]), v);
   UniformOutcome report;
   report.runs = uniform.runs;
+  if (!uniform.runs.empty()) {  // the free answer first, as without the restriction
+    if (request.cap) {
+      choose_capped(out, graph, request);
+      report.free_cost = out.capped->feasible ? out.capped->cost : 0.0;
+      report.free_exact = out.capped->feasible && out.capped->gap == 0;
+    } else {
+      choose_optimum(out, graph, request);
+      report.free_cost = out.solution.cost;
+      report.free_exact = !out.bounded || out.bounded->proven_optimal();
+    }
+  }
   if (request.cap) {
-    choose_uniform_capped(out, graph, request, uniform, report);
-    out.uniform = std::move(report);
-    return;
+    choose_uniform_capped(out, request, uniform);
+  } else {
+    Answer answer = solve_or_bound(uniform.objective, uniform.names, request.solve, request.exact);
+    out.solution = expand_solution(uniform, std::move(answer.solution));
+    PASE_ASSERT(std::fabs(out.tables.objective.evaluate(out.solution.choice) - out.solution.cost) <=
+                    1e-9 * std::fabs(out.solution.cost),
+                out.solution.cost);
+    out.bounded = std::move(answer.bounded);
+    out.refusal = std::move(answer.refusal);
   }
-  if (!uniform.runs.empty()) {
-    const Answer free = solve_or_bound(out.tables.objective, names, request.solve, request.exact);
-    report.free_cost = free.solution.cost;
-    report.free_exact = !free.bounded || free.bounded->proven_optimal();
-  }
-  Answer answer = solve_or_bound(uniform.objective, uniform.names, request.solve, request.exact);
-  out.solution = expand_solution(uniform, std::move(answer.solution));
-  PASE_ASSERT(std::fabs(out.tables.objective.evaluate(out.solution.choice) - out.solution.cost) <=
-                  1e-9 * std::fabs(out.solution.cost),
-              out.solution.cost);
   if (uniform.runs.empty()) report.free_cost = out.solution.cost;
-  out.bounded = std::move(answer.bounded);
-  out.refusal = std::move(answer.refusal);
   out.uniform = std::move(report);
 }
 
