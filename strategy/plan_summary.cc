@@ -55,18 +55,17 @@ std::string pattern_words(const Pattern& p) {
 }
 
 // ", ZeRO-1, recompute full, 4 micro-batches": the techniques, each layer's
-// counted under per-layer choices.
-std::string technique_words(const Graph& graph, const TrainingSetup& setup) {
+// counted under per-layer choices (only then: a fixed mode names itself).
+std::string technique_words(const Graph& graph, const CostTables& tables, const TrainingSetup& setup) {
   std::string text;
-  std::array<size_t, kMaxZeroStage + 1> staged{};
-  size_t with_weights = 0, recomputed = 0;
-  for (const Vertex& v : graph.vertices) {
-    recomputed += v.recompute;
-    if (layer_weights(v, build_vertex_model(v)).empty()) continue;
-    ++with_weights;
-    ++staged[static_cast<size_t>(zero_stage_of(setup, v.zero))];
-  }
   if (setup.zero == kZeroAuto) {
+    std::array<size_t, kMaxZeroStage + 1> staged{};
+    size_t with_weights = 0;
+    for (size_t v = 0; v < graph.vertices.size(); ++v) {
+      if (layer_weights(graph.vertices[v], tables.models[v]).empty()) continue;
+      ++with_weights;
+      ++staged[static_cast<size_t>(zero_stage_of(setup, graph.vertices[v].zero))];
+    }
     for (int z = kMaxZeroStage; z >= 1; --z)
       if (staged[static_cast<size_t>(z)] > 0)
         text += ", ZeRO-" + std::to_string(z) + " on " + std::to_string(staged[static_cast<size_t>(z)]) + " of " +
@@ -74,9 +73,14 @@ std::string technique_words(const Graph& graph, const TrainingSetup& setup) {
   } else if (setup.zero > 0) {
     text += ", ZeRO-" + std::to_string(setup.zero);
   }
-  if (setup.recompute == Recompute::Full) text += ", recompute full";
-  else if (setup.recompute == Recompute::Auto && recomputed > 0)
-    text += ", recompute " + std::to_string(recomputed) + " of " + std::to_string(graph.vertices.size()) + " layers";
+  if (setup.recompute == Recompute::Full) {
+    text += ", recompute full";
+  } else if (setup.recompute == Recompute::Auto) {
+    size_t recomputed = 0;
+    for (const Vertex& v : graph.vertices) recomputed += v.recompute;
+    if (recomputed > 0)
+      text += ", recompute " + std::to_string(recomputed) + " of " + std::to_string(graph.vertices.size()) + " layers";
+  }
   if (setup.micro_batches > 1) text += ", " + std::to_string(setup.micro_batches) + " micro-batches";
   return text;
 }
@@ -112,7 +116,7 @@ std::string plan_summary(const Graph& graph, const CostTables& tables, const std
       text += (i ? "; " : "") + pattern_words(ranked[i].second) + " on " + std::to_string(ranked[i].first);
     text += ranked.size() > 4 ? "; ...)" : ")";
   }
-  return text + technique_words(graph, setup);
+  return text + technique_words(graph, tables, setup);
 }
 
 }  // namespace pase
