@@ -381,6 +381,7 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.options = &o;
   for (int64_t p : o.devices) setup.models.push_back(make_cost_model(o.model, p, memory_options(o.memory)));
   setup.request.memory = memory_options(o.memory);
+  setup.request.min_row = search_min_row(o.model);
   setup.request.cap = memory_cap(o.memory, *setup.models.front());
   setup.request.cap_search = cap_options(o.memory);
   setup.request.place = false;

@@ -228,6 +228,7 @@ int run_compare(const CompareCliOptions& o) {
   for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, training));  // validates every p first
   SolveRequest request;  // the policy every command shares: past the DP's limits, a bounded solve
   request.memory = training;
+  request.min_row = search_min_row(o.model);
   request.cap = memory_cap(o.memory, *models.front());
   request.cap_search = cap_options(o.memory);
   request.place = false;

@@ -125,6 +125,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
   (void)make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
+  request.min_row = search_min_row(o.model);
   request.given_path = o.strategy;
   if (!file) {
     request.source = StrategySource::Baseline;

@@ -241,7 +241,9 @@ int run_explain(const ExplainCliOptions& o) {
     }
   }
   if (file) apply_layer_techniques(graph, *file, training, o.strategy);
-  SolveOutcome out = solve_request(graph, *model, pricing_request(training, file ? &*file : nullptr));
+  SolveRequest request = pricing_request(training, file ? &*file : nullptr);
+  request.min_row = search_min_row(o.model);
+  SolveOutcome out = solve_request(graph, *model, request);
   if (out.graph) graph = std::move(*out.graph);  // each layer's techniques, chosen by the solver
   const CostTables& tables = out.tables;
   const std::vector<int32_t>& choice = out.solution.choice;

@@ -134,6 +134,7 @@ int run_frontier(const FrontierCliOptions& o) {
   SolveRequest request;
   request.source = StrategySource::Frontier;
   request.memory = memory_options(o.memory);
+  request.min_row = search_min_row(o.model);
   if (!o.mesh.empty()) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model->devices_per_node();
     try {

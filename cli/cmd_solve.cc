@@ -195,6 +195,7 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
 SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   SolveRequest request;
   request.memory = memory_options(o.memory);
+  request.min_row = search_min_row(o.model);
   request.cap = memory_cap(o.memory, model);
   request.cap_search = cap_options(o.memory);
   if (o.threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o.threads));

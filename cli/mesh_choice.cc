@@ -1,5 +1,8 @@
 #include "cli/mesh_choice.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <exception>
 #include <utility>
 
@@ -19,7 +22,18 @@ MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const s
     trial.mesh = mesh;
     request.mesh = mesh;
     try {
-      TrainingSearch search = solve_training(file, path, counts, make_model, request);
+      const bool have_best = choice.search.best && choice.trials[choice.chosen].solved;
+      const double incumbent =
+          have_best ? choice.trials[choice.chosen].cost : std::numeric_limits<double>::infinity();
+      TrainingSearch search = solve_training(file, path, counts, make_model, request, incumbent);
+      const bool bounded_out = std::any_of(search.trials.begin(), search.trials.end(),
+                                           [](const MicroBatchTrial& t) { return t.pruned; });
+      if (!search.best || (bounded_out && !search.best->outcome.solved())) {  // nothing here beats the best found
+        trial.bounded_out = true;
+        trial.bound = search.least_bound;
+        choice.trials.push_back(std::move(trial));
+        continue;
+      }
       const SolveOutcome& out = search.best->outcome;
       trial.solved = out.solved();
       if (trial.solved) {
@@ -52,7 +66,10 @@ std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit)
   for (size_t i = 0; i < choice.trials.size(); ++i) {
     const MeshTrial& trial = choice.trials[i];
     text += "mesh search: " + mesh_shape_words(trial.mesh) + " ";
-    if (trial.solved)
+    if (trial.bounded_out)
+      text += "bounded out: nothing on it costs less than " + format_total(trial.bound, unit) + " " + unit +
+              ", no better than a mesh before it";
+    else if (trial.solved)
       text += format_total(trial.cost, unit) + " " + unit + ", " + format_gib(trial.bytes) + " GiB per device" +
               (i == choice.chosen ? " (chosen)" : "");
     else

@@ -19,6 +19,10 @@ struct MeshTrial {
   double cost = 0;
   uint64_t bytes = 0;
   std::string refused;  ///< nothing fits under the cap, or the search was refused; empty when solved
+  /// Not searched to the end: a lower bound on every strategy it has
+  /// (`bound`) already reached a cost found on an earlier mesh.
+  bool bounded_out = false;
+  double bound = 0;
 };
 
 struct MeshChoice {
@@ -28,7 +32,9 @@ struct MeshChoice {
 };
 
 /// Solves `request` on every mesh of `meshes` (search_layouts on each) and
-/// keeps the cheapest answer; when none gives one, the first mesh's error
+/// keeps the cheapest answer; under a cap a mesh (or a micro-batch count of
+/// it) whose optimum without the cap already costs at least the best found
+/// is not searched. When no mesh gives an answer, the first mesh's error
 /// propagates.
 [[nodiscard]] MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const std::vector<int64_t>& counts,
                                      const ModelMaker& make_model, SolveRequest request, const std::vector<Mesh>& meshes);

@@ -3,6 +3,7 @@
 #include "cli/exit_status.h"
 #include "costmodel/builtin_machines.h"
 #include "costmodel/calibrated_cost_model.h"
+#include "costmodel/kernel_splits.h"
 #include "costmodel/machine_profile.h"
 #include "base/error.h"
 #include "base/closest_name.h"
@@ -21,6 +22,16 @@ void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
                       "calibrated: local (default, per-device statistics) or sync (statistics all-reduced across the batch)");
   command->add_option("--memory-format", options.memory_format,
                       "calibrated: nhwc (default, channels-last activations) or nchw (tensor-core convolutions transpose their operands)");
+  command->add_option("--splits", options.splits,
+                      "Splits a search may choose: kernels (the default with --cost-model calibrated: every tensor keeps rows of "
+                      "at least 128 elements per device, so no head's width is split) or all (the paper's space, the pase model's default)");
+}
+
+int64_t search_min_row(const CostModelOptions& options) {
+  if (options.splits.empty()) return options.cost_model == "calibrated" ? kKernelRow : 0;
+  if (options.splits == "kernels") return kKernelRow;
+  if (options.splits == "all") return 0;
+  throw UsageError("--splits: expected kernels or all, got '" + options.splits + "'");
 }
 
 void add_mcmc_options(CLI::App* command, McmcOptions& options) {

@@ -21,13 +21,18 @@ struct CostModelOptions {
   std::string gradient_overlap = "on";  ///< --gradient-overlap on|off (calibrated)
   std::string batchnorm = "local";      ///< --batchnorm local|sync (calibrated)
   std::string memory_format = "nhwc";   ///< --memory-format nhwc|nchw (calibrated)
+  std::string splits;                   ///< --splits kernels|all; empty: kernels under calibrated, all under pase
 };
 
-/// Adds --flops, --bandwidth, --cost-model, --machine, --gradient-overlap, --batchnorm and --memory-format to a subcommand.
+/// Adds --flops, --bandwidth, --cost-model, --machine, --gradient-overlap, --batchnorm, --memory-format and --splits to a subcommand.
 void add_cost_model_options(CLI::App* command, CostModelOptions& options);
 
 /// Adds --seed, --mcmc-iterations, --mcmc-temperature and --mcmc-seconds (the mcmc baseline's search).
 void add_mcmc_options(CLI::App* command, McmcOptions& options);
+
+/// The shortest per-device row a search leaves any tensor (SolveRequest::min_row):
+/// kKernelRow under --splits kernels (the calibrated model's default), 0 under all.
+[[nodiscard]] int64_t search_min_row(const CostModelOptions& options);
 
 /// The most devices a cost model prices (configurations are int32 splits).
 inline constexpr int64_t kMaxDevices = int64_t{1} << 30;

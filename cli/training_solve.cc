@@ -1,5 +1,6 @@
 #include "cli/training_solve.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -64,9 +65,17 @@ void try_count(TrainingSearch& search, int64_t m, const GraphFileV1& file, const
                const ModelMaker& make_model, const SolveRequest& request, std::exception_ptr& first_error) {
   unless_refused(search, m, first_error, [&] {
     std::unique_ptr<TrainingSolve> solve = solve_at(file, path, m, make_model, request);
+    const std::optional<CappedSolution>& capped = solve->outcome.capped;
+    if (capped && capped->cut_off) {  // its bound under the cap reached the cost to beat
+      search.trials.push_back({m, std::nan(""), "", true});
+      search.least_bound = std::fmin(search.least_bound, capped->lower_bound);
+      return;
+    }
     const bool solved = solve->outcome.solved();
     search.trials.push_back({m, solved ? solve->outcome.solution.cost : std::nan(""),
                              solved ? "" : "nothing fits the memory cap"});
+    if (solved) search.least_bound = std::fmin(search.least_bound, solve->outcome.capped ? solve->outcome.capped->lower_bound
+                                                                                         : solve->outcome.solution.cost);
     if (!search.best || better(solve->outcome, search.best->outcome)) search.best = std::move(solve);
   });
 }
@@ -102,19 +111,26 @@ std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::strin
 // the same (its first DP finds that optimum), so the answer records the cap and its gap.
 void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std::string& path,
                       const std::vector<int64_t>& counts, const ModelMaker& make_model, const SolveRequest& request,
-                      std::exception_ptr& first_error) {
-  for (const Candidate& c : uncapped_bounds(file, path, counts, make_model, request, search, first_error)) {
-    if (search.best && search.best->outcome.solved() && c.lower_bound >= search.best->outcome.solution.cost)
+                      double incumbent, std::exception_ptr& first_error) {
+  const std::vector<Candidate> candidates = uncapped_bounds(file, path, counts, make_model, request, search, first_error);
+  for (const Candidate& c : candidates) {
+    const double to_beat = search.best && search.best->outcome.solved()
+                               ? std::min(incumbent, search.best->outcome.solution.cost) : incumbent;
+    if (c.lower_bound >= to_beat) {
       search.trials.push_back({c.micro_batches, std::nan(""), "", true});
-    else
-      try_count(search, c.micro_batches, file, path, make_model, request, first_error);
+      search.least_bound = std::fmin(search.least_bound, c.lower_bound);
+      continue;
+    }
+    SolveRequest bounded = request;
+    bounded.cap_search.cutoff = to_beat;
+    try_count(search, c.micro_batches, file, path, make_model, bounded, first_error);
   }
 }
 
 }  // namespace
 
 TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, const std::vector<int64_t>& counts,
-                              const ModelMaker& make_model, const SolveRequest& request) {
+                              const ModelMaker& make_model, const SolveRequest& request, double incumbent) {
   TrainingSearch search;
   if (counts.size() == 1) {
     search.best = solve_at(file, path, counts[0], make_model, request);
@@ -123,10 +139,12 @@ TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, 
   }
   std::exception_ptr first_error;
   if (request.cap && request.source == StrategySource::Optimum && !request.plan_only)
-    search_under_cap(search, file, path, counts, make_model, request, first_error);
+    search_under_cap(search, file, path, counts, make_model, request, incumbent, first_error);
   else
     for (int64_t m : counts) try_count(search, m, file, path, make_model, request, first_error);
-  if (!search.best) std::rethrow_exception(first_error);
+  const bool bounded_out = std::any_of(search.trials.begin(), search.trials.end(),
+                                       [](const MicroBatchTrial& t) { return t.pruned; });
+  if (!search.best && !bounded_out) std::rethrow_exception(first_error);
   return search;
 }
 
@@ -139,7 +157,7 @@ std::string micro_batch_search_words(const TrainingSearch& search) {
   const TrainingSolve& best = *search.best;
   return "micro-batches auto: " + std::to_string(priced) + " of " + std::to_string(search.trials.size()) +
          " divisors of the batch solved" +
-         (pruned ? " (" + std::to_string(pruned) + " bounded out without a capped search)" : "") + ", best " +
+         (pruned ? " (" + std::to_string(pruned) + " bounded out: their bounds reached the best cost found)" : "") + ", best " +
          std::to_string(best.setup.micro_batches) + " (" + std::to_string(best.micro_batch_size) + " per micro-batch)";
 }
 

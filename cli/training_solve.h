@@ -5,6 +5,8 @@
 // the best. Every command that takes --micro-batches solves through it.
 #include <cstdint>
 #include <functional>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,14 +33,19 @@ struct MicroBatchTrial {
   int64_t micro_batches = 1;
   double cost = 0;
   std::string refused;  ///< why it gave no strategy, else empty
-  /// Under a cap: not searched, as its optimum without the cap already costs
-  /// at least the best strategy found within it.
+  /// Under a cap: not searched to the end, as a bound on its capped optimum
+  /// (its optimum without the cap, or its capped search's first bound)
+  /// already reached the best cost found (at another count, or another mesh).
   bool pruned = false;
 };
 
 struct TrainingSearch {
+  /// The best answer found; null only when an incumbent bounded every count out.
   std::unique_ptr<TrainingSolve> best;
   std::vector<MicroBatchTrial> trials;  ///< one per count tried, in order
+  /// Under a cap: no count's capped optimum costs less (the least of the
+  /// counts' bounds; NaN when not computed).
+  double least_bound = std::nan("");
 };
 
 using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&)>;
@@ -51,10 +58,13 @@ using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&
 /// every count fails the first error propagates. Under a cap every count is
 /// first solved without it (a lower bound on its capped optimum); the capped
 /// search then runs in the order of those bounds, only where a bound is
-/// below the best cost found.
+/// below the best cost found and below `incumbent` (a cost found elsewhere,
+/// e.g. on another mesh: a count that cannot beat it is not searched, and
+/// when none can, `best` is null).
 [[nodiscard]] TrainingSearch solve_training(const GraphFileV1& file, const std::string& path,
                                             const std::vector<int64_t>& counts, const ModelMaker& make_model,
-                                            const SolveRequest& request);
+                                            const SolveRequest& request,
+                                            double incumbent = std::numeric_limits<double>::infinity());
 
 /// "micro-batches auto: 8 of the 10 divisors of 512 priced, best 32 (16 per micro-batch)": what a search tried.
 [[nodiscard]] std::string micro_batch_search_words(const TrainingSearch& search);

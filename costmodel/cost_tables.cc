@@ -65,10 +65,10 @@ namespace {
 
 // The configurations `keep` accepts, in the same (lexicographic) order; the
 // all-ones configuration is always kept, so no vertex is left without one.
-ConfigSet kept(const ConfigSet& all, const ConfigFilter& keep) {
+ConfigSet kept(const VertexModel& model, const ConfigSet& all, const ConfigFilter& keep) {
   std::vector<int32_t> splits;
   for (size_t s = 0; s < all.size(); ++s)
-    if (s == 0 || keep(all[s], all.rank)) splits.insert(splits.end(), all[s], all[s] + all.rank);
+    if (s == 0 || keep(model, all[s])) splits.insert(splits.end(), all[s], all[s] + all.rank);
   ConfigSet out;
   out.rank = all.rank;
   out.splits = std::move(splits);
@@ -129,7 +129,7 @@ std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size
       if (!tables.per_node.empty()) tables.per_node[v] = base->per_node[v];
     } else {
       tables.configs[v] = enumerate_configs(tables.models[v], vertex.cutoff, model.devices(), max_configs, vertex.name);
-      if (keep) tables.configs[v] = kept(tables.configs[v], keep);
+      if (keep) tables.configs[v] = kept(tables.models[v], tables.configs[v], keep);
     }
     const ConfigSet& configs = tables.configs[v];
     std::vector<double> cost(configs.size());

@@ -47,8 +47,9 @@ struct CostTables {
 /// Default cap on configurations per vertex (each is priced and kept in memory).
 inline constexpr size_t kDefaultMaxConfigs = size_t{1} << 20;
 
-/// Which configurations a solve may use (e.g. those a device mesh realizes); empty: all.
-using ConfigFilter = std::function<bool(const int32_t* config, int rank)>;
+/// Which configurations of a vertex (its model) a solve may use: those a
+/// device mesh realizes, those kernels run well (kernel_splits.h); empty: all.
+using ConfigFilter = std::function<bool(const VertexModel& model, const int32_t* config)>;
 
 /// Builds models, enumerates configurations (those `keep` accepts) and
 /// prices layers and edges with `model`.

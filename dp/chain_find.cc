@@ -72,7 +72,7 @@ class BlockCheck {
         if (fold.separator_configs > kMaxSeparatorConfigs) return std::nullopt;
       }
     if (fold.separator.empty()) return std::nullopt;
-    template_ = signatures(1);
+    signatures(1, template_);
     std::vector<Verdict> verdict(count_);
     for (size_t j = 0; j < count_; ++j) verdict[j] = judge(j);
     size_t a = 1, b = 1;
@@ -107,17 +107,19 @@ class BlockCheck {
     return o >= 0 && o < static_cast<long>(period_) && in_separator_[static_cast<size_t>(o)];
   }
 
-  [[nodiscard]] std::vector<Signature> signatures(size_t j) const {
-    std::vector<Signature> out(period_);
+  // Block j's signatures into `out` (its buffers reused from block to block:
+  // a deep model's search judges every block of every candidate phase).
+  void signatures(size_t j, std::vector<Signature>& out) const {
+    out.resize(period_);
     const size_t base = first_ + j * period_;
     for (size_t o = 0; o < period_; ++o) {
       const int v = static_cast<int>(base + o);
+      out[o].clear();
       for (const Incidence& edge : edges_[base + o])
         if (block_of(edge.other) == static_cast<long>(j) || in_separator_before(j, edge.other))
           out[o].emplace_back(edge.other - v, edge.produces, pkinds_[static_cast<size_t>(edge.pair)]);
       std::sort(out[o].begin(), out[o].end());
     }
-    return out;
   }
 
   [[nodiscard]] Verdict judge(size_t j) const {
@@ -125,7 +127,10 @@ class BlockCheck {
     const size_t base = first_ + j * period_, tbase = first_ + period_;
     verdict.alike = true;
     for (size_t o = 0; o < period_ && verdict.alike; ++o) verdict.alike = kinds_[base + o] == kinds_[tbase + o];
-    if (verdict.alike) verdict.alike = signatures(j) == template_;
+    if (verdict.alike) {
+      signatures(j, scratch_);
+      verdict.alike = scratch_ == template_;
+    }
     verdict.leaves_forward = verdict.leaves_from_separator = true;
     for (size_t o = 0; o < period_; ++o)
       for (const Incidence& edge : edges_[base + o]) {
@@ -143,6 +148,7 @@ class BlockCheck {
   size_t period_, first_, count_;
   std::vector<char> in_separator_;
   std::vector<Signature> template_;
+  mutable std::vector<Signature> scratch_;  // judge's, reused
 };
 
 }  // namespace

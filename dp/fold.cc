@@ -9,17 +9,18 @@ namespace {
 
 // An edge as seen from one end: where the other end sits relative to it, which
 // end this is, and what the edge costs (matrices are shared by edges priced
-// alike, so equal pointers mean equal prices).
+// alike, so equal pointers mean equal prices; class maps by value ids, so
+// equal ids mean equal maps, compared once and not at every look).
 struct EdgeView {
   int offset = 0;
   bool produces = false;
   const std::vector<double>* cost = nullptr;
-  const SharedArray<int32_t>* mine = nullptr;   // this end's class map
-  const SharedArray<int32_t>* other = nullptr;  // the other end's
+  int mine = 0;   // this end's class map (value id)
+  int other = 0;  // the other end's
   int32_t other_classes = 0;
 
-  [[nodiscard]] auto key() const { return std::make_tuple(offset, produces, cost, other_classes); }
-  bool operator==(const EdgeView& o) const { return key() == o.key() && *mine == *o.mine && *other == *o.other; }
+  [[nodiscard]] auto key() const { return std::make_tuple(offset, produces, cost, other_classes, mine, other); }
+  bool operator==(const EdgeView& o) const { return key() == o.key(); }
 };
 
 // Vertex kinds: equal ids mean equal configuration counts and layer costs.
@@ -28,12 +29,18 @@ std::vector<int> vertex_ids(const Objective& objective) {
 }
 
 std::vector<std::vector<EdgeView>> edge_views(const Objective& objective) {
-  std::vector<std::vector<EdgeView>> views(objective.vertex_count());
+  std::vector<SharedArray<int32_t>> maps;
   for (const PairCost& pair : objective.pairs) {
-    views[static_cast<size_t>(pair.u)].push_back(
-        {pair.v - pair.u, true, pair.cost.get(), &pair.u_class, &pair.v_class, pair.v_classes});
-    views[static_cast<size_t>(pair.v)].push_back(
-        {pair.u - pair.v, false, pair.cost.get(), &pair.v_class, &pair.u_class, pair.u_classes});
+    maps.push_back(pair.u_class);
+    maps.push_back(pair.v_class);
+  }
+  const std::vector<int> class_id = value_ids(maps);
+  std::vector<std::vector<EdgeView>> views(objective.vertex_count());
+  for (size_t e = 0; e < objective.pairs.size(); ++e) {
+    const PairCost& pair = objective.pairs[e];
+    const int u_id = class_id[2 * e], v_id = class_id[2 * e + 1];
+    views[static_cast<size_t>(pair.u)].push_back({pair.v - pair.u, true, pair.cost.get(), u_id, v_id, pair.v_classes});
+    views[static_cast<size_t>(pair.v)].push_back({pair.u - pair.v, false, pair.cost.get(), v_id, u_id, pair.u_classes});
   }
   for (auto& list : views) std::sort(list.begin(), list.end(), [](const EdgeView& a, const EdgeView& b) { return a.key() < b.key(); });
   return views;

@@ -117,10 +117,17 @@ class CappedSearch {
       return finish();
     }
     result_.feasible = true;
-    const NodeBound root = bound_node(dp_, cap_, {}, std::numeric_limits<double>::infinity(), options_.max_dp_runs_per_bound);
+    const NodeBound root = bound_node(dp_, cap_, {}, options_.cutoff, options_.max_dp_runs_per_bound);
     result_.nodes = 1;
     result_.root_lower_bound = root.bound;
     result_.lower_bound = root.bound;
+    if (root.right && root.bound >= options_.cutoff) {  // cannot beat what was found elsewhere
+      take(root.left ? *root.left : dp_.least_memory());
+      result_.cut_off = true;
+      result_.lower_bound = std::min(root.bound, result_.cost);
+      result_.gap = relative_gap(result_.cost, result_.lower_bound);
+      return finish();
+    }
     if (!root.right) {  // the optimum without a cap fits: no search (the same strategy as without a cap)
       take(*root.left);
       return finish();
@@ -186,6 +193,9 @@ class CappedSearch {
     for (const bool wider : {false, true})
       for (const bool relative : {false, true}) {
         if (wider && nearest.empty()) break;
+        // Close enough already for a search told to stop at a gap (with
+        // none, every mix runs, as the answers always had them).
+        if (options_.target_gap > 0 && good_enough(node.bound)) return;
         const std::vector<int32_t> answer = result_.choice;  // the reference: the answer so far
         std::vector<const std::vector<int32_t>*> from = {&answer, &node.left->choice, &node.right->choice};
         if (wider)

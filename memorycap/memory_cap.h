@@ -12,6 +12,7 @@
 // single vertices (each node bounded the same way) closes the gap within a
 // budget: when it runs out of nodes to explore, the answer is proven optimal.
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "costmodel/memory_model.h"
@@ -38,6 +39,9 @@ struct CapOptions {
   /// 10^7 steps where that is at most two runs').
   uint64_t mix_work = uint64_t{200} * 1000 * 1000;
   double target_gap = 0.0;         ///< stop branching once the gap is at most this (0: until proven optimal)
+  /// A cost found elsewhere (another micro-batch count, another mesh): once
+  /// the root's bound reaches it, the search stops (CappedSolution::cut_off).
+  double cutoff = std::numeric_limits<double>::infinity();
 };
 
 struct CappedSolution {
@@ -52,6 +56,10 @@ struct CappedSolution {
   double root_lower_bound = 0.0;  ///< the Lagrangian bound before branching
   int dp_runs = 0;
   int nodes = 0;                  ///< branch-and-bound nodes bounded (the root is one)
+  /// Stopped at the root: no strategy within the cap costs less than
+  /// CapOptions::cutoff (lower_bound says how much it costs at least);
+  /// `choice` is then the least-memory strategy, not a searched one.
+  bool cut_off = false;
 };
 
 /// Gap of `cost` over `lower_bound`, 0 within kGapTolerance.

@@ -59,25 +59,44 @@ std::pair<size_t, size_t> MemoryPricedDp::options_of(size_t v, size_t s) const {
   return {static_cast<size_t>(first[s]), static_cast<size_t>(first[s + 1])};
 }
 
+const MemoryPricedDp::RunFolding& MemoryPricedDp::folding_of_priced() {
+  // Folding reads only which vertices price alike (value ids) and the
+  // edges, which never change: equal ids, the same folding.
+  std::vector<int> kinds = value_ids(priced_.vertex_cost);
+  const auto known = foldings_.find(kinds);
+  if (known != foldings_.end()) return known->second;
+  constexpr size_t kMaxFoldings = 64;  // a branch and bound's ranges give many; each is a few kilobytes
+  if (foldings_.size() >= kMaxFoldings) foldings_.clear();
+  RunFolding folding;
+  if (fold_)
+    if (std::optional<Folding> found = find_folding(priced_, plan_.plan)) folding.same_as = std::move(found->same_as);
+  // Sized once per folding: a restriction that breaks a block's likeness folds less.
+  folding.sizes = folding.same_as.empty() ? plan_.tables : measure_tables(priced_, plan_.plan, dp_.threads, folding.same_as);
+  if (fold_) folding.chain = plan_chain(priced_, names_, order_, dp_.threads);
+  return foldings_.emplace(std::move(kinds), std::move(folding)).first->second;
+}
+
 PricedPoint MemoryPricedDp::run(double lambda, const ByteRanges& ranges, const OptionPrice& price) {
   // Repeated blocks stay alike under any multiplier (equal layers, equal
   // bytes), so the priced objective folds as the plain one does.
+  const RunFolding& folding = folding_of_priced();
   DpOptions dp = dp_;
-  if (fold_)
-    if (std::optional<Folding> folding = find_folding(priced_, plan_.plan)) dp.same_as = std::move(folding->same_as);
-  // Sized once per run: a restriction that breaks a block's likeness folds less.
-  const TablePlan sizes = dp.same_as.empty() ? plan_.tables : measure_tables(priced_, plan_.plan, dp.threads, dp.same_as);
-  check_limits(plan_.plan, sizes, names_, dp);
+  dp.same_as = folding.same_as;
+  check_limits(plan_.plan, folding.sizes, names_, dp);
   // Runs of repeated blocks chain into one block's transfer table (dp/chain_fold.h)
   // as in a solve without a cap: the same optimum, a deep model's blocks
   // solved once (llama2-70b at p = 64: 1.1 million table entries a run, not
   // 43 million). The work counted stays the table-reusing DP's, so the
   // search's budgets, and with them its answers, are what they were.
-  std::optional<ChainSolution> chained;
-  if (fold_) chained = solve_chained(priced_, names_, dp_, order_);
-  DpResult result = chained ? std::move(chained->result) : run_dp(priced_, plan_.plan, sizes, dp);
+  DpResult result;
+  if (folding.chain) {
+    if (std::optional<LimitError> error = chain_limit_error(*folding.chain, names_, dp_)) throw *error;
+    result = run_chain(*folding.chain, priced_, names_, dp_);
+  } else {
+    result = run_dp(priced_, plan_.plan, folding.sizes, dp);
+  }
   ++runs_;
-  work_ += sizes.total_work;
+  work_ += folding.sizes.total_work;
   last_stats_ = result.stats;
   PricedPoint point;
   point.lambda = lambda;

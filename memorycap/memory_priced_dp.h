@@ -8,11 +8,14 @@
 // every lambda.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
+#include "dp/chain_fold.h"
 #include "dp/solve.h"
 #include "memorycap/vertex_options.h"
 
@@ -88,6 +91,16 @@ class MemoryPricedDp {
   /// v's least bytes among the configurations `ranges` allows (UINT64_MAX: none).
   [[nodiscard]] uint64_t least_of(size_t v, const ByteRanges& ranges) const;
 
+  /// How a run folds (fold.h's reuse, chain_fold.h's chain): found from
+  /// which vertices price alike, so runs that price the same vertices alike
+  /// (the λ steps of one bound, mostly) plan it once.
+  struct RunFolding {
+    std::vector<int> same_as;
+    TablePlan sizes;
+    std::optional<PlannedChain> chain;
+  };
+  [[nodiscard]] const RunFolding& folding_of_priced();
+
   const Objective& objective_;  // over options (configurations, without a space)
   const MemoryTables& memory_;
   const OptionSpace* space_ = nullptr;  // null: every option is a configuration
@@ -103,6 +116,7 @@ class MemoryPricedDp {
   uint64_t work_ = 0;
   uint64_t run_work_ = 0;
   DpStats last_stats_;
+  std::map<std::vector<int>, RunFolding> foldings_;  // by the priced vertices' value ids (few: cleared past a bound)
 };
 
 }  // namespace pase

@@ -44,6 +44,10 @@ struct SolveRequest {
   int64_t devices_per_node = 0;           ///< of the default mesh; 0: the cost model's
   uint64_t placement_work = kDefaultPlacementWork;  ///< on the default mesh (on `mesh`: no limit)
   bool plan_only = false;                 ///< Optimum: order and size the tables, solve nothing
+  /// Optimum and Frontier: only configurations that leave every tensor rows
+  /// of at least this many elements per device (costmodel/kernel_splits.h);
+  /// 0: the paper's whole space. A given or built-in strategy is priced as it is.
+  int64_t min_row = 0;
   /// Optimum: every run of identical blocks takes one configuration per
   /// block position (dp/uniform_blocks.h; under a cap, memorycap/uniform_memory.h),
   /// and the free optimum is solved beside it.

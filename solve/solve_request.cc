@@ -7,6 +7,7 @@
 #include "base/byte_size.h"
 #include "base/check.h"
 #include "base/error.h"
+#include "costmodel/kernel_splits.h"
 #include "memorycap/memory_priced_dp.h"
 #include "memorycap/uniform_memory.h"
 #include "plans/mesh.h"
@@ -21,15 +22,23 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The graph priced; on a mesh, only the configurations the mesh realizes,
-// and with search_layouts each of them on every way the mesh runs it.
+// The configurations a request searches: on a mesh, those it realizes; a
+// search (not a given strategy) under min_row, those kernels run well.
+ConfigFilter searched_configurations(const SolveRequest& request) {
+  const Mesh* mesh = request.mesh ? &*request.mesh : nullptr;
+  const bool searched = request.source == StrategySource::Optimum || request.source == StrategySource::Frontier;
+  const int64_t min_row = searched ? request.min_row : 0;
+  if (!mesh && min_row <= 1) return {};
+  return [mesh, min_row](const VertexModel& model, const int32_t* config) {
+    return (!mesh || realizable(*mesh, config, static_cast<int>(model.domain.size()))) &&
+           keeps_rows(model, config, min_row);
+  };
+}
+
+// The graph priced, over the configurations searched; with search_layouts
+// each of them on every way the mesh runs it.
 void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
-  ConfigFilter on_mesh;
-  if (request.mesh) {
-    const Mesh& mesh = *request.mesh;
-    on_mesh = [&mesh](const int32_t* config, int rank) { return realizable(mesh, config, rank); };
-  }
-  out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, on_mesh);
+  out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
   if (!request.mesh || !request.search_layouts) return;
   MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model);
   out.tables = std::move(layouts.tables);

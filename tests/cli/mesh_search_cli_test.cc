@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +78,40 @@ TEST_CASE("solve --mesh search: each dp x tp mesh's cost, the cheapest chosen") 
   CHECK(file.error.find("(chosen)") != std::string::npos);
 }
 
+TEST_CASE("solve --mesh search under a cap: a mesh bounded out costs no less than the chosen, which is the best mesh") {
+  const std::string graph = small_llama();
+  const std::string options =
+      " --devices 16" + kCalibrated + " --zero auto --recompute auto --micro-batches auto --memory-per-device 2MiB";
+  const test::CommandResult table = test::run_pase("solve " + graph + options + " --mesh search");
+  REQUIRE(table.status == 0);
+  std::istringstream lines(table.output);
+  std::string line;
+  double chosen = 0, least_alone = std::numeric_limits<double>::infinity();
+  int bounded_out = 0;
+  std::vector<double> bounds;
+  while (std::getline(lines, line)) {
+    if (line.rfind("mesh search: ", 0) != 0) continue;
+    const std::string mesh = line.substr(13, line.find(' ', line.find(" x ") + 3) - 13);
+    CAPTURE(line);
+    // Each mesh solved alone: the search must keep the least of these.
+    const test::CommandResult alone = test::run_pase("solve " + graph + options + " --mesh " + mesh.substr(0, mesh.find(' ')) +
+                                                     "," + mesh.substr(mesh.rfind(' ') + 1) + " --json");
+    REQUIRE(alone.status == 0);
+    least_alone = std::min(least_alone, json::parse(alone.output)["total_cost"].get<double>());
+    const std::string words = "bounded out: nothing on it costs less than ";
+    const size_t at = line.find(words);
+    if (at != std::string::npos) {
+      ++bounded_out;
+      bounds.push_back(std::stod(line.substr(at + words.size())));
+    } else if (line.find("(chosen)") != std::string::npos) {
+      chosen = std::stod(line.substr(line.find(' ', line.find(" x ") + 3) + 1));
+    }
+  }
+  CHECK(bounded_out > 0);  // the case does exercise the bound
+  CHECK(chosen == doctest::Approx(least_alone).epsilon(1e-9));
+  for (double bound : bounds) CHECK(bound >= chosen * (1 - 1e-9));
+}
+
 TEST_CASE("solve --mesh: what cannot be searched is refused in one line") {
   const std::string graph = small_llama();
   const test::CommandResult pase_model = test::run_pase("solve " + graph + " --devices 16 --mesh search");
@@ -87,7 +122,7 @@ TEST_CASE("solve --mesh: what cannot be searched is refused in one line") {
       test::run_pase("solve " + graph + " --devices 64" + kCalibrated + " --mesh a=2,b=2,c=2,d=2,e=2,f=2");
   CHECK(many_axes.status == 3);
   CHECK(many_axes.error ==
-        "error: refused: layer 'model/embed_tokens' has more than 4096 layouts on mesh a=2,b=2,c=2,d=2,e=2,f=2 (each "
+        "error: refused: layer 'model/layers.0/input_layernorm' has more than 4096 layouts on mesh a=2,b=2,c=2,d=2,e=2,f=2 (each "
         "split on every choice and order of axes): search the layouts on a mesh of fewer axes (dp=16,tp=4), or place "
         "the optimum on the mesh of prime factors (auto) instead\n");
 }

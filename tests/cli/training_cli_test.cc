@@ -196,8 +196,8 @@ TEST_CASE("--micro-batches auto under a cap: counts bounded out by their uncappe
   const test::CommandResult solved =
       test::run_pase("solve" + kTransformer + " --no-plan --micro-batches auto --memory-per-device 2GiB");
   REQUIRE(solved.status == 0);
-  CHECK(solved.error == "note: micro-batches auto: 2 of 7 divisors of the batch solved (4 bounded out without a capped "
-                        "search), best 4 (16 per micro-batch)\n");
+  CHECK(solved.error == "note: micro-batches auto: 2 of 7 divisors of the batch solved (4 bounded out: their bounds "
+                        "reached the best cost found), best 4 (16 per micro-batch)\n");
   CHECK(solved.output.find("; fp32; 4 micro-batches of 16), cap 2.00 GiB: lower bound 1421082828800 flop, gap 0 "
                            "(optimal)") != std::string::npos);
 }

@@ -63,7 +63,7 @@ Exhaustive exhaustive(const Objective& objective, const MemoryTables& memory, ui
 
 TEST_CASE("solve_under_cap: equals brute force on random objectives at several caps") {
   std::mt19937 rng(20240611);
-  int cases = 0, below_optimum_roots = 0;
+  int cases = 0, below_optimum_roots = 0, cut_offs = 0;
   for (int round = 0; round < 60; ++round) {
     const Objective objective = test::random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, round % 2 == 1);
     const MemoryTables memory = test::random_memory(rng, objective, 100, 50);
@@ -109,9 +109,29 @@ TEST_CASE("solve_under_cap: equals brute force on random objectives at several c
       CHECK(root.lower_bound >= unconstrained);
       CHECK(root.gap == doctest::Approx(relative_gap(root.cost, root.lower_bound)));
       below_optimum_roots += root.lower_bound < correct.best_cost;
+      // A cutoff (a cost found elsewhere) stops the search only where its
+      // bound proves nothing here beats the cutoff; above the optimum's root
+      // bound the answer is the search's own.
+      CapOptions cut = node_budget(1 << 20);
+      cut.cutoff = root.lower_bound * (1 - 1e-9);
+      const CappedSolution stopped = solve_under_cap(dp, objective, memory, cap, cut);
+      if (stopped.cut_off) {
+        ++cut_offs;
+        CHECK(stopped.lower_bound >= cut.cutoff);
+        CHECK(stopped.lower_bound <= correct.best_cost * (1 + 1e-12));
+        CHECK(stopped.memory <= cap);  // still a strategy that fits
+        CHECK(stopped.cost == objective.evaluate(stopped.choice));
+      } else {
+        CHECK(stopped.cost == correct.best_cost);  // the optimum without a cap fits: nothing to stop
+      }
+      cut.cutoff = correct.best_cost * (1 + 1e-6);
+      const CappedSolution beyond = solve_under_cap(dp, objective, memory, cap, cut);
+      CHECK_FALSE(beyond.cut_off);
+      CHECK(beyond.cost == correct.best_cost);
     }
   }
   CHECK(cases == 540);
+  CHECK(cut_offs > 0);
   CHECK(below_optimum_roots > 0);  // the random cases do exercise the branch and bound
 }
 

@@ -157,7 +157,7 @@ TEST_CASE("build_plan: the zoo's realized redistribution is at most the model's"
       Mesh mesh = default_mesh(p, 0);
       // As `--mesh auto` solves: only configurations the mesh realizes.
       CostTables tables = build_cost_tables(graph, model, kDefaultMaxConfigs,
-                                            [&](const int32_t* config, int rank) { return realizable(mesh, config, rank); });
+                                            [&](const VertexModel& m, const int32_t* config) { return realizable(mesh, config, static_cast<int>(m.domain.size())); });
       Solution solution = solve(tables.objective, graph.vertex_names(), SolveOptions{});
       REQUIRE(unrealizable_reason(graph, tables, solution.choice, mesh).empty());
       auto start = std::chrono::steady_clock::now();

@@ -88,8 +88,8 @@ TEST_CASE("mesh search: the DP over layouts is brute force's optimum on 2 nodes 
       CAPTURE(graph.name);
       CAPTURE(std::string(shape));
       const CalibratedCostModel model = machine_of_nodes(devices, per_node);
-      const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, [&](const int32_t* c, int rank) {
-        return realizable(mesh, c, rank);
+      const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, [&](const VertexModel& m, const int32_t* c) {
+        return realizable(mesh, c, static_cast<int>(m.domain.size()));
       });
       const MeshTables searched = price_on_mesh(graph, configs, mesh, model);
       size_t layouts = 1;
