@@ -1,5 +1,7 @@
 #include "cli/memory_options.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -32,7 +34,8 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
                         "Cap on memory per device (80GB, 16GiB, 512MiB, bytes, or machine: the --machine profile's): the best strategy that fits");
   if (with_cap) {
     command->add_option("--cap-gap", options.gap_target,
-                        "Under a cap: stop the search once the proven gap is at most this fraction (default 0: prove optimal)");
+                        "Under a cap: stop the search once the proven gap is at most this fraction (default 0: prove optimal; "
+                        "0.01 with --zero auto or --recompute auto)");
     add_count_option(command, "--cap-work", options.search_work,
                         "Under a cap: DP steps for the branch and bound that closes the gap (default 2e9, about 2 s; "
                         "the same input always gives the same answer)");
@@ -136,13 +139,15 @@ std::optional<uint64_t> memory_reserve(const MemoryCliOptions& options, const Co
 namespace pase {
 
 CapOptions cap_options(const MemoryCliOptions& options) {
-  if (!(options.gap_target >= 0))
+  const bool given = !std::isnan(options.gap_target);
+  if (given && !(options.gap_target >= 0))
     throw UsageError("--cap-gap: expected a fraction of at least 0, got " + std::to_string(options.gap_target));
   if (!(options.search_seconds >= 0))
     throw UsageError("--cap-seconds: expected a number of seconds of at least 0, got " +
                            std::to_string(options.search_seconds));
   CapOptions cap;
-  cap.target_gap = options.gap_target;
+  const bool techniques_auto = options.zero == "auto" || options.recompute == "auto";
+  cap.target_gap = given ? options.gap_target : techniques_auto ? kTechniquesGap : 0.0;
   cap.max_seconds = options.search_seconds;
   cap.max_search_work = options.search_work;
   return cap;

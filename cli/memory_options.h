@@ -3,6 +3,7 @@
 // memory cap (--memory-per-device), shared by solve, frontier, batch and compare.
 #include <cstdint>
 #include <optional>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@
 
 namespace pase {
 
+/// The capped search's gap target when per-layer techniques are left to it
+/// (--zero auto, --recompute auto) and --cap-gap is not given: a bound within
+/// 1%, as the search over techniques would otherwise spend its whole budget
+/// (minutes) closing gaps of hundredths of a percent.
+inline constexpr double kTechniquesGap = 0.01;
+
 struct MemoryCliOptions {
   std::string dtype;      ///< --dtype as written; empty: not given (fp32, or a strategy file's)
   std::string optimizer;  ///< --optimizer as written; empty: not given (adam, or a strategy file's)
@@ -25,7 +32,8 @@ struct MemoryCliOptions {
   std::string attention;      ///< --attention naive|fused as written; empty: not given (naive, or a strategy file's)
   std::string cap;  ///< --memory-per-device as written; empty: no cap
   std::string reserve;  ///< --memory-reserve as written; empty: default_memory_reserve of the machine
-  double gap_target = 0.0;   ///< --cap-gap
+  /// --cap-gap; NaN: not given (0, or kTechniquesGap under --zero auto or --recompute auto)
+  double gap_target = std::nan("");
   double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
   uint64_t search_work = CapOptions{}.max_search_work;  ///< --cap-work
 };

@@ -114,6 +114,20 @@ TEST_CASE("--zero auto --recompute auto under a cap: never worse than one mode f
   }
 }
 
+TEST_CASE("--zero auto under a cap: the search stops at a 1% gap unless --cap-gap says otherwise") {
+  // The root's answer is within 1% here; proving further takes branching.
+  const std::string options = " " + test::source_path("data/graphs/transformer.json") +
+                              " --devices 8 --no-plan --json --zero auto --recompute auto --memory-per-device 1.5GiB";
+  const test::CommandResult by_default = test::run_pase("solve" + options);
+  const test::CommandResult proving = test::run_pase("solve" + options + " --cap-gap 0");
+  REQUIRE(by_default.status == 0);
+  REQUIRE(proving.status == 0);
+  const json quick = json::parse(by_default.output)["memory"], closer = json::parse(proving.output)["memory"];
+  CHECK(quick["gap"].get<double>() <= 0.01);
+  CHECK(closer["gap"].get<double>() < quick["gap"].get<double>());
+  CHECK(json::parse(proving.output)["total_cost"].get<double>() <= json::parse(by_default.output)["total_cost"].get<double>());
+}
+
 TEST_CASE("--zero auto --recompute auto without a cap: the cheapest technique per layer, ties to the least memory") {
   const double plain = solved_cost("");
   const double chosen = solved_cost("--zero auto --recompute auto");
