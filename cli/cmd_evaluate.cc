@@ -102,7 +102,9 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
     if (devices == 0) throw UsageError("--devices: required with --baseline");
     return std::nullopt;
   }
-  StrategyDocument file = read_strategy_file(o.strategy);
+  // The calibrated model prices a plan's layouts over the links they cross,
+  // so it reads the plan too (the pase model prices configurations alone).
+  StrategyDocument file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");
   if (devices == 0 && file.devices) {
     devices = *file.devices;
     // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
@@ -127,6 +129,12 @@ int run_evaluate(const EvaluateCliOptions& o) {
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   request.min_row = search_min_row(o.model);
   request.given_path = o.strategy;
+  if (file && file->plan && file->plan->assignment_proof == "searched" && file->plan->mesh.devices() == devices &&
+      o.model.cost_model == "calibrated") {
+    // As the mesh search priced it: each layer's configuration on its axes.
+    request.mesh = file->plan->mesh;
+    request.search_layouts = true;
+  }
   if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;

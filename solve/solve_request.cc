@@ -1,5 +1,7 @@
 #include "solve/solve_request.h"
 
+#include <algorithm>
+#include <map>
 #include <chrono>
 #include <cmath>
 #include <utility>
@@ -160,6 +162,33 @@ void choose_techniques(SolveOutcome& out, const Graph& graph, const CostModel& m
   out.graph = std::move(chosen.graph);
 }
 
+// A given strategy priced on its mesh's layouts (search_layouts): each
+// layer's configuration at the axes its plan runs it over, so a plan is
+// priced as the search that wrote it priced it.
+void take_given_layouts(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  const Plan& plan = *request.given->plan;
+  std::map<std::string, const PlannedLayer*> planned;
+  for (const PlannedLayer& layer : plan.layers) planned.emplace(layer.name, &layer);
+  const std::string file = request.given_path.empty() ? "the strategy file" : request.given_path;
+  for (size_t v = 0; v < graph.vertices.size(); ++v) {
+    const auto layer = planned.find(graph.vertices[v].name);
+    if (layer == planned.end())
+      throw InputError(file + ": layer '" + graph.vertices[v].name + "': field 'mesh_axes': missing from the plan");
+    const ConfigSet& configs = out.tables.configs[v];
+    const int32_t* config = configs[static_cast<size_t>(out.solution.choice[v])];
+    const std::vector<AxisAssignment>& layouts = *out.layouts[v];
+    bool found = false;
+    for (size_t s = 0; s < configs.size() && !found; ++s)
+      if (std::equal(config, config + configs.rank, configs[s]) && layouts[s] == layer->second->mesh_axes) {
+        out.solution.choice[v] = static_cast<int32_t>(s);
+        found = true;
+      }
+    if (!found)
+      throw InputError(file + ": layer '" + graph.vertices[v].name +
+                       "': field 'mesh_axes': not a way the plan's mesh runs the layer's configuration");
+  }
+}
+
 void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   const bool searched = request.source == StrategySource::Optimum || request.source == StrategySource::Frontier;
   if (searched && request.memory.per_layer_auto()) {
@@ -180,6 +209,7 @@ void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const
       return;
     case StrategySource::Given:
       out.solution.choice = strategy_choice(*request.given, graph, out.tables);
+      if (!out.layouts.empty()) take_given_layouts(out, graph, request);
       out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
       return;
     case StrategySource::Baseline: choose_baseline(out, graph, request); return;

@@ -52,6 +52,22 @@ TEST_CASE("solve --mesh on the calibrated model: the plan is the priced strategy
   CHECK(cost("tp=8,dp=8") == doctest::Approx(cost("dp=8,tp=8")).epsilon(1e-12));
 }
 
+TEST_CASE("evaluate --strategy of a plan searched on its mesh: priced on the same layouts, at the solve's cost") {
+  const std::string graph = small_llama();
+  for (const char* mesh : {"dp=2,tp=8", "dp=4,tp=4"}) {
+    CAPTURE(mesh);
+    const test::CommandResult solved =
+        test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh " + mesh + " --json");
+    REQUIRE(solved.status == 0);
+    const std::string file = test::write_temp_file("mesh_searched_plan.json", solved.output);
+    const test::CommandResult evaluated =
+        test::run_pase("evaluate " + graph + " --devices 16" + kCalibrated + " --strategy " + file + " --json");
+    REQUIRE(evaluated.status == 0);
+    CHECK(json::parse(evaluated.output)["total_cost"].get<double>() ==
+          doctest::Approx(json::parse(solved.output)["total_cost"].get<double>()).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("solve --mesh search: each dp x tp mesh's cost, the cheapest chosen") {
   const std::string graph = small_llama();
   const test::CommandResult table = test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh search");
