@@ -1,9 +1,7 @@
 #include "cli/mesh_choice.h"
 
-#include <algorithm>
-#include <limits>
-
 #include <exception>
+#include <limits>
 #include <utility>
 
 #include "base/byte_size.h"
@@ -26,9 +24,7 @@ MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const s
       const double incumbent =
           have_best ? choice.trials[choice.chosen].cost : std::numeric_limits<double>::infinity();
       TrainingSearch search = solve_training(file, path, counts, make_model, request, incumbent);
-      const bool bounded_out = std::any_of(search.trials.begin(), search.trials.end(),
-                                           [](const MicroBatchTrial& t) { return t.pruned; });
-      if (!search.best || (bounded_out && !search.best->outcome.solved())) {  // nothing here beats the best found
+      if (!search.best || (search.bounded_out() && !search.best->outcome.solved())) {  // nothing here beats the best found
         trial.bounded_out = true;
         trial.bound = search.least_bound;
         choice.trials.push_back(std::move(trial));

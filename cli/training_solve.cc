@@ -142,9 +142,7 @@ TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, 
     search_under_cap(search, file, path, counts, make_model, request, incumbent, first_error);
   else
     for (int64_t m : counts) try_count(search, m, file, path, make_model, request, first_error);
-  const bool bounded_out = std::any_of(search.trials.begin(), search.trials.end(),
-                                       [](const MicroBatchTrial& t) { return t.pruned; });
-  if (!search.best && !bounded_out) std::rethrow_exception(first_error);
+  if (!search.best && !search.bounded_out()) std::rethrow_exception(first_error);
   return search;
 }
 

@@ -46,6 +46,12 @@ struct TrainingSearch {
   /// Under a cap: no count's capped optimum costs less (the least of the
   /// counts' bounds; NaN when not computed).
   double least_bound = std::nan("");
+  /// Whether some count was bounded out (MicroBatchTrial::pruned).
+  [[nodiscard]] bool bounded_out() const {
+    for (const MicroBatchTrial& trial : trials)
+      if (trial.pruned) return true;
+    return false;
+  }
 };
 
 using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&)>;

@@ -1,9 +1,9 @@
 #include "solve/solve_request.h"
 
 #include <algorithm>
-#include <map>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "base/byte_size.h"
@@ -24,12 +24,16 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// Whether the request searches for its strategy (not a given or built-in one).
+bool searches(const SolveRequest& request) {
+  return request.source == StrategySource::Optimum || request.source == StrategySource::Frontier;
+}
+
 // The configurations a request searches: on a mesh, those it realizes; a
 // search (not a given strategy) under min_row, those kernels run well.
 ConfigFilter searched_configurations(const SolveRequest& request) {
   const Mesh* mesh = request.mesh ? &*request.mesh : nullptr;
-  const bool searched = request.source == StrategySource::Optimum || request.source == StrategySource::Frontier;
-  const int64_t min_row = searched ? request.min_row : 0;
+  const int64_t min_row = searches(request) ? request.min_row : 0;
   if (!mesh && min_row <= 1) return {};
   return [mesh, min_row](const VertexModel& model, const int32_t* config) {
     return (!mesh || realizable(*mesh, config, static_cast<int>(model.domain.size()))) &&
@@ -190,8 +194,7 @@ void take_given_layouts(SolveOutcome& out, const Graph& graph, const SolveReques
 }
 
 void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
-  const bool searched = request.source == StrategySource::Optimum || request.source == StrategySource::Frontier;
-  if (searched && request.memory.per_layer_auto()) {
+  if (searches(request) && request.memory.per_layer_auto()) {
     choose_techniques(out, graph, model, request);
     return;
   }
