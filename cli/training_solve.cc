@@ -21,7 +21,8 @@ bool better(const SolveOutcome& a, const SolveOutcome& b) {
   return false;
 }
 
-std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::string& path, int64_t micro_batches,
+// Count `m`'s setup, graph (at its micro-batch size) and model, unsolved.
+std::unique_ptr<TrainingSolve> setup_at(const GraphFileV1& file, const std::string& path, int64_t micro_batches,
                                         const ModelMaker& make_model, const SolveRequest& request) {
   auto solve = std::make_unique<TrainingSolve>();
   solve->setup = request.memory;
@@ -32,6 +33,12 @@ std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::stri
     apply_layer_techniques(solve->graph, *request.given, solve->setup,
                            request.given_path.empty() ? "the strategy file" : request.given_path);
   solve->model = make_model(solve->setup);
+  return solve;
+}
+
+std::unique_ptr<TrainingSolve> solve_at(const GraphFileV1& file, const std::string& path, int64_t micro_batches,
+                                        const ModelMaker& make_model, const SolveRequest& request) {
+  std::unique_ptr<TrainingSolve> solve = setup_at(file, path, micro_batches, make_model, request);
   SolveRequest at = request;
   at.memory = solve->setup;
   solve->outcome = solve_request(solve->graph, *solve->model, at);
@@ -81,25 +88,26 @@ void try_count(TrainingSearch& search, int64_t m, const GraphFileV1& file, const
 }
 
 // The counts in the order to try them under a cap, each with a lower bound
-// on its capped optimum: its optimum without the cap (the bounded solve's
-// bound past the DP's limits), least first.
+// on its capped optimum, least first: each layer at its least cost, edges at
+// nothing (least_cost_bound). It needs no DP, so a count it rules out costs
+// only its pricing; one it does not is searched under the cap, whose first
+// DP, the optimum without the cap, may still rule it out (the cutoff).
 struct Candidate {
   int64_t micro_batches = 1;
   double lower_bound = 0;
 };
 
-std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::string& path,
-                                       const std::vector<int64_t>& counts, const ModelMaker& make_model,
-                                       const SolveRequest& request, TrainingSearch& search,
-                                       std::exception_ptr& first_error) {
-  SolveRequest uncapped = request;
-  uncapped.cap.reset();
-  uncapped.place = false;
+std::vector<Candidate> least_cost_bounds(const GraphFileV1& file, const std::string& path,
+                                         const std::vector<int64_t>& counts, const ModelMaker& make_model,
+                                         const SolveRequest& request, TrainingSearch& search,
+                                         std::exception_ptr& first_error) {
   std::vector<Candidate> candidates;
   for (int64_t m : counts)
     unless_refused(search, m, first_error, [&] {
-      const SolveOutcome out = solve_at(file, path, m, make_model, uncapped)->outcome;
-      candidates.push_back({m, out.bounded ? out.bounded->lower_bound : out.solution.cost});
+      const std::unique_ptr<TrainingSolve> at = setup_at(file, path, m, make_model, request);
+      SolveRequest bound = request;
+      bound.memory = at->setup;
+      candidates.push_back({m, least_cost_bound(at->graph, *at->model, bound)});
     });
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.lower_bound < b.lower_bound; });
@@ -107,12 +115,13 @@ std::vector<Candidate> uncapped_bounds(const GraphFileV1& file, const std::strin
 }
 
 // Under a cap: the capped search only where a count's bound could beat the
-// best found. A count whose uncapped optimum fits is solved under the cap all
-// the same (its first DP finds that optimum), so the answer records the cap and its gap.
+// best found, told the cost to beat. A count whose optimum without the cap
+// fits is found by the capped search's first DP, so the answer records the
+// cap and its gap.
 void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std::string& path,
                       const std::vector<int64_t>& counts, const ModelMaker& make_model, const SolveRequest& request,
                       double incumbent, std::exception_ptr& first_error) {
-  const std::vector<Candidate> candidates = uncapped_bounds(file, path, counts, make_model, request, search, first_error);
+  const std::vector<Candidate> candidates = least_cost_bounds(file, path, counts, make_model, request, search, first_error);
   for (const Candidate& c : candidates) {
     const double to_beat = search.best && search.best->outcome.solved()
                                ? std::min(incumbent, search.best->outcome.solution.cost) : incumbent;
@@ -123,6 +132,8 @@ void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std
     }
     SolveRequest bounded = request;
     bounded.cap_search.cutoff = to_beat;
+    // The best count's root price: at it, a count that cannot win is often bounded out by one DP.
+    if (search.best && search.best->outcome.capped) bounded.cap_search.first_price = search.best->outcome.capped->root_price;
     try_count(search, c.micro_batches, file, path, make_model, bounded, first_error);
   }
 }

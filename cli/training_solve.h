@@ -62,11 +62,12 @@ using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&
 /// count its errors propagate; with several a count whose graph does not
 /// build or whose solve is refused is skipped (its trial says why), and if
 /// every count fails the first error propagates. Under a cap every count is
-/// first solved without it (a lower bound on its capped optimum); the capped
-/// search then runs in the order of those bounds, only where a bound is
-/// below the best cost found and below `incumbent` (a cost found elsewhere,
-/// e.g. on another mesh: a count that cannot beat it is not searched, and
-/// when none can, `best` is null).
+/// first bounded without a DP (least_cost_bound: each layer at its least
+/// cost); the capped search then runs in the order of those bounds, only
+/// where a bound is below the best cost found and below `incumbent` (a cost
+/// found elsewhere, e.g. on another mesh: a count that cannot beat it is not
+/// searched, and when none can, `best` is null), and stops where its first
+/// bound reaches that cost.
 [[nodiscard]] TrainingSearch solve_training(const GraphFileV1& file, const std::string& path,
                                             const std::vector<int64_t>& counts, const ModelMaker& make_model,
                                             const SolveRequest& request,

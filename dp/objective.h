@@ -40,4 +40,9 @@ struct Objective {
   [[nodiscard]] double evaluate(const std::vector<int32_t>& choice) const;
 };
 
+/// The sum of each vertex's least cost: a lower bound on every assignment's
+/// objective, as no edge costs less than nothing. No DP: a search can rule
+/// an objective out with it before solving it.
+[[nodiscard]] double least_vertex_costs(const Objective& objective);
+
 }  // namespace pase

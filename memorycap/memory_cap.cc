@@ -19,6 +19,7 @@ namespace {
 struct NodeBound {
   bool empty = false;                // no strategy the node allows fits
   double bound = 0.0;                // no strategy the node allows, within the cap, costs less
+  double price = 0.0;                // the price per byte `bound` was read at
   std::optional<PricedPoint> left;   // fits: the cheapest fitting strategy on the node's hull
   std::optional<PricedPoint> right;  // does not fit (none when the node's optimum fits: then bound = its cost)
   bool timed_out = false;            // stopped at the deadline: only `bound` holds
@@ -38,8 +39,15 @@ constexpr uint64_t kLeastMixWork = uint64_t{10} * 1000 * 1000;
 // them beats both (it replaces the one on its side of the cap), or none does:
 // then that price maximises the bound, the hull's edge read at the cap. Stops
 // early once the bound reaches `prune_at` (the node cannot hold a better answer).
+// DP(lambda) - lambda * cap, less a rounding allowance: the DP sums in
+// floating point, and a bound must never exceed the optimum it bounds.
+double lagrangian_bound(const PricedPoint& point, uint64_t cap) {
+  const double priced_cap = point.lambda * static_cast<double>(cap);
+  return point.value - priced_cap - 1e-12 * (std::abs(point.value) + priced_cap);
+}
+
 NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges, double prune_at, int max_runs,
-                     Clock::time_point deadline = Clock::time_point::max()) {
+                     Clock::time_point deadline = Clock::time_point::max(), double first_price = 0.0) {
   NodeBound node;
   if (dp.least_bytes(ranges) > cap) {
     node.empty = true;
@@ -52,12 +60,35 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
     node.left = std::move(right);
     return node;
   }
-  if (node.bound >= prune_at) return node;
+  if (node.bound >= prune_at) {  // the optimum without the cap already reaches what was found
+    node.right = std::move(right);
+    return node;
+  }
+  // A like search's price: its bound may reach prune_at at once; if not, its
+  // strategy (optimal at that price, so on the hull) starts the walk nearer
+  // the cap than price 0 or the least memory would.
+  std::optional<PricedPoint> hinted;
+  if (first_price > 0 && std::isfinite(prune_at)) {
+    hinted = dp.solve(first_price, ranges);
+    if (const double bound = lagrangian_bound(*hinted, cap); bound > node.bound) {
+      node.bound = bound;
+      node.price = first_price;
+    }
+    if (node.bound >= prune_at) {
+      node.right = std::move(right);
+      return node;
+    }
+  }
   if (Clock::now() >= deadline) {
     node.timed_out = true;
     return node;
   }
-  PricedPoint left = dp.least_memory(ranges);
+  const bool hint_fits = hinted && hinted->memory <= cap;
+  PricedPoint left = hint_fits ? std::move(*hinted) : dp.least_memory(ranges);
+  if (hinted && !hint_fits) {
+    node.passed.push_back(std::move(right));
+    right = std::move(*hinted);
+  }
   while (dp.runs() - start < max_runs) {
     if (left.cost <= right.cost) {  // only at price 0: the fitting side costs no more, it is optimal
       node.bound = std::max(node.bound, left.cost);
@@ -65,10 +96,10 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
     }
     const double lambda = (left.cost - right.cost) / static_cast<double>(right.memory - left.memory);
     PricedPoint point = dp.solve(lambda, ranges);
-    // Less a rounding allowance: the DP sums in floating point, and a bound
-    // must never exceed the optimum it bounds.
-    const double priced_cap = lambda * static_cast<double>(cap);
-    node.bound = std::max(node.bound, point.value - priced_cap - 1e-12 * (std::abs(point.value) + priced_cap));
+    if (const double bound = lagrangian_bound(point, cap); bound > node.bound) {
+      node.bound = bound;
+      node.price = lambda;
+    }
     const double left_value = left.cost + lambda * static_cast<double>(left.memory);
     const bool between = point.memory != left.memory && point.memory != right.memory &&
                          point.value < left_value - 1e-12 * std::abs(left_value);
@@ -117,9 +148,11 @@ class CappedSearch {
       return finish();
     }
     result_.feasible = true;
-    const NodeBound root = bound_node(dp_, cap_, {}, options_.cutoff, options_.max_dp_runs_per_bound);
+    const NodeBound root = bound_node(dp_, cap_, {}, options_.cutoff, options_.max_dp_runs_per_bound,
+                                      Clock::time_point::max(), options_.first_price);
     result_.nodes = 1;
     result_.root_lower_bound = root.bound;
+    result_.root_price = root.price;
     result_.lower_bound = root.bound;
     if (root.right && root.bound >= options_.cutoff) {  // cannot beat what was found elsewhere
       take(root.left ? *root.left : dp_.least_memory());
@@ -130,6 +163,7 @@ class CappedSearch {
     }
     if (!root.right) {  // the optimum without a cap fits: no search (the same strategy as without a cap)
       take(*root.left);
+      result_.cut_off = result_.cost >= options_.cutoff;  // and it is no better than what was found elsewhere
       return finish();
     }
     offer_node(root);

@@ -42,6 +42,12 @@ struct CapOptions {
   /// A cost found elsewhere (another micro-batch count, another mesh): once
   /// the root's bound reaches it, the search stops (CappedSolution::cut_off).
   double cutoff = std::numeric_limits<double>::infinity();
+  /// With a cutoff: a price per byte to try first (0: none), the root price
+  /// of a like search (CappedSolution::root_price: another micro-batch count
+  /// of the same graph). Its DP's bound, valid at any price, often reaches
+  /// the cutoff at once where the walk from price 0 would take several DP
+  /// runs; when it does not, the search goes on as without it.
+  double first_price = 0.0;
 };
 
 struct CappedSolution {
@@ -54,11 +60,13 @@ struct CappedSolution {
   double lower_bound = 0.0;   ///< no strategy within the cap costs less (feasible only)
   double gap = 0.0;           ///< (cost - lower_bound) / lower_bound; 0: proven optimal
   double root_lower_bound = 0.0;  ///< the Lagrangian bound before branching
+  double root_price = 0.0;        ///< the price per byte the root's bound was read at (0: the optimum without the cap)
   int dp_runs = 0;
   int nodes = 0;                  ///< branch-and-bound nodes bounded (the root is one)
   /// Stopped at the root: no strategy within the cap costs less than
   /// CapOptions::cutoff (lower_bound says how much it costs at least);
-  /// `choice` is then the least-memory strategy, not a searched one.
+  /// `choice` is then the optimum without the cap where that fits, else the
+  /// least-memory strategy, not a searched one.
   bool cut_off = false;
 };
 

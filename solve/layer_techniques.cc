@@ -136,6 +136,11 @@ TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& mod
   return out;
 }
 
+double least_layer_costs_with_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                         const TrainingSetup& setup) {
+  return least_vertex_costs(TechniqueSpace(graph, model, tables, setup).space.objective);
+}
+
 TechniqueFrontier layer_technique_frontier(const Graph& graph, const CostModel& model, const CostTables& tables,
                                            const TrainingSetup& setup, const SolveOptions& solve) {
   const TechniqueSpace techniques(graph, model, tables, setup);

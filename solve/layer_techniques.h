@@ -54,6 +54,12 @@ struct TechniqueChoice {
                                                       const TrainingSetup& setup, std::optional<uint64_t> cap,
                                                       const CapOptions& cap_options, const SolveOptions& solve);
 
+/// A lower bound on every strategy's cost over configurations and per-layer
+/// techniques: each layer at its cheapest configuration and technique, the
+/// edges at nothing (they never cost less). No DP runs.
+[[nodiscard]] double least_layer_costs_with_techniques(const Graph& graph, const CostModel& model,
+                                                       const CostTables& tables, const TrainingSetup& setup);
+
 /// The cost-memory frontier over configurations and per-layer techniques
 /// (each point's choice: configurations).
 struct TechniqueFrontier {

@@ -261,11 +261,20 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
   if (!out.solution.choice.empty()) out.bytes = plan_memory(out.memory, out.solution.choice);
   out.seconds.solve = seconds_since(solved);
   if (out.capped) out.solution.stats.seconds = out.seconds.solve;
-  if (!out.solved() || request.source == StrategySource::Frontier) return out;
+  // A capped search cut off at a cost found elsewhere answers nothing to place.
+  if (!out.solved() || request.source == StrategySource::Frontier || (out.capped && out.capped->cut_off)) return out;
   const Clock::time_point placed = Clock::now();
   place(out, out.graph ? *out.graph : graph, model, request);
   out.seconds.place = seconds_since(placed);
   return out;
+}
+
+double least_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  SolveOutcome out;
+  price(out, graph, model, request);
+  if (request.memory.per_layer_auto())
+    return least_layer_costs_with_techniques(graph, model, out.tables, request.memory);
+  return least_vertex_costs(out.tables.objective);
 }
 
 SolveRequest pricing_request(const TrainingSetup& memory, const StrategyDocument* given) {

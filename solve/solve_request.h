@@ -21,4 +21,11 @@ namespace pase {
 /// caller to refuse in its words (no_fit_words).
 [[nodiscard]] SolveOutcome solve_request(const Graph& graph, const CostModel& model, const SolveRequest& request);
 
+/// A lower bound on the cost of every strategy `request` (an Optimum) could
+/// find for `graph`: each layer at its least cost over the configurations
+/// searched (and, with per-layer techniques left to the solver, over those),
+/// no edge costing anything. Prices the graph, runs no DP: what a search over
+/// several graphs (micro-batch counts) rules one out with before solving it.
+[[nodiscard]] double least_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request);
+
 }  // namespace pase

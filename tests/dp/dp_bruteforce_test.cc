@@ -507,3 +507,22 @@ TEST_CASE("solve_bounded: a lower bound below brute force, an answer above it") 
   CHECK(relaxed >= 100);
   CHECK(unproven >= 20);  // the bound is not trivially tight: gaps are exercised
 }
+
+TEST_CASE("least_vertex_costs: below brute force, equal to it once the edges cost nothing") {
+  std::mt19937 rng(47);
+  int below = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    CAPTURE(trial);
+    Objective objective = random_objective(rng, 2 + static_cast<int>(rng() % 5), 5, trial % 2 == 1);
+    std::vector<int32_t> choice;
+    const double correct = brute_force(objective, choice);
+    const double bound = least_vertex_costs(objective);
+    CHECK(bound <= correct * (1 + 1e-12));
+    below += bound < correct * (1 - 1e-9);
+    // Without its edges' costs the objective is separable: the bound is its optimum.
+    for (PairCost& pair : objective.pairs)
+      pair.cost = std::make_shared<std::vector<double>>(pair.cost->size(), 0.0);
+    CHECK(close(least_vertex_costs(objective), brute_force(objective, choice)));
+  }
+  CHECK(below > 50);  // the edges do cost something in most
+}

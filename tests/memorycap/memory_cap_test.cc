@@ -63,7 +63,7 @@ Exhaustive exhaustive(const Objective& objective, const MemoryTables& memory, ui
 
 TEST_CASE("solve_under_cap: equals brute force on random objectives at several caps") {
   std::mt19937 rng(20240611);
-  int cases = 0, below_optimum_roots = 0, cut_offs = 0;
+  int cases = 0, below_optimum_roots = 0, cut_offs = 0, first_dp_cut_offs = 0, hinted_cut_offs = 0;
   for (int round = 0; round < 60; ++round) {
     const Objective objective = test::random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, round % 2 == 1);
     const MemoryTables memory = test::random_memory(rng, objective, 100, 50);
@@ -126,14 +126,46 @@ TEST_CASE("solve_under_cap: equals brute force on random objectives at several c
       } else {
         CHECK(stopped.cost == correct.best_cost);  // the optimum without a cap fits: nothing to stop
       }
+      // Below the optimum without the cap, the first DP already reaches the
+      // cutoff: stopped there, with the least-memory strategy (it fits).
+      cut.cutoff = unconstrained * 0.5;
+      const CappedSolution first = solve_under_cap(dp, objective, memory, cap, cut);
+      if (first.cut_off) {
+        ++first_dp_cut_offs;
+        CHECK(first.lower_bound >= cut.cutoff);
+        CHECK(first.lower_bound <= correct.best_cost * (1 + 1e-12));
+        CHECK(first.memory <= cap);
+        CHECK(first.memory == plan_memory(memory, first.choice).total());
+        CHECK(first.cost == objective.evaluate(first.choice));
+      } else {
+        CHECK(first.cost == correct.best_cost);  // the optimum without a cap fits
+      }
       cut.cutoff = correct.best_cost * (1 + 1e-6);
       const CappedSolution beyond = solve_under_cap(dp, objective, memory, cap, cut);
       CHECK_FALSE(beyond.cut_off);
       CHECK(beyond.cost == correct.best_cost);
+      // A first price (a like search's root price, here twice this one's):
+      // its bound holds at any price, and the walk it starts still ends at
+      // the optimum.
+      if (root.root_price <= 0) continue;
+      cut.first_price = 2 * root.root_price;
+      const CappedSolution hinted = solve_under_cap(dp, objective, memory, cap, cut);
+      CHECK_FALSE(hinted.cut_off);
+      CHECK(hinted.cost == correct.best_cost);
+      CHECK(hinted.lower_bound <= correct.best_cost * (1 + 1e-12));
+      cut.cutoff = root.lower_bound * (1 - 1e-9);
+      const CappedSolution hinted_stop = solve_under_cap(dp, objective, memory, cap, cut);
+      hinted_cut_offs += hinted_stop.cut_off;
+      CHECK(hinted_stop.lower_bound <= correct.best_cost * (1 + 1e-12));
+      CHECK(hinted_stop.memory <= cap);
+      CHECK(hinted_stop.cost == objective.evaluate(hinted_stop.choice));
+      if (!hinted_stop.cut_off) CHECK(hinted_stop.cost == correct.best_cost);
     }
   }
   CHECK(cases == 540);
   CHECK(cut_offs > 0);
+  CHECK(first_dp_cut_offs > 0);
+  CHECK(hinted_cut_offs > 0);
   CHECK(below_optimum_roots > 0);  // the random cases do exercise the branch and bound
 }
 
