@@ -33,6 +33,7 @@
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"
 #include "cli/training_solve.h"
+#include "cli/mesh_choice.h"
 #include "graphs/rebatch.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
@@ -66,6 +67,7 @@ struct BatchCliOptions {
   int jobs = 1;
   std::string shard;     // "I/N"; empty: every graph
   bool timings = false;  // seconds in the summary (they vary from run to run)
+  std::string mesh;      // empty: unplaced costs; search, auto or a shape: each optimum's cost as placed
 };
 
 /// One graph at one device count.
@@ -80,6 +82,7 @@ struct BatchResult {
   bool bounded = false; ///< past the DP's limits: a bounded solve's answer
   double seconds = 0.0;
   std::string message;  ///< the error, or the expected cost on a mismatch
+  std::string mesh;     ///< with --mesh: the mesh its cost is placed on ("dp=8 x tp=8")
 };
 
 constexpr double kExpectTolerance = 1e-9;  // relative, as docs/formats.md promises between implementations
@@ -140,7 +143,7 @@ json machine_json(const Machine& machine) {
 
 // Without `timings` the summary is the same bytes on every run and thread count.
 json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const TrainingSetup& memory,
-                  const MemoryCliOptions& options, std::optional<uint64_t> cap, bool timings) {
+                  const MemoryCliOptions& options, std::optional<uint64_t> cap, bool timings, const std::string& mesh) {
   json doc;
   doc["format"] = "pase-batch-summary";
   doc["version"] = 1;
@@ -151,6 +154,7 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
   doc["optimizer"] = optimizer_name(memory.optimizer);
   doc["cap_bytes"] = cap ? json(*cap) : json(nullptr);
   if (!memory.plain_step() || micro_batches_auto(options)) doc["training"] = training_json(memory, options);
+  if (!mesh.empty()) doc["mesh"] = mesh;  // every cost as placed on its result's mesh
   doc["results"] = json::array();
   for (const BatchResult& r : results) {
     json entry = {{"graph", r.graph}, {"file", r.file}, {"devices", r.devices}, {"status", r.status}};
@@ -160,6 +164,7 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
     entry["gap"] = solved && (cap || r.bounded) ? json(r.gap) : json(nullptr);
     if (timings) entry["seconds"] = r.seconds;
     if (!r.message.empty()) entry["message"] = r.message;
+    if (!r.mesh.empty()) entry["mesh"] = r.mesh;
     doc["results"].push_back(entry);
   }
   return doc;
@@ -169,13 +174,15 @@ std::string summary_csv(const std::vector<BatchResult>& results, bool timings) {
   // The memory columns come last: columns that existed keep their places
   // (seconds stays a column, empty without --timings).
   std::ostringstream csv;
-  csv << "graph,file,devices,status,cost,seconds,message,per_device_bytes,gap\n";
+  // The mesh column only with --mesh: files without it keep their bytes.
+  const bool placed = std::any_of(results.begin(), results.end(), [](const BatchResult& r) { return !r.mesh.empty(); });
+  csv << "graph,file,devices,status,cost,seconds,message,per_device_bytes,gap" << (placed ? ",mesh" : "") << "\n";
   for (const BatchResult& r : results) {
     const bool solved = r.status == "ok" || r.status == "mismatch";
     csv << csv_field(r.graph) << "," << csv_field(r.file) << "," << r.devices << "," << r.status << ","
         << (solved ? format_number("%.17g", r.cost) : "") << "," << (timings ? format_number("%.6f", r.seconds) : "") << ","
         << csv_field(r.message) << "," << (solved ? std::to_string(r.memory) : "") << ","
-        << (solved ? format_number("%.9g", r.gap) : "") << "\n";
+        << (solved ? format_number("%.9g", r.gap) : "") << (placed ? "," + csv_field(r.mesh) : "") << "\n";
   }
   return csv.str();
 }
@@ -184,7 +191,8 @@ using ExpectKey = std::pair<std::string, int64_t>;  // (file, devices)
 
 // Reads a summary written by --summary (JSON): every record, with its optimum
 // when it was solved (nullopt: a recorded failure, nothing to compare).
-std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& path, const CostModel& model) {
+std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& path, const CostModel& model,
+                                                             const std::string& mesh) {
   const std::string text = read_text_file(path);
   nlohmann::json document;
   try {
@@ -202,6 +210,12 @@ std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& 
   const std::string recorded_model = cost_model ? cost_model->as_string() : "pase";
   if (recorded_model != model.name())
     cost_model->fail("recorded with '" + recorded_model + "', this run uses '" + model.name() + "'");
+  // Costs as placed on a mesh are another quantity than unplaced ones.
+  const auto recorded_mesh = root.optional("mesh");
+  const std::string mesh_recorded = recorded_mesh ? recorded_mesh->as_string() : "";
+  if (mesh_recorded != mesh)
+    (recorded_mesh ? *recorded_mesh : root).fail("recorded " + (mesh_recorded.empty() ? std::string("without --mesh") : "with --mesh " + mesh_recorded) + ", this run " +
+              (mesh.empty() ? std::string("has none") : "uses --mesh " + mesh));
   if (auto machine = root.optional("machine")) {
     const Machine here = model.machine();
     auto recorded = [&](const std::string& key, double otherwise) {
@@ -233,13 +247,14 @@ struct BatchSetup {
   std::vector<std::unique_ptr<CostModel>> models;  ///< one per device count
   SolveRequest request;  ///< every solve's: memory model, cap, DP options (no placement)
   std::map<ExpectKey, std::optional<double>> expected;
+  std::vector<MeshPlan> meshes;  ///< with --mesh: one per device count
 };
 
 // One graph at one p (models[i] validated the options); `graph` read, or `load_error` says why not.
 BatchResult solve_one(const BatchSetup& setup, const std::string& file, const GraphFileV1& graph,
                       const std::string& load_error, size_t i) {
   const int64_t p = setup.options->devices[i];
-  BatchResult r{load_error.empty() ? graph.name : fs::path(file).stem().string(), file, p, "ok", 0.0, 0, 0.0, false, 0.0, ""};
+  BatchResult r{load_error.empty() ? graph.name : fs::path(file).stem().string(), file, p, "ok", 0.0, 0, 0.0, false, 0.0, "", ""};
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   if (!load_error.empty()) {
@@ -265,16 +280,24 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     const ModelMaker make_model = [&](const TrainingSetup& training) {
       return make_cost_model(setup.options->model, p, training);
     };
-    const TrainingSearch search = solve_training(graph, file, counts, make_model, request);
+    TrainingSearch search;
+    if (setup.options->mesh.empty()) {
+      search = solve_training(graph, file, counts, make_model, request);
+      if (counts.size() > 1) r.message = micro_batch_search_words(search);
+    } else {  // the optimum placed on the mesh (search: the cheapest mesh), its cost the plan's
+      Mesh mesh;
+      request.search_layouts = setup.options->mesh != "auto" && setup.models[i]->name() == "calibrated";
+      search.best = solve_on_meshes(graph, file, counts, make_model, request, setup.meshes[i], mesh);
+      r.mesh = mesh_shape_words(mesh);
+    }
     const SolveOutcome& out = search.best->outcome;
     r.graph = search.best->graph.name;
-    if (counts.size() > 1) r.message = micro_batch_search_words(search);
     if (out.capped && !out.capped->feasible) {
       r.status = "refused";
       r.message = "no strategy fits in " + std::to_string(out.capped->cap) + " bytes per device: the least any needs is " +
                   std::to_string(out.capped->least_memory) + " bytes (" + format_gib(out.capped->least_memory) + " GiB)";
     }
-    r.cost = out.solution.cost;
+    r.cost = placed_cost(out);
     r.memory = out.bytes.total();
     if (out.capped) r.gap = out.capped->gap;
     if (out.bounded) {
@@ -396,7 +419,13 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.solve.dp.threads = o.threads;
   if (o.max_table_bytes_option->count() > 0) setup.request.solve.dp.max_table_bytes = o.max_table_bytes;
   setup.request.solve.dp.max_work = o.max_work;
-  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0]);
+  if (!o.mesh.empty()) {
+    const int64_t per_node = setup.models.front()->devices_per_node();
+    if (o.mesh == "search" && (setup.models.front()->name() != "calibrated" || per_node <= 0))
+      throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
+    for (int64_t p : o.devices) setup.meshes.push_back(mesh_plan(o.mesh, p, per_node));
+  }
+  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], o.mesh);
   return setup;
 }
 
@@ -418,7 +447,8 @@ std::string result_line(const BatchResult& r, bool whole, bool capped) {
   if (solved && (capped || r.bounded)) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
   std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
                 cost.c_str(), memory.c_str(), r.seconds);
-  return line + r.status + (r.message.empty() ? "" : ": " + r.message);
+  const std::string placed = r.mesh.empty() ? "" : " on " + r.mesh;
+  return line + r.status + placed + (r.message.empty() ? "" : ": " + r.message);
 }
 
 // Solves `files` on `jobs` workers, which take files in order; `report` sees
@@ -505,7 +535,7 @@ int run_batch(const BatchCliOptions& o) {
   if (!o.summary.empty()) {
     const std::string text =
         summary_kind == ".json"
-            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings).dump(2) + "\n"
+            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings, o.mesh).dump(2) + "\n"
             : summary_csv(results, o.timings);
     if (summary_to_stdout) std::cout << text << std::flush;
     else write_text_file(o.summary, text);
@@ -537,6 +567,9 @@ CommandRunner register_batch(CLI::App& app) {
                 "Refuse a solve past the DP's limits (by default a bounded solve answers with its gap, as solve does)");
   cmd->add_option("--timeout", o->timeout, "Stop a solve (one graph at one p) after this many seconds, checked between DP tables (default: none)");
   cmd->add_option("--jobs,-j", o->jobs, "Graphs solved at once (default 1); lines and summary stay in input order");
+  cmd->add_option("--mesh", o->mesh,
+                  "Record each optimum's cost as placed on a device mesh: search (each dp x tp mesh with tp inside a "
+                  "node, the cheapest kept; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4 (default: unplaced)");
   cmd->add_flag("--timings", o->timings, "Also record each solve's seconds in the summary (they vary from run to run)");
   cmd->add_option("--shard", o->shard, "Solve only share I of N of the graphs (every Nth file from the Ith), to split a zoo across CI jobs");
   return [cmd, o]() -> int {

@@ -18,10 +18,12 @@
 #include "base/byte_size.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/mesh_choice.h"
 #include "cli/training_solve.h"
 #include "graphs/rebatch.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
+#include "plans/mesh.h"
 #include "cli/svg_chart.h"
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
@@ -39,6 +41,7 @@ struct CompareCliOptions {
   MemoryCliOptions memory;
   McmcOptions mcmc;
   int64_t tensor_parallel = 0;  // megatron's n; 0: the best
+  std::string mesh;             // empty: unplaced costs; search, auto or a shape: every row placed
   std::string csv, json, svg;
   bool timings = false;  // search_seconds in --csv and --json
 };
@@ -52,6 +55,7 @@ struct CompareRow {
   double seconds = -1.0;  ///< search time; < 0: not a search
   std::string note;
   uint64_t memory = 0;    ///< bytes per device
+  std::string mesh;       ///< with --mesh: the mesh its cost is placed on ("dp=8 x tp=8"), else empty
 };
 
 const char* const kOptimum = "pase";  // the DP optimum's row
@@ -125,20 +129,69 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     std::string note = result.note;
     if (over_cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
     c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0,
-                      with_machine_memory(note, model, bytes, reserve), bytes});
+                      with_machine_memory(note, model, bytes, reserve), bytes, ""});
   }
   if (fsdp) {
     const SolveOutcome& f = fsdp->outcome;
     c.rows.push_back({p, "fsdp", f.solution.cost, 1.0, -1.0,
-                      with_machine_memory(f.note, *fsdp->model, f.bytes.total(), reserve), f.bytes.total()});
+                      with_machine_memory(f.note, *fsdp->model, f.bytes.total(), reserve), f.bytes.total(), ""});
   }
   c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve,
-                    with_machine_memory(optimum_note(out), model, out.bytes.total(), reserve), out.bytes.total()});
+                    with_machine_memory(optimum_note(out), model, out.bytes.total(), reserve), out.bytes.total(), ""});
   for (CompareRow& row : c.rows)
     if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
 }
 
-void print_comparison(const Comparison& c, const Graph& graph, const std::string& model_name) {
+// With --mesh: every row priced as placed, the optimum and each baseline on
+// its own cheapest mesh under `search` (on a calibrated model, over the
+// links each collective crosses). Baselines run uncapped at the optimum's
+// micro-batch count, as without a mesh.
+void compare_on_meshes(Comparison& c, const GraphFileV1& file, const std::string& path, const ModelMaker& make_model,
+                       const SolveRequest& request, const MeshPlan& plan, std::optional<uint64_t> reserve, int64_t p,
+                       bool first, const TrainingSolve& optimum, const Mesh& optimum_mesh, bool fsdp) {
+  const SolveOutcome& out = optimum.outcome;
+  if (out.capped && !out.capped->feasible) throw ResourceError(no_fit_at(*out.capped, p));
+  c.unit = out.tables.unit;
+  c.machine = out.tables.machine;
+  SolveRequest baseline = request;
+  baseline.source = StrategySource::Baseline;
+  baseline.cap.reset();
+  std::vector<std::string> names = baseline_names();
+  if (fsdp) names.push_back("fsdp");
+  double data_parallel = 0.0;
+  for (const std::string& name : names) {
+    baseline.baseline = name;
+    baseline.memory = optimum.setup;
+    if (name == "fsdp") {
+      baseline.memory.zero = 3;
+      if (request.memory.recompute == Recompute::Auto) baseline.memory.recompute = Recompute::Full;
+    }
+    Mesh mesh;
+    std::unique_ptr<TrainingSolve> solved;
+    try {
+      solved = solve_on_meshes(file, path, {optimum.setup.micro_batches}, make_model, baseline, plan, mesh);
+    } catch (const BaselineNotApplicable& error) {
+      if (first) c.skipped.emplace_back(name, error.reason());
+      continue;
+    }
+    const SolveOutcome& b = solved->outcome;
+    const double cost = placed_cost(b);
+    if (name == "data-parallel") data_parallel = cost;
+    const uint64_t bytes = b.bytes.total();
+    std::string note = b.note;
+    if (request.cap && bytes > *request.cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
+    c.rows.push_back({p, name, cost, 1.0, name == "mcmc" ? b.solution.stats.seconds : -1.0,
+                      with_machine_memory(note, *solved->model, bytes, reserve), bytes, mesh_shape_words(mesh)});
+  }
+  c.rows.push_back({p, kOptimum, placed_cost(out), 1.0, out.seconds.solve,
+                    with_machine_memory(optimum_note(out), *optimum.model, out.bytes.total(), reserve),
+                    out.bytes.total(), mesh_shape_words(optimum_mesh)});
+  for (CompareRow& row : c.rows)
+    if (row.devices == p) row.speedup = row.cost > 0 && data_parallel > 0 ? data_parallel / row.cost : 1.0;
+}
+
+void print_comparison(const Comparison& c, const Graph& graph, const std::string& model_name, bool placed,
+                      bool placed_search) {
   std::cout << graph.name << ": predicted cost per strategy, cost model " << model_name << " (" << c.unit << "), "
             << c.machine.flops_tflops << " TFLOP/s, " << c.machine.bandwidth_gbps << " GB/s\n";
   char line[512];
@@ -149,20 +202,29 @@ void print_comparison(const Comparison& c, const Graph& graph, const std::string
     std::string seconds = row.seconds < 0 ? "-" : format_number("%.3g", row.seconds);
     std::snprintf(line, sizeof line, "%6lld  %-14s  %20s  %8.2fx  %10s  %10s  %s\n", static_cast<long long>(row.devices),
                   row.strategy.c_str(), format_number(row.cost < 1e17 && c.unit == "flop" ? "%.0f" : "%.9g", row.cost).c_str(),
-                  row.speedup, seconds.c_str(), format_gib(row.memory).c_str(), row.note.c_str());
+                  row.speedup, seconds.c_str(), format_gib(row.memory).c_str(),
+                  (row.mesh.empty() ? row.note : "on " + row.mesh + (row.note.empty() ? "" : "; " + row.note)).c_str());
     std::cout << line;
   }
   for (const auto& [name, reason] : c.skipped) std::cout << "note: " << name << " skipped: " << reason << "\n";
+  if (placed)
+    std::cout << "note: every cost is its plan's as placed on the mesh named (--mesh"
+              << (placed_search ? " search: each strategy on its cheapest mesh" : "") << ")\n";
+  else if (c.unit == "seconds")
+    std::cout << "note: costs unplaced: each collective priced by the size of its group (--mesh search prices every "
+                 "strategy as placed, over the links it crosses)\n";
 }
 
 std::string comparison_csv(const Comparison& c, const Graph& graph, bool timings) {
   std::ostringstream csv;
-  csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note,per_device_bytes\n";
+  // The mesh column only where rows are placed: files without --mesh keep their bytes.
+  const bool placed = std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& row) { return !row.mesh.empty(); });
+  csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note,per_device_bytes" << (placed ? ",mesh" : "") << "\n";
   for (const CompareRow& row : c.rows)
     csv << csv_field(graph.name) << "," << row.devices << "," << row.strategy << "," << format_number("%.17g", row.cost)
         << "," << c.unit << "," << format_number("%.6f", row.speedup) << ","
         << (row.seconds < 0 || !timings ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << ","
-        << row.memory << "\n";
+        << row.memory << (placed ? "," + csv_field(row.mesh) : "") << "\n";
   return csv.str();
 }
 
@@ -196,6 +258,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const Graph& graph, 
       item["search_seconds"] = row.seconds < 0 || !o.timings ? json(nullptr) : json(row.seconds);
       item["note"] = row.note;
       item["per_device_bytes"] = row.memory;
+      if (!row.mesh.empty()) item["mesh"] = row.mesh;
       entry["strategies"].push_back(item);
     }
     doc["results"].push_back(entry);
@@ -236,11 +299,28 @@ int run_compare(const CompareCliOptions& o) {
   const GraphFileV1 file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
+  const int64_t per_node = models.front()->devices_per_node();
+  if (o.mesh == "search" && (models.front()->name() != "calibrated" || per_node <= 0))
+    throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
   Comparison c;
   std::optional<Graph> graph;  // as the first device count priced it (names and notes)
   for (size_t i = 0; i < o.devices.size(); ++i) {
     const int64_t p = o.devices[i];
     const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, p, setup); };
+    if (!o.mesh.empty()) {
+      const MeshPlan plan = mesh_plan(o.mesh, p, per_node);
+      SolveRequest on = request;
+      on.search_layouts = plan.search || (o.mesh != "auto" && models[i]->name() == "calibrated");
+      Mesh mesh;
+      std::string words;
+      const std::unique_ptr<TrainingSolve> best =
+          solve_on_meshes(file, o.graph, counts, make_model, on, plan, mesh, &words);
+      if (!words.empty()) std::cerr << "note: p = " << p << ":\n" << words;
+      compare_on_meshes(c, file, o.graph, make_model, on, plan, memory_reserve(o.memory, *models[i]), p, i == 0, *best,
+                        mesh, !training.plain_step());
+      if (!graph) graph = best->graph;
+      continue;
+    }
     const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
     if (counts.size() > 1) std::cerr << "note: p = " << p << ": " << micro_batch_search_words(search) << "\n";
     // Under a training setup, FSDP at the optimum's micro-batch count.
@@ -262,7 +342,7 @@ int run_compare(const CompareCliOptions& o) {
   for (const CompareRow& row : c.rows)
     if (std::find(c.shown.begin(), c.shown.end(), row.strategy) == c.shown.end()) c.shown.push_back(row.strategy);
   const std::string model_name = models[0]->name();
-  print_comparison(c, *graph, model_name);
+  print_comparison(c, *graph, model_name, !o.mesh.empty(), o.mesh == "search");
   if (!o.csv.empty()) write_text_file(o.csv, comparison_csv(c, *graph, o.timings));
   if (!o.json.empty()) write_text_file(o.json, comparison_json(c, *graph, o, model_name, request).dump(2) + "\n");
   if (!o.svg.empty()) write_text_file(o.svg, comparison_svg(c, *graph, o.devices, model_name));
@@ -281,6 +361,10 @@ CommandRunner register_compare(CLI::App& app) {
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--tensor-parallel", o->tensor_parallel,
                   "megatron: ways of tensor parallelism inside a stage (default: the best divisor of each device count)");
+  cmd->add_option("--mesh", o->mesh,
+                  "Price every strategy as placed on a device mesh: search (each dp x tp mesh with tp inside a node, "
+                  "every strategy on its cheapest; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4 "
+                  "(default: costs unplaced)");
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
   cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");

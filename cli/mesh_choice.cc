@@ -6,7 +6,9 @@
 
 #include "base/byte_size.h"
 #include "base/error.h"
+#include "cli/exit_status.h"
 #include "cli/text_output.h"
+#include "plans/mesh.h"
 #include "solve/outcome.h"
 
 namespace pase {
@@ -73,6 +75,41 @@ std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit)
     text += "\n";
   }
   return text;
+}
+
+double placed_cost(const SolveOutcome& out) {
+  return out.placed ? out.placed->plan.realized_total_cost : out.solution.cost;
+}
+
+MeshPlan mesh_plan(const std::string& text, int64_t p, int64_t per_node) {
+  MeshPlan plan;
+  if (text == "search") {
+    plan.search = true;
+    plan.meshes = node_meshes(p, per_node);
+    return plan;
+  }
+  try {
+    plan.meshes.push_back(parse_mesh(text, p, per_node));
+  } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
+    throw UsageError(error.words().with("--mesh"));
+  }
+  return plan;
+}
+
+std::unique_ptr<TrainingSolve> solve_on_meshes(const GraphFileV1& file, const std::string& path,
+                                               const std::vector<int64_t>& counts, const ModelMaker& make_model,
+                                               const SolveRequest& request, const MeshPlan& plan, Mesh& mesh,
+                                               std::string* mesh_words) {
+  if (plan.search) {
+    MeshChoice choice = choose_mesh(file, path, counts, make_model, request, plan.meshes);
+    mesh = choice.trials[choice.chosen].mesh;
+    if (mesh_words) *mesh_words = mesh_choice_words(choice, choice.search.best->outcome.tables.unit);
+    return std::move(choice.search.best);
+  }
+  SolveRequest on = request;
+  on.mesh = plan.meshes.front();
+  mesh = plan.meshes.front();
+  return std::move(solve_training(file, path, counts, make_model, on).best);
 }
 
 }  // namespace pase

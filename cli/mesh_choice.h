@@ -4,6 +4,7 @@
 // layouts searched (every collective priced over the links it crosses), the
 // cheapest kept, with what every mesh gave.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,29 @@ struct MeshChoice {
 
 /// "mesh search: dp=8 x tp=8 15.68 s, 74.74 GiB (chosen); dp=16 x tp=4 ...": one line per mesh.
 [[nodiscard]] std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit);
+
+/// A strategy's cost as placed: its plan's realized cost (on a mesh whose
+/// layouts were searched, the cost the search priced); unplaced, its cost.
+[[nodiscard]] double placed_cost(const SolveOutcome& out);
+
+/// What `--mesh` asks of a command that solves at several device counts
+/// (compare, batch), at one of them: every node mesh (`search`), or the one
+/// mesh the text spells.
+struct MeshPlan {
+  bool search = false;
+  std::vector<Mesh> meshes;
+};
+
+/// --mesh TEXT at p devices, `per_node` a node (a mesh that does not fit p
+/// is a command-line mistake, a UsageError naming --mesh).
+[[nodiscard]] MeshPlan mesh_plan(const std::string& text, int64_t p, int64_t per_node);
+
+/// `request` solved on the plan's meshes (search: choose_mesh, and its
+/// lines in `mesh_words` when given): the cheapest solve, `mesh` set to where.
+[[nodiscard]] std::unique_ptr<TrainingSolve> solve_on_meshes(const GraphFileV1& file, const std::string& path,
+                                                             const std::vector<int64_t>& counts,
+                                                             const ModelMaker& make_model, const SolveRequest& request,
+                                                             const MeshPlan& plan, Mesh& mesh,
+                                                             std::string* mesh_words = nullptr);
 
 }  // namespace pase

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -129,13 +130,49 @@ void choose_uniform(SolveOutcome& out, const Graph& graph, const SolveRequest& r
   out.uniform = std::move(report);
 }
 
-// A built-in strategy; one that does not apply to the graph is bad input.
+// The built-in strategy over `tables`; one that does not apply to the graph is bad input.
+BaselineResult applicable_baseline(const Graph& graph, const CostTables& tables, const SolveRequest& request) {
+  BaselineResult result = run_baseline(request.baseline, graph, tables, request.mcmc, request.tensor_parallel);
+  if (!result.applicable) throw BaselineNotApplicable(request.baseline, graph.name, result.note);
+  return result;
+}
+
 void choose_baseline(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
-  BaselineResult result = run_baseline(request.baseline, graph, out.tables, request.mcmc, request.tensor_parallel);
-  if (!result.applicable)
-    throw OptionError({"baseline", "baseline", "",
-                       ": " + request.baseline + " does not apply to '" + graph.name + "': " + result.note});
+  BaselineResult result = applicable_baseline(graph, out.tables, request);
   out.solution.choice = std::move(result.choice);
+  out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
+  out.solution.stats.seconds = result.seconds;
+  out.note = result.note;
+}
+
+// A built-in strategy on a mesh whose layouts are searched: the baseline
+// chooses each layer's configuration (among those the mesh realizes), the
+// DP the axes it runs on (every other configuration shut out at an infinite
+// cost), so the baseline is priced as the mesh runs it best, over the links
+// its collectives cross, as the optimum beside it is.
+void choose_baseline_on_layouts(SolveOutcome& out, const Graph& graph, const CostModel& model,
+                                const SolveRequest& request) {
+  const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
+  const BaselineResult result = applicable_baseline(graph, configs, request);
+  Objective pinned = out.tables.objective;
+  // Layers alike (one cost array, one configuration chosen) share their
+  // pinned array, so repeated blocks still fold.
+  std::map<std::pair<const void*, std::vector<int32_t>>, SharedArray<double>> pinned_of;
+  for (size_t v = 0; v < graph.vertices.size(); ++v) {
+    const ConfigSet& expanded = out.tables.configs[v];
+    const int32_t* chosen = configs.configs[v][static_cast<size_t>(result.choice[v])];
+    std::vector<int32_t> key(chosen, chosen + expanded.rank);
+    auto [it, inserted] = pinned_of.try_emplace({out.tables.objective.vertex_cost[v].storage_id(), key});
+    if (inserted) {
+      std::vector<double> costs(expanded.size(), std::numeric_limits<double>::infinity());
+      for (size_t s = 0; s < expanded.size(); ++s)
+        if (std::equal(chosen, chosen + expanded.rank, expanded[s])) costs[s] = out.tables.objective.vertex_cost[v][s];
+      it->second = std::move(costs);
+    }
+    pinned.vertex_cost[v] = it->second;
+  }
+  Answer answer = solve_or_bound(pinned, graph.vertex_names(), request.solve, /*exact=*/true);
+  out.solution = std::move(answer.solution);
   out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
   out.solution.stats.seconds = result.seconds;
   out.note = result.note;
@@ -215,7 +252,10 @@ void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const
       if (!out.layouts.empty()) take_given_layouts(out, graph, request);
       out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
       return;
-    case StrategySource::Baseline: choose_baseline(out, graph, request); return;
+    case StrategySource::Baseline:
+      if (out.layouts.empty()) choose_baseline(out, graph, request);
+      else choose_baseline_on_layouts(out, graph, model, request);
+      return;
     case StrategySource::Frontier: choose_frontier(out, graph, request); return;
   }
 }

@@ -6,12 +6,29 @@
 // mesh), choose the strategy (the optimum, a bounded solve past the DP's
 // limits, the capped search under a memory cap, a given strategy, a
 // baseline, or the frontier), count its memory, place it on the mesh.
+#include <string>
+#include <utility>
+
+#include "base/error.h"
 #include "costmodel/cost_model.h"
 #include "graphs/graph.h"
 #include "solve/outcome.h"
 #include "solve/request.h"
 
 namespace pase {
+
+/// A built-in strategy that does not apply to the graph (a command that
+/// compares several skips it, saying why: `reason`).
+class BaselineNotApplicable : public OptionError {
+ public:
+  BaselineNotApplicable(const std::string& baseline, const std::string& graph, std::string reason)
+      : OptionError({"baseline", "baseline", "", ": " + baseline + " does not apply to '" + graph + "': " + reason}),
+        reason_(std::move(reason)) {}
+  [[nodiscard]] const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
 
 /// Answers `request` for `graph` priced by `model`. Bad input (a given
 /// strategy that does not match the graph, a baseline that does not apply)

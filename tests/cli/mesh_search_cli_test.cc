@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text_file.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -141,4 +142,75 @@ TEST_CASE("solve --mesh: what cannot be searched is refused in one line") {
         "error: refused: layer 'model/layers.0/input_layernorm' has more than 4096 layouts on mesh a=2,b=2,c=2,d=2,e=2,f=2 (each "
         "split on every choice and order of axes): search the layouts on a mesh of fewer axes (dp=16,tp=4), or place "
         "the optimum on the mesh of prime factors (auto) instead\n");
+}
+
+TEST_CASE("compare --mesh search: every strategy priced as placed, the optimum at solve --mesh search's cost") {
+  const std::string graph = small_llama();
+  const std::string out = test::write_temp_file("compare_mesh.json", "");
+  const test::CommandResult compared =
+      test::run_pase("compare " + graph + " --devices 16" + kCalibrated + " --mesh search --json " + out);
+  REQUIRE(compared.status == 0);
+  CHECK(compared.output.find("note: every cost is its plan's as placed on the mesh named (--mesh search: each strategy "
+                             "on its cheapest mesh)\n") != std::string::npos);
+  const test::CommandResult solved =
+      test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh search --json");
+  REQUIRE(solved.status == 0);
+  const json plan = json::parse(solved.output);
+  const json results = json::parse(read_text_file(out))["results"][0]["strategies"];
+  double optimum = 0;
+  int rows = 0;
+  for (const json& row : results) {
+    ++rows;
+    CAPTURE(row.dump());
+    REQUIRE(row.contains("mesh"));
+    CHECK(row["mesh"].get<std::string>().find(" x tp=") != std::string::npos);
+    if (row["name"] == "pase") optimum = row["cost"].get<double>();
+  }
+  CHECK(rows >= 4);
+  CHECK(optimum == doctest::Approx(plan["total_cost"].get<double>()).epsilon(1e-12));
+  // On one given mesh, with the whole space searched (--splits all), no
+  // baseline placed there beats the optimum placed there.
+  const test::CommandResult one_mesh = test::run_pase("compare " + graph + " --devices 16" + kCalibrated +
+                                                      " --splits all --mesh dp=4,tp=4 --json " + out);
+  REQUIRE(one_mesh.status == 0);
+  const json on_mesh = json::parse(read_text_file(out))["results"][0]["strategies"];
+  double pase = 0;
+  for (const json& row : on_mesh)
+    if (row["name"] == "pase") pase = row["cost"].get<double>();
+  for (const json& row : on_mesh) {
+    CAPTURE(row.dump());
+    CHECK(row["mesh"] == "dp=4 x tp=4");
+    CHECK(row["cost"].get<double>() >= pase * (1 - 1e-9));
+  }
+  const test::CommandResult unplaced = test::run_pase("compare " + graph + " --devices 16" + kCalibrated);
+  REQUIRE(unplaced.status == 0);
+  CHECK(unplaced.output.find("note: costs unplaced: each collective priced by the size of its group (--mesh search "
+                             "prices every strategy as placed, over the links it crosses)\n") != std::string::npos);
+  const test::CommandResult refused = test::run_pase("compare " + graph + " --devices 16 --mesh search");
+  CHECK(refused.status == 2);
+  CHECK(refused.error ==
+        "error: --mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)\n");
+}
+
+TEST_CASE("batch --mesh search: each optimum's cost as placed, recorded with its mesh and checked against it") {
+  const std::string graph = small_llama();
+  const std::string summary = test::write_temp_file("batch_mesh.json", "");
+  const test::CommandResult batch = test::run_pase("batch " + graph + " --devices 16" + kCalibrated +
+                                                   " --mesh search --summary " + summary);
+  REQUIRE(batch.status == 0);
+  const test::CommandResult solved =
+      test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh search --json");
+  REQUIRE(solved.status == 0);
+  const json recorded = json::parse(read_text_file(summary));
+  CHECK(recorded["mesh"] == "search");
+  const json& result = recorded["results"][0];
+  CHECK(result["cost"].get<double>() == doctest::Approx(json::parse(solved.output)["total_cost"].get<double>()).epsilon(1e-12));
+  CHECK(batch.output.find(" ok on " + result["mesh"].get<std::string>()) != std::string::npos);
+  const test::CommandResult again = test::run_pase("batch " + graph + " --devices 16" + kCalibrated +
+                                                   " --mesh search --expect " + summary);
+  CHECK(again.status == 0);
+  const test::CommandResult unplaced =
+      test::run_pase("batch " + graph + " --devices 16" + kCalibrated + " --expect " + summary);
+  CHECK(unplaced.status == 1);  // bad input: the summary records other costs
+  CHECK(unplaced.error == "error: " + summary + ": field 'mesh': recorded with --mesh search, this run has none\n");
 }

@@ -5,6 +5,7 @@
 // and the plan built from the answer realizes its cost exactly.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -18,6 +19,8 @@
 #include "plans/mesh_search.h"
 #include "plans/realized_words.h"
 #include "random_objective.h"
+#include "solve/solve_request.h"
+#include "strategy/baselines.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -45,7 +48,9 @@ Graph attention() {
 
 // Every layout of every vertex, priced from scratch, and the least total over
 // every combination of them.
-double brute_force(const Graph& graph, const CostTables& configs, const Mesh& mesh, const CostModel& model) {
+// With `only`, each vertex's layouts of that configuration alone (a baseline's).
+double brute_force(const Graph& graph, const CostTables& configs, const Mesh& mesh, const CostModel& model,
+                   const std::vector<int32_t>* only = nullptr) {
   struct Layout {
     const int32_t* config;
     AxisAssignment axes;
@@ -54,6 +59,7 @@ double brute_force(const Graph& graph, const CostTables& configs, const Mesh& me
   std::vector<std::vector<Layout>> layouts(graph.vertices.size());
   for (size_t v = 0; v < layouts.size(); ++v)
     for (size_t s = 0; s < configs.configs[v].size(); ++s)
+      if (!only || static_cast<int32_t>(s) == (*only)[v])
       for (AxisAssignment& axes : axis_assignments(mesh, configs.configs[v][s], configs.configs[v].rank, 100000).list) {
         const double cost = layer_on_mesh(model, configs.models[v], configs.configs[v][s], mesh, axes);
         layouts[v].push_back({configs.configs[v][s], std::move(axes), cost});
@@ -139,4 +145,39 @@ TEST_CASE("mesh search: a head split across nodes pays the network, inside a nod
   const double elements = 8.0 * 128;
   auto ring = [&](double latency, double bandwidth) { return 2 * 3 * (latency + elements / 4 * 2 / bandwidth); };
   CHECK(over_nodes - in_node == doctest::Approx(ring(6e-6, std::min(240e9, 2 * 20e9)) - ring(3e-6, 240e9)).epsilon(1e-9));
+}
+
+TEST_CASE("a baseline on a searched mesh: its configurations, the axes that run them best, as brute force finds") {
+  int priced = 0;
+  for (const Graph& graph : {mlp(), attention()})
+    for (const auto& [shape, devices] : {std::pair<const char*, int64_t>{"node=2,gpu=2", 4}, {"node=2,gpu=4", 8}})
+      for (const char* name : {"data-parallel", "owt", "mcmc"}) {
+        const int64_t per_node = devices / 2;
+        const Mesh mesh = parse_mesh(shape, devices, per_node);
+        CAPTURE(graph.name);
+        CAPTURE(std::string(shape));
+        CAPTURE(std::string(name));
+        const CalibratedCostModel model = machine_of_nodes(devices, per_node);
+        const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, [&](const VertexModel& m, const int32_t* c) {
+          return realizable(mesh, c, static_cast<int>(m.domain.size()));
+        });
+        const BaselineResult chosen = run_baseline(name, graph, configs, McmcOptions{});
+        if (!chosen.applicable) continue;  // owt on a graph without its layers
+        ++priced;
+        SolveRequest request;
+        request.source = StrategySource::Baseline;
+        request.baseline = name;
+        request.mesh = mesh;
+        request.search_layouts = true;
+        const SolveOutcome out = solve_request(graph, model, request);
+        CHECK(out.solution.cost == doctest::Approx(brute_force(graph, configs, mesh, model, &chosen.choice)).epsilon(1e-12));
+        for (size_t v = 0; v < graph.vertices.size(); ++v) {  // the baseline's configurations, unchanged
+          const ConfigSet& expanded = out.tables.configs[v];
+          const int32_t* config = expanded[static_cast<size_t>(out.solution.choice[v])];
+          CHECK(std::equal(config, config + expanded.rank, configs.configs[v][static_cast<size_t>(chosen.choice[v])]));
+        }
+        REQUIRE(out.placed);
+        CHECK(out.placed->plan.realized_total_cost == doctest::Approx(out.solution.cost).epsilon(1e-12));
+      }
+  CHECK(priced >= 8);
 }
