@@ -12,6 +12,7 @@
 #include "base/byte_size.h"
 #include "cli/graph_input.h"
 #include "cli/training_solve.h"
+#include "cli/mesh_choice.h"
 #include "graphs/rebatch.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
@@ -36,6 +37,7 @@ struct EvaluateCliOptions {
   MemoryCliOptions memory;
   McmcOptions mcmc;
   int64_t tensor_parallel = 0;  // megatron: 0, the best
+  std::string mesh;             // --baseline: placed on it (search: the cheapest dp x tp mesh)
   std::string out;
   bool json = false;
 };
@@ -119,6 +121,22 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
   return file;
 }
 
+// --baseline with --mesh: the baseline placed on the mesh (search: on each
+// dp x tp mesh, the cheapest kept, their lines in `mesh_words`), its axes
+// chosen with its configurations on the calibrated model.
+std::unique_ptr<TrainingSolve> baseline_on_mesh(const EvaluateCliOptions& o, const GraphFileV1& graph_file,
+                                                const std::vector<int64_t>& counts, const ModelMaker& make_model,
+                                                SolveRequest request, int64_t devices, std::string& mesh_words) {
+  if (o.baseline.empty()) throw UsageError("--mesh: applies to --baseline (a strategy file's plan has its own mesh)");
+  const std::unique_ptr<CostModel> model = make_model(request.memory);
+  if (o.mesh == "search" && (model->name() != "calibrated" || model->devices_per_node() <= 0))
+    throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
+  const MeshPlan plan = mesh_plan(o.mesh, devices, model->devices_per_node());
+  request.search_layouts = plan.search || (o.mesh != "auto" && model->name() == "calibrated");
+  Mesh mesh;
+  return solve_on_meshes(graph_file, o.graph, counts, make_model, request, plan, mesh, &mesh_words);
+}
+
 // `pase evaluate` once its options are parsed.
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
@@ -144,8 +162,14 @@ int run_evaluate(const EvaluateCliOptions& o) {
   const GraphFileV1 graph_file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(graph_file, o.graph) : 1);
-  const TrainingSearch search = solve_training(graph_file, o.graph, counts, make_model, request);
-  if (counts.size() > 1) std::cerr << "note: " << micro_batch_search_words(search) << "\n";
+  TrainingSearch search;
+  std::string mesh_words;
+  if (o.mesh.empty()) {
+    search = solve_training(graph_file, o.graph, counts, make_model, request);
+    if (counts.size() > 1) std::cerr << "note: " << micro_batch_search_words(search) << "\n";
+  } else {
+    search.best = baseline_on_mesh(o, graph_file, counts, make_model, request, devices, mesh_words);
+  }
   const TrainingSolve& solved = *search.best;
   const Graph& graph = solved.graph;
   const CostModel* model = solved.model.get();
@@ -154,7 +178,8 @@ int run_evaluate(const EvaluateCliOptions& o) {
     std::cerr << "warning: " << o.strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
               << "'\n";
   const std::vector<int32_t>& choice = out.solution.choice;
-  const double total = out.solution.cost;
+  const double total = placed_cost(out);
+  const Plan* plan = out.placed ? &out.placed->plan : nullptr;
   MemoryReport memory;
   memory.options = solved.setup;
   memory.micro_batch_size = solved.micro_batch_size;
@@ -162,7 +187,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   if (const std::string over = over_machine_memory_words(*model, memory.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
     std::cerr << "warning: " << over << "\n";
   if (o.json || !o.out.empty()) {
-    const std::string text = write_strategy_file(graph, out.tables, choice, total, nullptr, nullptr, &memory);
+    const std::string text = write_strategy_file(graph, out.tables, choice, total, nullptr, plan, &memory);
     if (o.json) std::cout << text;
     if (!o.out.empty()) write_text_file(o.out, text);
   }
@@ -173,7 +198,13 @@ int run_evaluate(const EvaluateCliOptions& o) {
             << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
             << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer)
             << training_words(graph, memory.options, memory.micro_batch_size) << ")\n";
-  std::cout << "strategy: " << plan_summary(graph, out.tables, choice, memory.options, nullptr) << "\n";
+  std::cout << "strategy: " << plan_summary(graph, out.tables, choice, memory.options, plan) << "\n";
+  if (plan)
+    std::cout << mesh_words << "plan on mesh " << mesh_shape_words(plan->mesh) << ": realized total cost "
+              << format_total(total, out.tables.unit) << " " << out.tables.unit
+              << (out.layouts.empty() ? " (the layers as the tables price them, the edges as the plan moves them)"
+                                      : " (every collective over the links it crosses, as priced)")
+              << "\n";
   if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
     std::cout << "note: the file records total_cost " << format_total(*file->total_cost, out.tables.unit)
               << " (another machine, cost model or edit)\n";
@@ -197,6 +228,9 @@ CommandRunner register_evaluate(CLI::App& app) {
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--tensor-parallel", o->tensor_parallel,
                   "megatron: ways of tensor parallelism inside a stage (default: the best divisor of the devices)");
+  cmd->add_option("--mesh", o->mesh,
+                  "With --baseline: place it on a device mesh, its cost the placed plan's: search (each dp x tp mesh "
+                  "with tp inside a node, the cheapest kept; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4");
   cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
   return [cmd, o]() -> int {

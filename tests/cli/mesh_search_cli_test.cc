@@ -214,3 +214,32 @@ TEST_CASE("batch --mesh search: each optimum's cost as placed, recorded with its
   CHECK(unplaced.status == 1);  // bad input: the summary records other costs
   CHECK(unplaced.error == "error: " + summary + ": field 'mesh': recorded with --mesh search, this run has none\n");
 }
+
+TEST_CASE("evaluate --baseline --mesh search: compare's row, and its plan priced again at the same cost") {
+  const std::string graph = small_llama();
+  const std::string out = test::write_temp_file("compare_mesh_baselines.json", "");
+  REQUIRE(test::run_pase("compare " + graph + " --devices 16" + kCalibrated + " --mesh search --json " + out).status == 0);
+  const json rows = json::parse(read_text_file(out))["results"][0]["strategies"];
+  for (const char* baseline : {"data-parallel", "megatron"}) {
+    CAPTURE(baseline);
+    const std::string written = test::write_temp_file(std::string("evaluate_mesh_") + baseline + ".json", "");
+    const test::CommandResult evaluated = test::run_pase("evaluate " + graph + " --devices 16" + kCalibrated +
+                                                         " --baseline " + baseline + " --mesh search -o " + written);
+    REQUIRE(evaluated.status == 0);
+    const json file = json::parse(read_text_file(written));
+    for (const json& row : rows)
+      if (row["name"] == baseline) {
+        CHECK(file["total_cost"].get<double>() == doctest::Approx(row["cost"].get<double>()).epsilon(1e-12));
+        CHECK(evaluated.output.find("plan on mesh " + row["mesh"].get<std::string>() + ": realized total cost") !=
+              std::string::npos);
+      }
+    const test::CommandResult again = test::run_pase("evaluate " + graph + kCalibrated + " --strategy " + written + " --json");
+    REQUIRE(again.status == 0);
+    CHECK(json::parse(again.output)["total_cost"].get<double>() ==
+          doctest::Approx(file["total_cost"].get<double>()).epsilon(1e-12));
+    const test::CommandResult refused =
+        test::run_pase("evaluate " + graph + kCalibrated + " --strategy " + written + " --mesh search");
+    CHECK(refused.status == 2);
+    CHECK(refused.error == "error: --mesh: applies to --baseline (a strategy file's plan has its own mesh)\n");
+  }
+}
