@@ -213,8 +213,6 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   request.devices_per_node = o.devices_per_node;
   request.plan_only = o.plan_only;
   request.uniform_blocks = o.uniform_blocks;
-  if (o.uniform_blocks && request.memory.per_layer_auto())
-    throw UsageError("--uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)");
   if (o.mesh == "search") {
     if (model.name() != "calibrated" || model.devices_per_node() <= 0)
       throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");

@@ -29,4 +29,17 @@ MemoryTables merge_memory_tables(const MemoryTables& memory, const UniformBlocks
   return merged;
 }
 
+OptionSpace merge_options(const OptionSpace& space, const UniformBlocks& uniform) {
+  OptionSpace merged;
+  merged.objective = uniform.objective;
+  merged.memory = merge_memory_tables(space.memory, uniform);
+  for (int original : uniform.stands_for) {
+    const auto v = static_cast<size_t>(original);
+    merged.first.push_back(space.first[v]);
+    merged.config.push_back(space.config[v]);
+    merged.variant.push_back(space.variant[v]);
+  }
+  return merged;
+}
+
 }  // namespace pase

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "graphs/recompute.h"
+#include "base/error.h"
 #include "memorycap/memory_priced_dp.h"
+#include "memorycap/uniform_memory.h"
 #include "memorycap/vertex_options.h"
 
 namespace pase {
@@ -106,6 +108,42 @@ struct TechniqueSpace {
 
 }  // namespace
 
+namespace {
+
+// The strategy a search over options found, back in configurations: the
+// graph with each layer's variant, priced as any graph is, checked against
+// what the search priced.
+TechniqueChoice technique_choice(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                 const TrainingSetup& setup, const TechniqueSpace& techniques,
+                                 const std::vector<int32_t>& options, const CappedSolution& found, bool capped) {
+  TechniqueChoice out;
+  out.graph = graph;
+  set_layer_techniques(out.graph, techniques.techniques_of(options));
+  out.tables = reprice_vertices(out.graph, model, tables);
+  out.memory = build_memory_tables(out.graph, out.tables, setup);
+  out.solution.choice = techniques.space.configs_of(options);
+  out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
+  const uint64_t bytes = plan_memory(out.memory, out.solution.choice).total();
+  if (!same_cost(out.solution.cost, found.cost) || bytes != found.memory)
+    throw std::logic_error("the per-layer techniques chosen price at " + std::to_string(out.solution.cost) + " and " +
+                           std::to_string(bytes) + " bytes, not the search's " + std::to_string(found.cost) + " and " +
+                           std::to_string(found.memory));
+  if (capped) {
+    out.capped = found;
+    out.capped->choice = out.solution.choice;
+    out.capped->cost = out.solution.cost;
+  }
+  return out;
+}
+
+// Whether vertex v's options mean what its representative's do (the same
+// configuration and variant at each index), as merged vertices' must.
+bool same_options(const OptionSpace& space, size_t v, size_t r) {
+  return space.first[v] == space.first[r] && space.config[v] == space.config[r] && space.variant[v] == space.variant[r];
+}
+
+}  // namespace
+
 TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
                                         const TrainingSetup& setup, std::optional<uint64_t> cap,
                                         const CapOptions& cap_options, const SolveOptions& solve) {
@@ -113,26 +151,44 @@ TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& mod
   MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
   const CappedSolution found = solve_under_cap(dp, techniques.space.objective, techniques.space.memory,
                                                cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
-  // The strategy back in configurations, its layers at their variants, priced as any graph is.
-  TechniqueChoice out;
-  out.graph = graph;
-  set_layer_techniques(out.graph, techniques.techniques_of(found.choice));
-  out.tables = reprice_vertices(out.graph, model, tables);
-  out.memory = build_memory_tables(out.graph, out.tables, setup);
+  TechniqueChoice out = technique_choice(graph, model, tables, setup, techniques, found.choice, found, cap.has_value());
+  const std::vector<int32_t> choice = std::move(out.solution.choice);
+  const double cost = out.solution.cost;
   out.solution = dp.plan();
-  out.solution.choice = techniques.space.configs_of(found.choice);
-  out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
+  out.solution.choice = choice;
+  out.solution.cost = cost;
   out.solution.stats = dp.last_stats();
-  const uint64_t bytes = plan_memory(out.memory, out.solution.choice).total();
-  if (!same_cost(out.solution.cost, found.cost) || bytes != found.memory)
-    throw std::logic_error("the per-layer techniques chosen price at " + std::to_string(out.solution.cost) + " and " +
-                           std::to_string(bytes) + " bytes, not the search's " + std::to_string(found.cost) + " and " +
-                           std::to_string(found.memory));
-  if (cap) {
-    out.capped = found;
-    out.capped->choice = out.solution.choice;
-    out.capped->cost = out.solution.cost;
+  return out;
+}
+
+TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                                const TrainingSetup& setup, std::optional<uint64_t> cap,
+                                                const CapOptions& cap_options, const SolveOptions& solve,
+                                                const UniformBlocks& uniform) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  std::vector<int> representative(uniform.merged.size());
+  for (size_t v = 0; v < representative.size(); ++v) {
+    representative[v] = uniform.stands_for[static_cast<size_t>(uniform.merged[v])];
+    if (!same_options(techniques.space, v, static_cast<size_t>(representative[v])))
+      throw ResourceError("uniform blocks: layer '" + graph.vertices[v].name + "' has other recomputation or ZeRO "
+                          "options than '" + graph.vertices[static_cast<size_t>(representative[v])].name +
+                          "', whose configuration it takes; give one stage and one mode");
   }
+  const std::vector<std::string> names = graph.vertex_names();
+  const UniformBlocks configs = merge_vertices(techniques.configurations(), names, representative);
+  const UniformBlocks options = merge_vertices(techniques.space.objective, names, representative);
+  const OptionSpace merged = merge_options(techniques.space, options);
+  MemoryPricedDp dp(merged, configs.objective, options.names, solve);
+  CappedSolution found = solve_under_cap(dp, merged.objective, merged.memory,
+                                         cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
+  const std::vector<int32_t> expanded = expand_uniform(options, found.choice);
+  TechniqueChoice out = technique_choice(graph, model, tables, setup, techniques, expanded, found, cap.has_value());
+  const std::vector<int32_t> choice = std::move(out.solution.choice);
+  const double cost = out.solution.cost;
+  out.solution = expand_solution(configs, dp.plan());
+  out.solution.choice = choice;
+  out.solution.cost = cost;
+  out.solution.stats = dp.last_stats();
   return out;
 }
 

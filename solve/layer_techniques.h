@@ -16,6 +16,7 @@
 #include "costmodel/memory_model.h"
 #include "graphs/graph.h"
 #include "dp/solve.h"
+#include "dp/uniform_blocks.h"
 #include "memorycap/memory_cap.h"
 #include "memorycap/memory_frontier.h"
 
@@ -53,6 +54,17 @@ struct TechniqueChoice {
 [[nodiscard]] TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
                                                       const TrainingSetup& setup, std::optional<uint64_t> cap,
                                                       const CapOptions& cap_options, const SolveOptions& solve);
+
+/// choose_layer_techniques over the strategies that give every block of
+/// `uniform`'s runs (found on `tables`' configurations) the first block's
+/// configuration and techniques, layer by layer: the merged vertices'
+/// options are their groups' summed (costs and bytes), so the search and its
+/// bound are exact over those strategies. A layer whose options differ from
+/// those of the layer it follows is refused (ResourceError).
+[[nodiscard]] TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostModel& model,
+                                                              const CostTables& tables, const TrainingSetup& setup,
+                                                              std::optional<uint64_t> cap, const CapOptions& cap_options,
+                                                              const SolveOptions& solve, const UniformBlocks& uniform);
 
 /// A lower bound on every strategy's cost over configurations and per-layer
 /// techniques: each layer at its cheapest configuration and technique, the

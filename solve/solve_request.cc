@@ -230,9 +230,36 @@ void take_given_layouts(SolveOutcome& out, const Graph& graph, const SolveReques
   }
 }
 
+// Per-layer techniques under uniform blocks: each block position one
+// configuration and one set of techniques in every block of a run, beside
+// the free optimum (what the restriction costs).
+void choose_uniform_techniques(SolveOutcome& out, const Graph& graph, const CostModel& model,
+                               const SolveRequest& request) {
+  const CostTables tables = out.tables;
+  const UniformBlocks uniform = uniform_blocks(
+      tables.objective, graph.vertex_names(), [&tables](int v, int w) { return same_configurations(tables, v, w); });
+  choose_techniques(out, graph, model, request);  // the free answer
+  UniformOutcome report;
+  report.runs = uniform.runs;
+  report.free_cost = out.solution.cost;
+  report.free_exact = !out.capped || (out.capped->feasible && out.capped->gap == 0);
+  if (request.cap && !out.capped->feasible) report.free_cost = 0.0;
+  if (!uniform.runs.empty()) {
+    TechniqueChoice chosen = choose_uniform_layer_techniques(graph, model, tables, request.memory, request.cap,
+                                                             request.cap_search, request.solve, uniform);
+    out.tables = std::move(chosen.tables);
+    out.memory = std::move(chosen.memory);
+    out.solution = std::move(chosen.solution);
+    out.capped = std::move(chosen.capped);
+    out.graph = std::move(chosen.graph);
+  }
+  out.uniform = std::move(report);
+}
+
 void choose(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   if (searches(request) && request.memory.per_layer_auto()) {
-    choose_techniques(out, graph, model, request);
+    if (request.uniform_blocks && request.source == StrategySource::Optimum) choose_uniform_techniques(out, graph, model, request);
+    else choose_techniques(out, graph, model, request);
     return;
   }
   if (request.source == StrategySource::Baseline && request.memory.per_layer_auto()) {

@@ -1,7 +1,8 @@
 // solve --uniform-blocks end to end (dp/uniform_blocks.h): every block of a
 // small Llama takes one configuration per layer, the file says what was made
 // uniform and the free optimum beside it, evaluate prices the strategy back,
-// a memory cap holds, and what is not yet served is refused in one line.
+// a memory cap holds, and per-layer techniques are made uniform with the
+// configurations.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -93,8 +94,38 @@ TEST_CASE("solve --uniform-blocks: the table's line, under a cap, and the refusa
         json::parse(free.output)["memory"]["lower_bound_cost"].get<double>() * (1 - 1e-12));
   CHECK(strategy["solver"]["uniform_blocks"]["free_optimum_cost"].get<double>() ==
         doctest::Approx(json::parse(free.output)["total_cost"].get<double>()).epsilon(1e-12));
-  const test::CommandResult per_layer = test::run_pase("solve " + graph + " --devices 8 --uniform-blocks --zero auto");
-  CHECK(per_layer.status == 2);
-  CHECK(per_layer.error ==
-        "error: --uniform-blocks: not yet with --zero auto or --recompute auto (give one stage and mode)\n");
+}
+
+TEST_CASE("solve --uniform-blocks with --zero auto --recompute auto: one configuration and one technique per layer of every block") {
+  const std::string graph = four_block_llama();
+  const std::string options = " --devices 8 --no-plan --zero auto --recompute auto --memory-per-device 600KiB --json";
+  const test::CommandResult uniform = test::run_pase("solve " + graph + options + " --uniform-blocks");
+  const test::CommandResult free = test::run_pase("solve " + graph + options);
+  REQUIRE(uniform.status == 0);
+  REQUIRE(free.status == 0);
+  const json strategy = json::parse(uniform.output);
+  const json free_strategy = json::parse(free.output);
+  CHECK(strategy["memory"]["per_device_bytes"].get<uint64_t>() <= 600 * 1024);
+  CHECK(strategy["solver"]["uniform_blocks"]["free_optimum_cost"].get<double>() ==
+        doctest::Approx(free_strategy["total_cost"].get<double>()).epsilon(1e-12));
+  CHECK(strategy["total_cost"].get<double>() >=
+        free_strategy["memory"]["lower_bound_cost"].get<double>() * (1 - 1e-12));
+  // Every block (the one the run cuts in two included) holds each layer's configuration and techniques alike.
+  std::map<std::string, std::set<std::string>> seen;
+  const std::string prefix = "model/layers.";
+  for (const json& layer : strategy["layers"]) {
+    const std::string name = layer["name"].get<std::string>();
+    if (name.rfind(prefix, 0) != 0) continue;
+    seen[name.substr(name.find('/', prefix.size()) + 1)].insert(
+        layer["config"].dump() + " " + layer["recompute"].dump() + " " + layer["zero"].dump());
+  }
+  for (const auto& [name, kinds] : seen) {
+    CAPTURE(name);
+    CHECK(kinds.size() == 1);
+  }
+  const std::string file = test::write_temp_file("uniform_techniques.json", uniform.output);
+  const test::CommandResult priced = test::run_pase("evaluate " + graph + " --devices 8 --strategy " + file + " --json");
+  REQUIRE(priced.status == 0);
+  CHECK(json::parse(priced.output)["total_cost"].get<double>() ==
+        doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-12));
 }

@@ -13,10 +13,12 @@
 
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
+#include "dp/uniform_blocks.h"
 #include "graphs/recompute.h"
 #include "memorycap/memory_cap.h"
 #include "memorycap/memory_frontier.h"
 #include "memorycap/memory_priced_dp.h"
+#include "memorycap/uniform_memory.h"
 #include "memorycap/vertex_options.h"
 #include "random_objective.h"
 #include "solve/layer_techniques.h"
@@ -236,4 +238,82 @@ TEST_CASE("choose_layer_techniques: equals the best per-layer assignment, each p
              chosen.graph.vertices[1].recompute != chosen.graph.vertices[2].recompute;
   }
   CHECK(mixed > 0);  // some cap asks for different techniques on different layers
+}
+
+TEST_CASE("options under uniform blocks: the capped search equals brute force over one option per block position") {
+  std::mt19937 rng(20261127);
+  int cases = 0, dearer = 0;
+  for (int round = 0; round < 16; ++round) {
+    CAPTURE(round);
+    const int size = 2 + round % 2, blocks = 2 + (round / 2) % 2;
+    const Objective base = test::repeated_blocks(rng, size, blocks, 1);
+    const std::vector<std::string> names = test::vertex_names(base.vertex_count());
+    const UniformBlocks uniform = uniform_blocks(base, names, [&](int v, int w) {
+      return base.config_count(static_cast<size_t>(v)) == base.config_count(static_cast<size_t>(w));
+    });
+    if (uniform.runs.empty()) continue;
+    // Variants alike by block position (as a model's repeated layers are), each vertex's own elsewhere.
+    const size_t n = base.vertex_count(), k = 2;
+    std::vector<int> position(n);
+    for (size_t v = 0; v < n; ++v)
+      position[v] = v >= 1 && v < 1 + static_cast<size_t>(size * blocks) ? static_cast<int>((v - 1) % static_cast<size_t>(size))
+                                                                          : static_cast<int>(v) + size;
+    std::vector<Variant> variants(k);
+    for (Variant& variant : variants) {
+      const Variant drawn = random_variant(rng, base);
+      variant.objective.vertex_cost.resize(n);
+      variant.memory.offset.push_back(0);
+      for (size_t v = 0; v < n; ++v) {
+        size_t from = v;  // the first vertex at v's position: its prices are every such vertex's
+        for (size_t w = 0; w < n; ++w)
+          if (position[w] == position[v]) {
+            from = w;
+            break;
+          }
+        variant.objective.vertex_cost[v] = drawn.objective.vertex_cost[from];
+        for (size_t s = 0; s < base.config_count(v); ++s) {
+          variant.memory.weights.push_back(drawn.memory.weights[drawn.memory.offset[from] + s]);
+          variant.memory.activations.push_back(drawn.memory.activations[drawn.memory.offset[from] + s]);
+        }
+        variant.memory.offset.push_back(variant.memory.weights.size());
+      }
+    }
+    std::vector<VariantPrices> prices;
+    for (const Variant& variant : variants) prices.push_back({&variant.objective, &variant.memory});
+    const OptionSpace space = expand_options(base, prices, std::vector<uint32_t>(n, 3U));
+    std::vector<int> representative(n);
+    for (size_t v = 0; v < n; ++v) representative[v] = uniform.stands_for[static_cast<size_t>(uniform.merged[v])];
+    const UniformBlocks options = merge_vertices(space.objective, names, representative);
+    const OptionSpace merged = merge_options(space, options);
+    const UniformBlocks configs = merge_vertices(base, names, representative);
+    MemoryPricedDp dp(merged, configs.objective, options.names, SolveOptions{});
+    // Brute force: one option per group, priced in the original option space.
+    auto best_within = [&](uint64_t cap) {
+      std::vector<int32_t> digits(options.objective.vertex_count(), 0), choice(n);
+      double best = kInf;
+      do {
+        for (size_t v = 0; v < n; ++v) choice[v] = digits[static_cast<size_t>(uniform.merged[v])];
+        if (plan_memory(space.memory, choice).total() <= cap) best = std::min(best, space.objective.evaluate(choice));
+      } while (test::next_assignment(digits, [&](size_t w) { return options.objective.config_count(w); }));
+      return best;
+    };
+    MemoryPricedDp free_dp(space, base, names, SolveOptions{});
+    for (double f : {0.0, 0.3, 0.6, 1.0, 3.0}) {
+      const uint64_t cap = dp.least_bytes() + static_cast<uint64_t>(f * 40 * static_cast<double>(n));
+      CAPTURE(cap);
+      ++cases;
+      const CappedSolution result = solve_under_cap(dp, merged.objective, merged.memory, cap, exhaustive_search());
+      REQUIRE(result.feasible);
+      CHECK(result.cost == doctest::Approx(best_within(cap)).epsilon(1e-12));
+      const std::vector<int32_t> expanded = expand_uniform(options, result.choice);
+      CHECK(space.objective.evaluate(expanded) == doctest::Approx(result.cost).epsilon(1e-12));
+      CHECK(plan_memory(space.memory, expanded).total() == result.memory);
+      CHECK(result.memory <= cap);
+      const CappedSolution free = solve_under_cap(free_dp, space.objective, space.memory, cap, exhaustive_search());
+      CHECK(result.cost >= free.cost * (1 - 1e-12));
+      dearer += result.cost > free.cost * (1 + 1e-9);
+    }
+  }
+  CHECK(cases >= 40);
+  CHECK(dearer > 0);  // the restriction does cost something in some cases
 }
