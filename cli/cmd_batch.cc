@@ -68,6 +68,7 @@ struct BatchCliOptions {
   std::string shard;     // "I/N"; empty: every graph
   bool timings = false;  // seconds in the summary (they vary from run to run)
   std::string mesh;      // empty: unplaced costs; search, auto or a shape: each optimum's cost as placed
+  bool uniform_blocks = false;  // every block of a run one configuration per layer
 };
 
 /// One graph at one device count.
@@ -143,7 +144,8 @@ json machine_json(const Machine& machine) {
 
 // Without `timings` the summary is the same bytes on every run and thread count.
 json summary_json(const std::vector<BatchResult>& results, const CostModel& model, const TrainingSetup& memory,
-                  const MemoryCliOptions& options, std::optional<uint64_t> cap, bool timings, const std::string& mesh) {
+                  const MemoryCliOptions& options, std::optional<uint64_t> cap, bool timings, const std::string& mesh,
+                  bool uniform) {
   json doc;
   doc["format"] = "pase-batch-summary";
   doc["version"] = 1;
@@ -155,6 +157,7 @@ json summary_json(const std::vector<BatchResult>& results, const CostModel& mode
   doc["cap_bytes"] = cap ? json(*cap) : json(nullptr);
   if (!memory.plain_step() || micro_batches_auto(options)) doc["training"] = training_json(memory, options);
   if (!mesh.empty()) doc["mesh"] = mesh;  // every cost as placed on its result's mesh
+  if (uniform) doc["uniform_blocks"] = true;  // every optimum over strategies with one plan per block
   doc["results"] = json::array();
   for (const BatchResult& r : results) {
     json entry = {{"graph", r.graph}, {"file", r.file}, {"devices", r.devices}, {"status", r.status}};
@@ -192,7 +195,7 @@ using ExpectKey = std::pair<std::string, int64_t>;  // (file, devices)
 // Reads a summary written by --summary (JSON): every record, with its optimum
 // when it was solved (nullopt: a recorded failure, nothing to compare).
 std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& path, const CostModel& model,
-                                                             const std::string& mesh) {
+                                                             const std::string& mesh, bool uniform) {
   const std::string text = read_text_file(path);
   nlohmann::json document;
   try {
@@ -216,6 +219,11 @@ std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& 
   if (mesh_recorded != mesh)
     (recorded_mesh ? *recorded_mesh : root).fail("recorded " + (mesh_recorded.empty() ? std::string("without --mesh") : "with --mesh " + mesh_recorded) + ", this run " +
               (mesh.empty() ? std::string("has none") : "uses --mesh " + mesh));
+  const auto recorded_uniform = root.optional("uniform_blocks");
+  if ((recorded_uniform && recorded_uniform->value() == true) != uniform)
+    (recorded_uniform ? *recorded_uniform : root)
+        .fail(uniform ? "recorded without --uniform-blocks, this run gives identical blocks one plan"
+                      : "recorded with --uniform-blocks, this run has none");
   if (auto machine = root.optional("machine")) {
     const Machine here = model.machine();
     auto recorded = [&](const std::string& key, double otherwise) {
@@ -300,6 +308,9 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     }
     r.cost = placed_cost(out);
     r.memory = out.bytes.total();
+    if (out.uniform && !out.uniform->runs.empty())
+      r.message += (r.message.empty() ? "" : "; ") + std::string("uniform blocks, the free ") +
+                   (out.uniform->free_exact ? "optimum " : "search's best ") + format_number("%.9g", out.uniform->free_cost);
     if (out.capped) r.gap = out.capped->gap;
     if (out.bounded) {
       r.bounded = true;
@@ -410,6 +421,7 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.cap_search = cap_options(o.memory);
   setup.request.place = false;
   setup.request.exact = o.exact;
+  setup.request.uniform_blocks = o.uniform_blocks;
   if (o.threads < 0) throw UsageError("--threads: expected a non-negative count, got " + std::to_string(o.threads));
   if (o.jobs < 1) throw UsageError("--jobs: expected a positive count, got " + std::to_string(o.jobs));
   if (!(o.timeout >= 0) || !std::isfinite(o.timeout))
@@ -427,7 +439,7 @@ BatchSetup make_setup(const BatchCliOptions& o) {
       throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
     for (int64_t p : o.devices) setup.meshes.push_back(mesh_plan(setup.mesh, p, per_node));
   }
-  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], setup.mesh);
+  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], setup.mesh, o.uniform_blocks);
   return setup;
 }
 
@@ -537,7 +549,7 @@ int run_batch(const BatchCliOptions& o) {
   if (!o.summary.empty()) {
     const std::string text =
         summary_kind == ".json"
-            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings, setup.mesh).dump(2) + "\n"
+            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings, setup.mesh, o.uniform_blocks).dump(2) + "\n"
             : summary_csv(results, o.timings);
     if (summary_to_stdout) std::cout << text << std::flush;
     else write_text_file(o.summary, text);
@@ -572,6 +584,9 @@ CommandRunner register_batch(CLI::App& app) {
   cmd->add_option("--mesh", o->mesh,
                   "Record each optimum's cost as placed on a device mesh: search (each dp x tp mesh with tp inside a "
                   "node, the cheapest kept; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4 (default: unplaced)");
+  cmd->add_flag("--uniform-blocks", o->uniform_blocks,
+                "Give every block of a run of identical blocks one configuration per layer (as Megatron-LM, FSDP and a "
+                "scan over layers run); recorded in the summary");
   cmd->add_flag("--timings", o->timings, "Also record each solve's seconds in the summary (they vary from run to run)");
   cmd->add_option("--shard", o->shard, "Solve only share I of N of the graphs (every Nth file from the Ith), to split a zoo across CI jobs");
   return [cmd, o]() -> int {

@@ -35,6 +35,7 @@ struct FrontierCliOptions {
   int64_t devices_per_node = 0;
   std::string csv, json, svg;
   size_t max_rows = 0;  // 0: every point in the table
+  bool uniform_blocks = false;  // every block of a run one configuration per layer
 };
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -83,6 +84,7 @@ nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier,
                              {"lower_bound_cost", p.lower_bound},
                              {"gap", p.gap},
                              {"on_hull", p.on_hull}});
+  if (o.uniform_blocks) doc["uniform_blocks"] = true;  // every point gives identical blocks one plan
   if (counts)  // --micro-batches auto: each point's count
     for (size_t i = 0; i < frontier.size(); ++i) doc["points"][i]["micro_batches"] = (*counts)[frontier[i].source];
   return doc;
@@ -135,6 +137,7 @@ int run_frontier(const FrontierCliOptions& o) {
   request.source = StrategySource::Frontier;
   request.memory = memory_options(o.memory);
   request.min_row = search_min_row(o.model);
+  request.uniform_blocks = o.uniform_blocks;
   if (!o.mesh.empty()) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model->devices_per_node();
     try {
@@ -179,6 +182,9 @@ int run_frontier(const FrontierCliOptions& o) {
   std::cout << frontier.size() << " points from the least memory (" << format_gib(frontier.front().bytes.total())
             << " GiB) to the least cost (" << format_gib(frontier.back().bytes.total()) << " GiB), " << found.runs
             << " DP runs" << (counted ? found.words : "") << "\n";
+  if (out.uniform)
+    std::cout << "uniform blocks: " << uniform_runs_words(graph, out.uniform->runs)
+              << ", every point one configuration per layer of each block\n";
 
   if (!o.csv.empty()) write_text_file(o.csv, frontier_csv(frontier, graph.name, o.devices, unit));
   if (!o.json.empty())
@@ -218,6 +224,9 @@ CommandRunner register_frontier(CLI::App& app) {
   add_memory_options(cmd, o->memory, /*with_cap=*/false);
   cmd->add_option("--mesh", o->mesh, "Only configurations this device mesh realizes (auto, 2x4, dp=2,tp=4)");
   cmd->add_option("--devices-per-node", o->devices_per_node, "Devices per node, recorded in the mesh (default: the --machine profile's)");
+  cmd->add_flag("--uniform-blocks", o->uniform_blocks,
+                "Give every block of a run of identical blocks one configuration per layer (as Megatron-LM, FSDP and a "
+                "scan over layers run) at every point");
   cmd->add_option("--max-rows", o->max_rows, "Print at most this many points in the table, spread evenly (files keep all)");
   cmd->add_option("--csv", o->csv, "Also write the frontier as CSV");
   cmd->add_option("--json", o->json, "Also write the frontier as JSON");

@@ -325,11 +325,7 @@ MemoryReport memory_report(const TrainingSolve& solved) {
 // one configuration each: 0.824 seconds, the free optimum 0.8238 (+0.02%)".
 std::string uniform_words(const Graph& graph, const UniformOutcome& uniform, double cost, const std::string& unit) {
   if (uniform.runs.empty()) return "uniform blocks: no run of identical blocks, the optimum is free";
-  std::string runs;
-  for (const UniformRun& run : uniform.runs)
-    runs += (runs.empty() ? "" : "; ") + std::to_string(run.blocks) + " blocks of " + std::to_string(run.period) +
-            " layers (from '" + graph.vertices[static_cast<size_t>(run.first)].name + "'" +
-            (run.extended ? std::string(", and one more cut in two by its ends") : "") + ")";
+  const std::string runs = uniform_runs_words(graph, uniform.runs);
   // The two sums differ in order: a difference within rounding is none.
   double extra = uniform.free_cost > 0 ? 100.0 * (cost - uniform.free_cost) / uniform.free_cost : 0.0;
   if (std::fabs(extra) < 1e-9) extra = 0;

@@ -96,4 +96,14 @@ std::string mesh_shape_words(const Mesh& mesh) {
   return text;
 }
 
+std::string uniform_runs_words(const Graph& graph, const std::vector<UniformRun>& runs) {
+  if (runs.empty()) return "no run of identical blocks";
+  std::string words;
+  for (const UniformRun& run : runs)
+    words += (words.empty() ? "" : "; ") + std::to_string(run.blocks) + " blocks of " + std::to_string(run.period) +
+             " layers (from '" + graph.vertices[static_cast<size_t>(run.first)].name + "'" +
+             (run.extended ? std::string(", and one more cut in two by its ends") : "") + ")";
+  return words;
+}
+
 }  // namespace pase

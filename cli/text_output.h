@@ -28,6 +28,7 @@ namespace pase {
 
 #include "costmodel/training_setup.h"
 #include "graphs/graph.h"
+#include "dp/uniform_blocks.h"
 #include "plans/plan.h"
 
 namespace pase {
@@ -48,5 +49,10 @@ namespace pase {
 /// vertex's cell, each after two spaces; empty when the setup fixes both
 /// techniques for every layer (the column would repeat one value).
 [[nodiscard]] std::vector<std::string> techniques_column(const Graph& graph, const TrainingSetup& setup);
+
+/// The runs --uniform-blocks made uniform: "31 blocks of 17 layers (from
+/// 'model/layers.0/post_attention_layernorm', and one more cut in two by its
+/// ends)", runs joined by "; "; "no run of identical blocks" when none.
+[[nodiscard]] std::string uniform_runs_words(const Graph& graph, const std::vector<UniformRun>& runs);
 
 }  // namespace pase

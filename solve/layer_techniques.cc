@@ -161,11 +161,17 @@ TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& mod
   return out;
 }
 
-TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
-                                                const TrainingSetup& setup, std::optional<uint64_t> cap,
-                                                const CapOptions& cap_options, const SolveOptions& solve,
-                                                const UniformBlocks& uniform) {
-  const TechniqueSpace techniques(graph, model, tables, setup);
+namespace {
+
+// The option space with every block of `uniform`'s runs merged into its
+// first: its configurations merged alike for the DP's tables.
+struct MergedTechniques {
+  UniformBlocks configs;  // the configurations' objective, merged
+  UniformBlocks options;  // the options' objective, merged (its groups are `configs`')
+  OptionSpace space;      // over the merged options
+};
+
+MergedTechniques merge_techniques(const Graph& graph, const TechniqueSpace& techniques, const UniformBlocks& uniform) {
   std::vector<int> representative(uniform.merged.size());
   for (size_t v = 0; v < representative.size(); ++v) {
     representative[v] = uniform.stands_for[static_cast<size_t>(uniform.merged[v])];
@@ -175,17 +181,29 @@ TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostMo
                           "', whose configuration it takes; give one stage and one mode");
   }
   const std::vector<std::string> names = graph.vertex_names();
-  const UniformBlocks configs = merge_vertices(techniques.configurations(), names, representative);
-  const UniformBlocks options = merge_vertices(techniques.space.objective, names, representative);
-  const OptionSpace merged = merge_options(techniques.space, options);
-  MemoryPricedDp dp(merged, configs.objective, options.names, solve);
-  CappedSolution found = solve_under_cap(dp, merged.objective, merged.memory,
+  MergedTechniques merged;
+  merged.configs = merge_vertices(techniques.configurations(), names, representative);
+  merged.options = merge_vertices(techniques.space.objective, names, representative);
+  merged.space = merge_options(techniques.space, merged.options);
+  return merged;
+}
+
+}  // namespace
+
+TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                                const TrainingSetup& setup, std::optional<uint64_t> cap,
+                                                const CapOptions& cap_options, const SolveOptions& solve,
+                                                const UniformBlocks& uniform) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  const MergedTechniques merged = merge_techniques(graph, techniques, uniform);
+  MemoryPricedDp dp(merged.space, merged.configs.objective, merged.options.names, solve);
+  CappedSolution found = solve_under_cap(dp, merged.space.objective, merged.space.memory,
                                          cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
-  const std::vector<int32_t> expanded = expand_uniform(options, found.choice);
+  const std::vector<int32_t> expanded = expand_uniform(merged.options, found.choice);
   TechniqueChoice out = technique_choice(graph, model, tables, setup, techniques, expanded, found, cap.has_value());
   const std::vector<int32_t> choice = std::move(out.solution.choice);
   const double cost = out.solution.cost;
-  out.solution = expand_solution(configs, dp.plan());
+  out.solution = expand_solution(merged.configs, dp.plan());
   out.solution.choice = choice;
   out.solution.cost = cost;
   out.solution.stats = dp.last_stats();
@@ -198,10 +216,20 @@ double least_layer_costs_with_techniques(const Graph& graph, const CostModel& mo
 }
 
 TechniqueFrontier layer_technique_frontier(const Graph& graph, const CostModel& model, const CostTables& tables,
-                                           const TrainingSetup& setup, const SolveOptions& solve) {
+                                           const TrainingSetup& setup, const SolveOptions& solve,
+                                           const UniformBlocks* uniform) {
   const TechniqueSpace techniques(graph, model, tables, setup);
-  MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
   TechniqueFrontier out;
+  if (uniform && !uniform->runs.empty()) {
+    const MergedTechniques merged = merge_techniques(graph, techniques, *uniform);
+    MemoryPricedDp dp(merged.space, merged.configs.objective, merged.options.names, solve);
+    out.points = memory_frontier(dp, merged.space.objective, merged.space.memory);
+    out.dp_runs = dp.runs();
+    for (FrontierPoint& point : out.points)
+      point.choice = techniques.space.configs_of(expand_uniform(merged.options, point.choice));
+    return out;
+  }
+  MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
   out.points = memory_frontier(dp, techniques.space.objective, techniques.space.memory);
   out.dp_runs = dp.runs();
   for (FrontierPoint& point : out.points) point.choice = techniques.space.configs_of(point.choice);

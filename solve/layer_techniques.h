@@ -78,8 +78,12 @@ struct TechniqueFrontier {
   std::vector<FrontierPoint> points;
   int dp_runs = 0;
 };
+/// With `uniform` (runs found on `tables`' configurations), over the
+/// strategies that give every block of a run one configuration and one set
+/// of techniques per layer.
 [[nodiscard]] TechniqueFrontier layer_technique_frontier(const Graph& graph, const CostModel& model,
                                                          const CostTables& tables, const TrainingSetup& setup,
-                                                         const SolveOptions& solve);
+                                                         const SolveOptions& solve,
+                                                         const UniformBlocks* uniform = nullptr);
 
 }  // namespace pase

@@ -178,7 +178,23 @@ void choose_baseline_on_layouts(SolveOutcome& out, const Graph& graph, const Cos
   out.note = result.note;
 }
 
+// The runs of identical blocks of the priced graph (uniform_blocks).
+UniformBlocks uniform_runs(const CostTables& tables, const Graph& graph) {
+  return uniform_blocks(tables.objective, graph.vertex_names(),
+                        [&tables](int v, int w) { return same_configurations(tables, v, w); });
+}
+
 void choose_frontier(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  if (request.uniform_blocks) {  // over the merged objective and bytes, each point's strategy expanded
+    const UniformBlocks uniform = uniform_runs(out.tables, graph);
+    const MemoryTables memory = merge_memory_tables(out.memory, uniform);
+    MemoryPricedDp dp(uniform.objective, uniform.names, memory, request.solve);
+    out.frontier = memory_frontier(dp, uniform.objective, memory);
+    out.frontier_runs = dp.runs();
+    for (FrontierPoint& point : out.frontier) point.choice = expand_uniform(uniform, point.choice);
+    out.uniform = UniformOutcome{uniform.runs, 0.0, false};
+    return;
+  }
   MemoryPricedDp dp(graph, out.tables, out.memory, request.solve);
   out.frontier = memory_frontier(dp, out.tables.objective, out.memory);
   out.frontier_runs = dp.runs();
@@ -189,7 +205,11 @@ void choose_frontier(SolveOutcome& out, const Graph& graph, const SolveRequest& 
 // ones and its tables in the outcome.
 void choose_techniques(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   if (request.source == StrategySource::Frontier) {
-    TechniqueFrontier frontier = layer_technique_frontier(graph, model, out.tables, request.memory, request.solve);
+    std::optional<UniformBlocks> uniform;
+    if (request.uniform_blocks) uniform = uniform_runs(out.tables, graph);
+    TechniqueFrontier frontier = layer_technique_frontier(graph, model, out.tables, request.memory, request.solve,
+                                                          uniform ? &*uniform : nullptr);
+    if (uniform) out.uniform = UniformOutcome{uniform->runs, 0.0, false};
     out.frontier = std::move(frontier.points);
     out.frontier_runs = frontier.dp_runs;
     return;
@@ -236,8 +256,7 @@ void take_given_layouts(SolveOutcome& out, const Graph& graph, const SolveReques
 void choose_uniform_techniques(SolveOutcome& out, const Graph& graph, const CostModel& model,
                                const SolveRequest& request) {
   const CostTables tables = out.tables;
-  const UniformBlocks uniform = uniform_blocks(
-      tables.objective, graph.vertex_names(), [&tables](int v, int w) { return same_configurations(tables, v, w); });
+  const UniformBlocks uniform = uniform_runs(tables, graph);
   choose_techniques(out, graph, model, request);  // the free answer
   UniformOutcome report;
   report.runs = uniform.runs;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text_file.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -128,4 +129,50 @@ TEST_CASE("solve --uniform-blocks with --zero auto --recompute auto: one configu
   REQUIRE(priced.status == 0);
   CHECK(json::parse(priced.output)["total_cost"].get<double>() ==
         doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("--uniform-blocks in frontier, compare and batch: the optimum solve --uniform-blocks finds") {
+  const std::string graph = four_block_llama();
+  const test::CommandResult solved = test::run_pase("solve " + graph + " --devices 8 --no-plan --uniform-blocks --json");
+  REQUIRE(solved.status == 0);
+  const double uniform_cost = json::parse(solved.output)["total_cost"].get<double>();
+  // Frontier: its cheapest point is that optimum; no point beats the free
+  // frontier's bound at its memory (the bound of the free point of the least
+  // memory at or above it holds for every strategy within that memory).
+  const std::string uniform_file = test::write_temp_file("uniform_frontier.json", "");
+  const std::string free_file = test::write_temp_file("free_frontier.json", "");
+  REQUIRE(test::run_pase("frontier " + graph + " --devices 8 --uniform-blocks --json " + uniform_file).status == 0);
+  REQUIRE(test::run_pase("frontier " + graph + " --devices 8 --json " + free_file).status == 0);
+  const json uniform = json::parse(read_text_file(uniform_file));
+  const json free = json::parse(read_text_file(free_file));
+  CHECK(uniform["uniform_blocks"] == true);
+  CHECK(uniform["points"].back()["cost"].get<double>() == doctest::Approx(uniform_cost).epsilon(1e-12));
+  for (const json& point : uniform["points"]) {
+    double free_bound = 0;
+    for (const json& other : free["points"])  // least memory first
+      if (other["per_device_bytes"].get<uint64_t>() >= point["per_device_bytes"].get<uint64_t>()) {
+        free_bound = other["lower_bound_cost"].get<double>();
+        break;
+      }
+    CHECK(point["cost"].get<double>() >= free_bound * (1 - 1e-12));
+  }
+  CHECK(uniform["points"].size() < free["points"].size());  // fewer strategies, fewer trade-offs
+  // Compare: the optimum's row, its note naming the free optimum.
+  const std::string compared_file = test::write_temp_file("uniform_compare.json", "");
+  REQUIRE(test::run_pase("compare " + graph + " --devices 8 --uniform-blocks --json " + compared_file).status == 0);
+  for (const json& row : json::parse(read_text_file(compared_file))["results"][0]["strategies"])
+    if (row["name"] == "pase") {
+      CHECK(row["cost"].get<double>() == doctest::Approx(uniform_cost).epsilon(1e-12));
+      CHECK(row["note"].get<std::string>().rfind("uniform blocks (the free optimum ", 0) == 0);
+    }
+  // Batch: the same optimum, recorded as uniform, and checked only against a uniform run.
+  const std::string summary = test::write_temp_file("uniform_batch.json", "");
+  REQUIRE(test::run_pase("batch " + graph + " --devices 8 --uniform-blocks --summary " + summary).status == 0);
+  const json recorded = json::parse(read_text_file(summary));
+  CHECK(recorded["uniform_blocks"] == true);
+  CHECK(recorded["results"][0]["cost"].get<double>() == doctest::Approx(uniform_cost).epsilon(1e-12));
+  CHECK(test::run_pase("batch " + graph + " --devices 8 --uniform-blocks --expect " + summary).status == 0);
+  const test::CommandResult free_run = test::run_pase("batch " + graph + " --devices 8 --expect " + summary);
+  CHECK(free_run.status == 1);
+  CHECK(free_run.error == "error: " + summary + ": field 'uniform_blocks': recorded with --uniform-blocks, this run has none\n");
 }
