@@ -173,10 +173,12 @@ void compare_on_meshes(Comparison& c, const GraphFileV1& file, const std::string
   for (const std::string& name : names) {
     baseline.baseline = name;
     baseline.memory = optimum.setup;
-    if (name == "fsdp") {
-      baseline.memory.zero = 3;
-      if (request.memory.recompute == Recompute::Auto) baseline.memory.recompute = Recompute::Full;
-    }
+    // A baseline takes one stage and one mode: what its runs use where the
+    // optimum's are left to the solver (FSDP: ZeRO-3; the others: ZeRO-1,
+    // Megatron-LM's distributed optimizer), recomputing fully.
+    if (name == "fsdp") baseline.memory.zero = 3;
+    else if (baseline.memory.zero == kZeroAuto) baseline.memory.zero = 1;
+    if (baseline.memory.recompute == Recompute::Auto) baseline.memory.recompute = Recompute::Full;
     Mesh mesh;
     std::unique_ptr<TrainingSolve> solved;
     try {

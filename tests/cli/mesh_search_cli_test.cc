@@ -186,6 +186,15 @@ TEST_CASE("compare --mesh search: every strategy priced as placed, the optimum a
   REQUIRE(unplaced.status == 0);
   CHECK(unplaced.output.find("note: costs unplaced: each collective priced by the size of its group (--mesh search "
                              "prices every strategy as placed, over the links it crosses)\n") != std::string::npos);
+  // Techniques left to the solver: the baselines take one each (FSDP ZeRO-3,
+  // the others ZeRO-1), recomputing fully, at the optimum's micro-batch count.
+  const test::CommandResult techniques = test::run_pase("compare " + graph + " --devices 16" + kCalibrated +
+                                                        " --mesh search --zero auto --recompute auto --micro-batches "
+                                                        "auto --memory-per-device 1GiB --json " + out);
+  REQUIRE(techniques.status == 0);
+  const json with_techniques = json::parse(read_text_file(out));
+  CHECK(with_techniques["results"][0]["strategies"].size() >= 5);
+  for (const json& row : with_techniques["results"][0]["strategies"]) CHECK(row.contains("mesh"));
   const test::CommandResult refused = test::run_pase("compare " + graph + " --devices 16 --mesh search");
   CHECK(refused.status == 2);
   CHECK(refused.error ==
