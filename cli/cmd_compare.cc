@@ -153,50 +153,65 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
 }
 
-// One baseline on the plan's meshes, at the optimum's micro-batch count. A
-// baseline takes one stage and one mode; where the optimum's are left to the
-// solver it takes what its runs use: FSDP ZeRO-3, the others ZeRO-1
-// (Megatron-LM's distributed optimizer), and of no recomputation and full
-// recomputation the cheaper that fits the cap (else the one that needs less).
+// Whether `a` is a better baseline answer than `b` under `cap`: one that
+// fits beats one that does not; then the cheaper, or the one needing less.
+bool better_fit(const TrainingSolve& a, const TrainingSolve& b, std::optional<uint64_t> cap) {
+  const auto fits = [&](const TrainingSolve& s) { return !cap || s.outcome.bytes.total() <= *cap; };
+  if (fits(a) != fits(b)) return fits(a);
+  if (fits(a)) return placed_cost(a.outcome) < placed_cost(b.outcome);
+  return a.outcome.bytes.total() < b.outcome.bytes.total();
+}
+
+// One baseline on the plan's meshes. A baseline takes one stage and one
+// mode; where the optimum's are left to the solver it takes what its runs
+// use: FSDP ZeRO-3, the others ZeRO-1 (Megatron-LM's distributed
+// optimizer), and of no recomputation and full recomputation the better
+// (better_fit). Of the micro-batch counts (one unless auto) it takes the
+// fewest at which it fits, as a run would (more cost more).
 std::unique_ptr<TrainingSolve> baseline_at_its_best(const GraphFileV1& file, const std::string& path,
                                                     const ModelMaker& make_model, SolveRequest baseline,
-                                                    const TrainingSetup& optimum, const MeshPlan& plan, Mesh& mesh) {
+                                                    const std::vector<int64_t>& counts, const MeshPlan& plan,
+                                                    Mesh& mesh) {
   const std::optional<uint64_t> cap = baseline.cap;
   baseline.cap.reset();
-  baseline.memory = optimum;
   if (baseline.baseline == "fsdp") baseline.memory.zero = 3;
   else if (baseline.memory.zero == kZeroAuto) baseline.memory.zero = 1;
   std::vector<Recompute> modes = {baseline.memory.recompute};
   if (baseline.memory.recompute == Recompute::Auto) modes = {Recompute::None, Recompute::Full};
   std::unique_ptr<TrainingSolve> best;
-  for (Recompute mode : modes) {
-    baseline.memory.recompute = mode;
-    Mesh here;
-    std::unique_ptr<TrainingSolve> solved =
-        solve_on_meshes(file, path, {optimum.micro_batches}, make_model, baseline, plan, here);
-    const auto fits = [&](const TrainingSolve& s) { return !cap || s.outcome.bytes.total() <= *cap; };
-    const bool better = !best || (fits(*solved) != fits(*best)
-                                      ? fits(*solved)
-                                      : fits(*solved) ? placed_cost(solved->outcome) < placed_cost(best->outcome)
-                                                      : solved->outcome.bytes.total() < best->outcome.bytes.total());
-    if (better) {
-      best = std::move(solved);
-      mesh = here;
+  for (int64_t m : counts) {
+    for (Recompute mode : modes) {
+      baseline.memory.recompute = mode;
+      Mesh here;
+      std::unique_ptr<TrainingSolve> solved;
+      try {
+        solved = solve_on_meshes(file, path, {m}, make_model, baseline, plan, here);
+      } catch (const InputError&) {  // the graph does not build at this micro-batch size
+        if (m == counts.back() && !best) throw;
+        continue;
+      }
+      if (!best || better_fit(*solved, *best, cap)) {
+        best = std::move(solved);
+        mesh = here;
+      }
     }
+    if (best && (!cap || best->outcome.bytes.total() <= *cap)) break;
   }
-  if (modes.size() > 1)
-    best->outcome.note += std::string(best->outcome.note.empty() ? "" : "; ") +
-                          (best->setup.recompute == Recompute::Full ? "recompute full" : "no recomputation");
+  std::string& note = best->outcome.note;
+  if (modes.size() > 1) note += std::string(note.empty() ? "" : "; ") +
+                                (best->setup.recompute == Recompute::Full ? "recompute full" : "no recomputation");
+  if (counts.size() > 1) note += "; " + std::to_string(best->setup.micro_batches) + " micro-batches";
   return best;
 }
 
 // With --mesh: every row priced as placed, the optimum and each baseline on
 // its own cheapest mesh under `search` (on a calibrated model, over the
-// links each collective crosses). Baselines run uncapped at the optimum's
-// micro-batch count, as without a mesh.
+// links each collective crosses), each baseline as baseline_at_its_best
+// runs it.
 void compare_on_meshes(Comparison& c, const GraphFileV1& file, const std::string& path, const ModelMaker& make_model,
-                       const SolveRequest& request, const MeshPlan& plan, std::optional<uint64_t> reserve, int64_t p,
-                       bool first, const TrainingSolve& optimum, const Mesh& optimum_mesh, bool fsdp) {
+                       const SolveRequest& request, const std::vector<int64_t>& counts, const MeshPlan& plan,
+                       std::optional<uint64_t> reserve, int64_t p, bool first, const TrainingSolve& optimum,
+                       const Mesh& optimum_mesh, bool fsdp) {
   const SolveOutcome& out = optimum.outcome;
   if (out.capped && !out.capped->feasible) throw ResourceError(no_fit_at(*out.capped, p));
   c.unit = out.tables.unit;
@@ -211,7 +226,7 @@ void compare_on_meshes(Comparison& c, const GraphFileV1& file, const std::string
     Mesh mesh;
     std::unique_ptr<TrainingSolve> solved;
     try {
-      solved = baseline_at_its_best(file, path, make_model, baseline, optimum.setup, plan, mesh);
+      solved = baseline_at_its_best(file, path, make_model, baseline, counts, plan, mesh);
     } catch (const BaselineNotApplicable& error) {
       if (first) c.skipped.emplace_back(name, error.reason());
       continue;
@@ -361,8 +376,8 @@ int run_compare(const CompareCliOptions& given) {
       const std::unique_ptr<TrainingSolve> best =
           solve_on_meshes(file, o.graph, counts, make_model, on, plan, mesh, &words);
       if (!words.empty()) std::cerr << "note: p = " << p << ":\n" << words;
-      compare_on_meshes(c, file, o.graph, make_model, on, plan, memory_reserve(o.memory, *models[i]), p, i == 0, *best,
-                        mesh, !training.plain_step());
+      compare_on_meshes(c, file, o.graph, make_model, on, counts, plan, memory_reserve(o.memory, *models[i]), p, i == 0,
+                        *best, mesh, !training.plain_step());
       if (!graph) graph = best->graph;
       continue;
     }
