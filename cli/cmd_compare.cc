@@ -166,8 +166,9 @@ bool better_fit(const TrainingSolve& a, const TrainingSolve& b, std::optional<ui
 // mode; where the optimum's are left to the solver it takes what its runs
 // use: FSDP ZeRO-3, the others ZeRO-1 (Megatron-LM's distributed
 // optimizer), and of no recomputation and full recomputation the better
-// (better_fit). Of the micro-batch counts (one unless auto) it takes the
-// fewest at which it fits, as a run would (more cost more).
+// (better_fit). Of the micro-batch counts (one unless auto) it tries the
+// fewest first and stops at the first that fits without recomputing (more
+// would cost more), keeping the best answer seen.
 std::unique_ptr<TrainingSolve> baseline_at_its_best(const GraphFileV1& file, const std::string& path,
                                                     const ModelMaker& make_model, SolveRequest baseline,
                                                     const std::vector<int64_t>& counts, const MeshPlan& plan,
@@ -195,7 +196,9 @@ std::unique_ptr<TrainingSolve> baseline_at_its_best(const GraphFileV1& file, con
         mesh = here;
       }
     }
-    if (best && (!cap || best->outcome.bytes.total() <= *cap)) break;
+    // Once it fits without recomputing, more micro-batches would only cost more.
+    const bool fits = best && (!cap || best->outcome.bytes.total() <= *cap);
+    if (fits && (modes.size() == 1 || best->setup.recompute == Recompute::None)) break;
   }
   std::string& note = best->outcome.note;
   if (modes.size() > 1) note += std::string(note.empty() ? "" : "; ") +
