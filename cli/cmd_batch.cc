@@ -255,7 +255,6 @@ struct BatchSetup {
   std::vector<std::unique_ptr<CostModel>> models;  ///< one per device count
   SolveRequest request;  ///< every solve's: memory model, cap, DP options (no placement)
   std::map<ExpectKey, std::optional<double>> expected;
-  std::string mesh;              ///< --mesh as run (mesh_option): empty, search, auto or a shape
   std::vector<MeshPlan> meshes;  ///< with --mesh: one per device count
 };
 
@@ -290,12 +289,12 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
       return make_cost_model(setup.options->model, p, training);
     };
     TrainingSearch search;
-    if (setup.mesh.empty()) {
+    if (setup.options->mesh.empty()) {
       search = solve_training(graph, file, counts, make_model, request);
       if (counts.size() > 1) r.message = micro_batch_search_words(search);
     } else {  // the optimum placed on the mesh (search: the cheapest mesh), its cost the plan's
       Mesh mesh;
-      request.search_layouts = setup.mesh != "auto" && setup.models[i]->name() == "calibrated";
+      request.search_layouts = setup.options->mesh != "auto" && setup.models[i]->name() == "calibrated";
       search.best = solve_on_meshes(graph, file, counts, make_model, request, setup.meshes[i], mesh);
       r.mesh = mesh_shape_words(mesh);
     }
@@ -432,14 +431,13 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.solve.dp.threads = o.threads;
   if (o.max_table_bytes_option->count() > 0) setup.request.solve.dp.max_table_bytes = o.max_table_bytes;
   setup.request.solve.dp.max_work = o.max_work;
-  setup.mesh = mesh_option(o.mesh, *setup.models.front());
-  if (!setup.mesh.empty()) {
+  if (!o.mesh.empty()) {
     const int64_t per_node = setup.models.front()->devices_per_node();
-    if (setup.mesh == "search" && (setup.models.front()->name() != "calibrated" || per_node <= 0))
+    if (o.mesh == "search" && (setup.models.front()->name() != "calibrated" || per_node <= 0))
       throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
-    for (int64_t p : o.devices) setup.meshes.push_back(mesh_plan(setup.mesh, p, per_node));
+    for (int64_t p : o.devices) setup.meshes.push_back(mesh_plan(o.mesh, p, per_node));
   }
-  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], setup.mesh, o.uniform_blocks);
+  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], o.mesh, o.uniform_blocks);
   return setup;
 }
 
@@ -549,7 +547,7 @@ int run_batch(const BatchCliOptions& o) {
   if (!o.summary.empty()) {
     const std::string text =
         summary_kind == ".json"
-            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings, setup.mesh, o.uniform_blocks).dump(2) + "\n"
+            ? summary_json(results, *setup.models[0], setup.request.memory, o.memory, setup.request.cap, o.timings, o.mesh, o.uniform_blocks).dump(2) + "\n"
             : summary_csv(results, o.timings);
     if (summary_to_stdout) std::cout << text << std::flush;
     else write_text_file(o.summary, text);

@@ -345,9 +345,7 @@ std::string comparison_svg(const Comparison& c, const Graph& graph, const std::v
 }
 
 // `pase compare` once its options are parsed.
-int run_compare(const CompareCliOptions& given) {
-  CompareCliOptions o = given;
-  o.mesh = mesh_option(given.mesh, *make_cost_model(given.model, given.devices.front(), memory_options(given.memory)));
+int run_compare(const CompareCliOptions& o) {
   const TrainingSetup training = memory_options(o.memory);
   std::vector<std::unique_ptr<CostModel>> models;
   for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, training));  // validates every p first

@@ -131,9 +131,8 @@ std::unique_ptr<TrainingSolve> baseline_on_mesh(const EvaluateCliOptions& o, con
   const std::unique_ptr<CostModel> model = make_model(request.memory);
   if (o.mesh == "search" && (model->name() != "calibrated" || model->devices_per_node() <= 0))
     throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
-  const std::string shape = mesh_option(o.mesh, *model);
-  const MeshPlan plan = mesh_plan(shape, devices, model->devices_per_node());
-  request.search_layouts = plan.search || (shape != "auto" && model->name() == "calibrated");
+  const MeshPlan plan = mesh_plan(o.mesh, devices, model->devices_per_node());
+  request.search_layouts = plan.search || (o.mesh != "auto" && model->name() == "calibrated");
   Mesh mesh;
   return solve_on_meshes(graph_file, o.graph, counts, make_model, request, plan, mesh, &mesh_words);
 }

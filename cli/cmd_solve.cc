@@ -365,11 +365,9 @@ void print_solve_stats(std::ostream& out, const SolveCliOptions& o, const Graph&
 }
 
 // `pase solve` once its options are parsed.
-int run_solve(const SolveCliOptions& given) {
-  const TrainingSetup training = memory_options(given.memory);
-  const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(given.model, given.devices, setup); };
-  SolveCliOptions o = given;
-  o.mesh = mesh_option(given.mesh, *make_model(training));
+int run_solve(const SolveCliOptions& o) {
+  const TrainingSetup training = memory_options(o.memory);
+  const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, o.devices, setup); };
   SolveRequest request = make_request(o, *make_model(training));
   using Clock = std::chrono::steady_clock;
   const auto loading = Clock::now();
@@ -460,7 +458,7 @@ CommandRunner register_solve(CLI::App& app) {
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");
   add_count_option(cmd, "--max-table-bytes", o->max_table_bytes, "Refuse if the DP tables, with the buffers they are computed with, may need more: bytes, or a size such as 8GiB (default: half of RAM)", true);
   add_count_option(cmd, "--max-work", o->max_work, "Refuse if the DP needs more (entry x configuration) steps (default 2e12)");
-  cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors; with --cost-model calibrated and a --machine, search), 2x4, or dp=2,tp=4 (the DP then uses only configurations the mesh realizes; with --cost-model calibrated it chooses each layer's axes too, priced over the links they cross), or search (each dp x tp mesh with tp inside a node, the cheapest kept)");
+  cmd->add_option("--mesh", o->mesh, "Place the strategy on a device mesh and write its plan: auto (prime factors), 2x4, or dp=2,tp=4 (the DP then uses only configurations the mesh realizes; with --cost-model calibrated it chooses each layer's axes too, priced over the links they cross), or search (each dp x tp mesh with tp inside a node, the cheapest kept)");
   cmd->add_flag("--no-fold", o->no_fold, "Compute every table, even those of repeated blocks that equal another block's (same optimum)");
   cmd->add_flag("--exact", o->exact, "Refuse when the exact DP is past its limits (by default a bounded solve answers, with its gap)");
   CLI::Option* mesh_option = cmd->get_option("--mesh");

@@ -77,10 +77,6 @@ std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit)
   return text;
 }
 
-std::string mesh_option(const std::string& text, const CostModel& model) {
-  return text == "auto" && model.name() == "calibrated" && model.devices_per_node() > 0 ? "search" : text;
-}
-
 double placed_cost(const SolveOutcome& out) {
   return out.placed ? out.placed->plan.realized_total_cost : out.solution.cost;
 }

@@ -43,12 +43,6 @@ struct MeshChoice {
 /// "mesh search: dp=8 x tp=8 15.68 s, 74.74 GiB (chosen); dp=16 x tp=4 ...": one line per mesh.
 [[nodiscard]] std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit);
 
-/// --mesh as a command runs it: on a model of the machine's links (the
-/// calibrated model, with nodes) `auto` is `search`, so the plan placed is
-/// the plan priced; on the pase model (device-order-free) `auto` stays the
-/// mesh of prime factors, the optimum placed after the search.
-[[nodiscard]] std::string mesh_option(const std::string& text, const CostModel& model);
-
 /// A strategy's cost as placed: its plan's realized cost (on a mesh whose
 /// layouts were searched, the cost the search priced); unplaced, its cost.
 [[nodiscard]] double placed_cost(const SolveOutcome& out);

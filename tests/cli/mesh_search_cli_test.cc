@@ -252,23 +252,3 @@ TEST_CASE("evaluate --baseline --mesh search: compare's row, and its plan priced
     CHECK(refused.error == "error: --mesh: applies to --baseline (a strategy file's plan has its own mesh)\n");
   }
 }
-
-TEST_CASE("--mesh auto on a model of the links is --mesh search: the plan placed is the plan priced") {
-  const std::string graph = small_llama();
-  const test::CommandResult automatic = test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh auto");
-  const test::CommandResult searched = test::run_pase("solve " + graph + " --devices 16" + kCalibrated + " --mesh search");
-  REQUIRE(automatic.status == 0);
-  auto placed_lines = [](const std::string& output) {  // what the meshes gave, and the plan (not the times)
-    std::istringstream lines(output);
-    std::string line, kept;
-    while (std::getline(lines, line))
-      if (line.rfind("mesh search: ", 0) == 0 || line.rfind("plan on mesh ", 0) == 0) kept += line + "\n";
-    return kept;
-  };
-  CHECK(placed_lines(automatic.output) == placed_lines(searched.output));
-  CHECK(placed_lines(automatic.output).find("(chosen)") != std::string::npos);
-  // The pase model is device-order-free: auto is the mesh of prime factors.
-  const test::CommandResult paper = test::run_pase("solve " + graph + " --devices 16 --mesh auto --json");
-  REQUIRE(paper.status == 0);
-  CHECK(json::parse(paper.output)["mesh"]["shape"] == json::array({2, 2, 2, 2}));
-}
