@@ -294,7 +294,6 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
       if (counts.size() > 1) r.message = micro_batch_search_words(search);
     } else {  // the optimum placed on the mesh (search: the cheapest mesh), its cost the plan's
       Mesh mesh;
-      request.search_layouts = setup.options->mesh != "auto" && setup.models[i]->name() == "calibrated";
       search.best = solve_on_meshes(graph, file, counts, make_model, request, setup.meshes[i], mesh);
       r.mesh = mesh_shape_words(mesh);
     }
@@ -431,12 +430,8 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.solve.dp.threads = o.threads;
   if (o.max_table_bytes_option->count() > 0) setup.request.solve.dp.max_table_bytes = o.max_table_bytes;
   setup.request.solve.dp.max_work = o.max_work;
-  if (!o.mesh.empty()) {
-    const int64_t per_node = setup.models.front()->devices_per_node();
-    if (o.mesh == "search" && (setup.models.front()->name() != "calibrated" || per_node <= 0))
-      throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
-    for (int64_t p : o.devices) setup.meshes.push_back(mesh_plan(o.mesh, p, per_node));
-  }
+  if (!o.mesh.empty())
+    for (size_t i = 0; i < o.devices.size(); ++i) setup.meshes.push_back(mesh_plan(o.mesh, o.devices[i], *setup.models[i]));
   if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], o.mesh, o.uniform_blocks);
   return setup;
 }

@@ -360,24 +360,19 @@ int run_compare(const CompareCliOptions& o) {
   const GraphFileV1 file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
-  const int64_t per_node = models.front()->devices_per_node();
-  if (o.mesh == "search" && (models.front()->name() != "calibrated" || per_node <= 0))
-    throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
   Comparison c;
   std::optional<Graph> graph;  // as the first device count priced it (names and notes)
   for (size_t i = 0; i < o.devices.size(); ++i) {
     const int64_t p = o.devices[i];
     const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, p, setup); };
     if (!o.mesh.empty()) {
-      const MeshPlan plan = mesh_plan(o.mesh, p, per_node);
-      SolveRequest on = request;
-      on.search_layouts = plan.search || (o.mesh != "auto" && models[i]->name() == "calibrated");
+      const MeshPlan plan = mesh_plan(o.mesh, p, *models[i]);
       Mesh mesh;
       std::string words;
       const std::unique_ptr<TrainingSolve> best =
-          solve_on_meshes(file, o.graph, counts, make_model, on, plan, mesh, &words);
+          solve_on_meshes(file, o.graph, counts, make_model, request, plan, mesh, &words);
       if (!words.empty()) std::cerr << "note: p = " << p << ":\n" << words;
-      compare_on_meshes(c, file, o.graph, make_model, on, counts, plan, memory_reserve(o.memory, *models[i]), p, i == 0,
+      compare_on_meshes(c, file, o.graph, make_model, request, counts, plan, memory_reserve(o.memory, *models[i]), p, i == 0,
                         *best, mesh, !training.plain_step());
       if (!graph) graph = best->graph;
       continue;

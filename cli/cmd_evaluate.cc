@@ -128,11 +128,7 @@ std::unique_ptr<TrainingSolve> baseline_on_mesh(const EvaluateCliOptions& o, con
                                                 const std::vector<int64_t>& counts, const ModelMaker& make_model,
                                                 SolveRequest request, int64_t devices, std::string& mesh_words) {
   if (o.baseline.empty()) throw UsageError("--mesh: applies to --baseline (a strategy file's plan has its own mesh)");
-  const std::unique_ptr<CostModel> model = make_model(request.memory);
-  if (o.mesh == "search" && (model->name() != "calibrated" || model->devices_per_node() <= 0))
-    throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
-  const MeshPlan plan = mesh_plan(o.mesh, devices, model->devices_per_node());
-  request.search_layouts = plan.search || (o.mesh != "auto" && model->name() == "calibrated");
+  const MeshPlan plan = mesh_plan(o.mesh, devices, *make_model(request.memory));
   Mesh mesh;
   return solve_on_meshes(graph_file, o.graph, counts, make_model, request, plan, mesh, &mesh_words);
 }

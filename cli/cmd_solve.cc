@@ -214,8 +214,7 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   request.plan_only = o.plan_only;
   request.uniform_blocks = o.uniform_blocks;
   if (o.mesh == "search") {
-    if (model.name() != "calibrated" || model.devices_per_node() <= 0)
-      throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
+    require_links_for_mesh_search(model);
     request.search_layouts = true;  // run_solve tries each mesh
   } else if (!o.mesh.empty()) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model.devices_per_node();

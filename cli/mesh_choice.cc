@@ -81,18 +81,27 @@ double placed_cost(const SolveOutcome& out) {
   return out.placed ? out.placed->plan.realized_total_cost : out.solution.cost;
 }
 
-MeshPlan mesh_plan(const std::string& text, int64_t p, int64_t per_node) {
+void require_links_for_mesh_search(const CostModel& model) {
+  if (model.name() != "calibrated" || model.devices_per_node() <= 0)
+    throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
+}
+
+MeshPlan mesh_plan(const std::string& text, int64_t p, const CostModel& model) {
   MeshPlan plan;
   if (text == "search") {
-    plan.search = true;
-    plan.meshes = node_meshes(p, per_node);
+    require_links_for_mesh_search(model);
+    plan.search = plan.search_layouts = true;
+    plan.meshes = node_meshes(p, model.devices_per_node());
     return plan;
   }
   try {
-    plan.meshes.push_back(parse_mesh(text, p, per_node));
+    plan.meshes.push_back(parse_mesh(text, p, model.devices_per_node()));
   } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
     throw UsageError(error.words().with("--mesh"));
   }
+  // `auto` (every prime factor an axis) has too many layouts per layer to
+  // search them, and the paper's model is device-order-free.
+  plan.search_layouts = text != "auto" && model.name() == "calibrated";
   return plan;
 }
 
@@ -108,6 +117,7 @@ std::unique_ptr<TrainingSolve> solve_on_meshes(const GraphFileV1& file, const st
   }
   SolveRequest on = request;
   on.mesh = plan.meshes.front();
+  on.search_layouts = plan.search_layouts;
   mesh = plan.meshes.front();
   return std::move(solve_training(file, path, counts, make_model, on).best);
 }

@@ -53,11 +53,18 @@ struct MeshChoice {
 struct MeshPlan {
   bool search = false;
   std::vector<Mesh> meshes;
+  /// Each layer's axes searched with its configuration (SolveRequest::search_layouts):
+  /// under `search`, and on a mesh the user shaped when the model knows the links.
+  bool search_layouts = false;
 };
 
-/// --mesh TEXT at p devices, `per_node` a node (a mesh that does not fit p
-/// is a command-line mistake, a UsageError naming --mesh).
-[[nodiscard]] MeshPlan mesh_plan(const std::string& text, int64_t p, int64_t per_node);
+/// UsageError unless `model` knows the machine's links, as `--mesh search` needs.
+void require_links_for_mesh_search(const CostModel& model);
+
+/// --mesh TEXT at p devices on `model`'s machine (its devices per node); a
+/// mesh that does not fit p, or `search` on a model that does not know the
+/// links, is a command-line mistake (a UsageError naming --mesh).
+[[nodiscard]] MeshPlan mesh_plan(const std::string& text, int64_t p, const CostModel& model);
 
 /// `request` solved on the plan's meshes (search: choose_mesh, and its
 /// lines in `mesh_words` when given): the cheapest solve, `mesh` set to where.

@@ -112,11 +112,15 @@ namespace {
 
 // The strategy a search over options found, back in configurations: the
 // graph with each layer's variant, priced as any graph is, checked against
-// what the search priced.
+// what the search priced; `plan` the DP's order and table sizes, `stats` its
+// last run's.
 TechniqueChoice technique_choice(const Graph& graph, const CostModel& model, const CostTables& tables,
                                  const TrainingSetup& setup, const TechniqueSpace& techniques,
-                                 const std::vector<int32_t>& options, const CappedSolution& found, bool capped) {
+                                 const std::vector<int32_t>& options, const CappedSolution& found, bool capped,
+                                 Solution plan, const DpStats& stats) {
   TechniqueChoice out;
+  out.solution = std::move(plan);
+  out.solution.stats = stats;
   out.graph = graph;
   set_layer_techniques(out.graph, techniques.techniques_of(options));
   out.tables = reprice_vertices(out.graph, model, tables);
@@ -151,14 +155,8 @@ TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& mod
   MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
   const CappedSolution found = solve_under_cap(dp, techniques.space.objective, techniques.space.memory,
                                                cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
-  TechniqueChoice out = technique_choice(graph, model, tables, setup, techniques, found.choice, found, cap.has_value());
-  const std::vector<int32_t> choice = std::move(out.solution.choice);
-  const double cost = out.solution.cost;
-  out.solution = dp.plan();
-  out.solution.choice = choice;
-  out.solution.cost = cost;
-  out.solution.stats = dp.last_stats();
-  return out;
+  return technique_choice(graph, model, tables, setup, techniques, found.choice, found, cap.has_value(), dp.plan(),
+                          dp.last_stats());
 }
 
 namespace {
@@ -200,14 +198,8 @@ TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostMo
   CappedSolution found = solve_under_cap(dp, merged.space.objective, merged.space.memory,
                                          cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
   const std::vector<int32_t> expanded = expand_uniform(merged.options, found.choice);
-  TechniqueChoice out = technique_choice(graph, model, tables, setup, techniques, expanded, found, cap.has_value());
-  const std::vector<int32_t> choice = std::move(out.solution.choice);
-  const double cost = out.solution.cost;
-  out.solution = expand_solution(merged.configs, dp.plan());
-  out.solution.choice = choice;
-  out.solution.cost = cost;
-  out.solution.stats = dp.last_stats();
-  return out;
+  return technique_choice(graph, model, tables, setup, techniques, expanded, found, cap.has_value(),
+                          expand_solution(merged.configs, dp.plan()), dp.last_stats());
 }
 
 double least_layer_costs_with_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,

@@ -92,16 +92,22 @@ void choose_uniform_capped(SolveOutcome& out, const SolveRequest& request, const
   out.capped = std::move(capped);
 }
 
+// The runs of identical blocks of the priced graph (uniform_blocks), every
+// vertex a run merges (not only those the predicate saw) checked to mean
+// what its group's does by each configuration index.
+UniformBlocks uniform_runs(const CostTables& tables, const Graph& graph) {
+  UniformBlocks uniform = uniform_blocks(tables.objective, graph.vertex_names(),
+                                         [&tables](int v, int w) { return same_configurations(tables, v, w); });
+  for (size_t v = 0; v < uniform.merged.size(); ++v)
+    PASE_ASSERT(same_configurations(tables, static_cast<int>(v), uniform.stands_for[static_cast<size_t>(uniform.merged[v])]), v);
+  return uniform;
+}
+
 // The optimum over strategies that give identical blocks one configuration
 // each, and the free optimum beside it (what the restriction costs), both
 // under the cap when there is one.
 void choose_uniform(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
-  const CostTables& tables = out.tables;
-  const UniformBlocks uniform = uniform_blocks(
-      tables.objective, graph.vertex_names(), [&tables](int v, int w) { return same_configurations(tables, v, w); });
-  // Vertices a run merges (not only those the predicate saw) follow their group's.
-  for (size_t v = 0; v < uniform.merged.size(); ++v)
-    PASE_ASSERT(same_configurations(tables, static_cast<int>(v), uniform.stands_for[static_cast<size_t>(uniform.merged[v])]), v);
+  const UniformBlocks uniform = uniform_runs(out.tables, graph);
   UniformOutcome report;
   report.runs = uniform.runs;
   if (!uniform.runs.empty()) {  // the free answer first, as without the restriction
@@ -176,12 +182,6 @@ void choose_baseline_on_layouts(SolveOutcome& out, const Graph& graph, const Cos
   out.solution.cost = out.tables.objective.evaluate(out.solution.choice);
   out.solution.stats.seconds = result.seconds;
   out.note = result.note;
-}
-
-// The runs of identical blocks of the priced graph (uniform_blocks).
-UniformBlocks uniform_runs(const CostTables& tables, const Graph& graph) {
-  return uniform_blocks(tables.objective, graph.vertex_names(),
-                        [&tables](int v, int w) { return same_configurations(tables, v, w); });
 }
 
 void choose_frontier(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
