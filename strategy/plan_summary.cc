@@ -13,27 +13,44 @@
 namespace pase {
 namespace {
 
-// A layer's split as practitioners name it: the batch's ways (data) and the
-// product of the others (tensor), each with its pieces inside one node (0:
-// not placed).
+// A layer's split as practitioners name it: the batch's ways (data), the
+// product of the splits of the weight's dimensions (tensor: heads, hidden,
+// vocabulary, a contraction), and of the activation's other dimensions, which
+// leave the weight whole (rows: the sequence; a per-pixel layer's image, as
+// conv2d's own image is never split), each with its pieces inside one node
+// (0: not placed).
 struct Pattern {
-  int64_t data = 1, tensor = 1;
-  int64_t data_in_node = 0, tensor_in_node = 0;
-  auto key() const { return std::make_tuple(tensor, data, tensor_in_node, data_in_node); }
+  int64_t data = 1, tensor = 1, rows = 1;
+  int64_t data_in_node = 0, tensor_in_node = 0, rows_in_node = 0;
+  auto key() const {
+    return std::make_tuple(tensor, rows, data, tensor_in_node, rows_in_node, data_in_node);
+  }
   bool operator<(const Pattern& other) const { return key() < other.key(); }
 };
+
+enum class Role { Data, Tensor, Rows };
+
+// Per domain dimension of a weight layer, which of the three its split is.
+std::vector<Role> dimension_roles(const Vertex& vertex, const VertexModel& model) {
+  std::vector<Role> roles(model.domain.size(), Role::Rows);
+  for (const LayerWeight& weight : layer_weights(vertex, model))
+    for (const std::vector<int>& dims : weight.split)
+      for (int d : dims) roles[static_cast<size_t>(d)] = Role::Tensor;
+  if (const int batch = batch_dimension(vertex, model); batch >= 0) roles[static_cast<size_t>(batch)] = Role::Data;
+  return roles;
+}
 
 Pattern pattern_of(const Vertex& vertex, const VertexModel& model, const int32_t* config, const PlannedLayer* placed,
                    const std::vector<int64_t>& per_node) {
   Pattern p;
-  const int batch = batch_dimension(vertex, model);
-  if (placed) p.data_in_node = p.tensor_in_node = 1;
-  for (int d = 0; d < static_cast<int>(model.domain.size()); ++d) {
-    const bool data = d == batch;
-    (data ? p.data : p.tensor) *= config[d];
+  if (placed) p.data_in_node = p.tensor_in_node = p.rows_in_node = 1;
+  const std::vector<Role> roles = dimension_roles(vertex, model);
+  for (size_t d = 0; d < roles.size(); ++d) {
+    int64_t& ways = roles[d] == Role::Data ? p.data : roles[d] == Role::Tensor ? p.tensor : p.rows;
+    int64_t& in_node = roles[d] == Role::Data ? p.data_in_node : roles[d] == Role::Tensor ? p.tensor_in_node : p.rows_in_node;
+    ways *= config[d];
     if (placed)
-      for (int axis : placed->mesh_axes[static_cast<size_t>(d)])
-        (data ? p.data_in_node : p.tensor_in_node) *= per_node[static_cast<size_t>(axis)];
+      for (int axis : placed->mesh_axes[d]) in_node *= per_node[static_cast<size_t>(axis)];
   }
   return p;
 }
@@ -47,11 +64,17 @@ std::string ways(int64_t total, int64_t in_node) {
   return text + " (" + std::to_string(in_node) + " inside nodes x " + std::to_string(total / in_node) + " across)";
 }
 
+// "tensor 4 (inside nodes) x sequence 2 x data 8 (across nodes)": the split parts, tensor first.
 std::string pattern_words(const Pattern& p) {
-  if (p.tensor == 1 && p.data == 1) return "one device";
-  if (p.tensor == 1) return "data " + ways(p.data, p.data_in_node);
-  if (p.data == 1) return "tensor " + ways(p.tensor, p.tensor_in_node);
-  return "tensor " + ways(p.tensor, p.tensor_in_node) + " x data " + ways(p.data, p.data_in_node);
+  std::string text;
+  auto part = [&](const char* name, int64_t total, int64_t in_node) {
+    if (total == 1) return;
+    text += (text.empty() ? "" : " x ") + std::string(name) + " " + ways(total, in_node);
+  };
+  part("tensor", p.tensor, p.tensor_in_node);
+  part("sequence", p.rows, p.rows_in_node);
+  part("data", p.data, p.data_in_node);
+  return text.empty() ? "one device" : text;
 }
 
 // ", ZeRO-1, recompute full, 4 micro-batches": the techniques, each layer's

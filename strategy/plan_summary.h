@@ -1,8 +1,9 @@
 #pragma once
 // The strategy in one line, in the words practitioners configure a run with
 // (docs/plans.md, "The plan in one line"): how the layers that multiply by a
-// weight (GEMMs, embedding tables) split into data and tensor parallelism (and, placed on a mesh of nodes,
-// which part of each runs inside a node), then the training techniques.
+// weight (GEMMs, embedding tables) split into data, sequence and tensor
+// parallelism (and, placed on a mesh of nodes, which
+// part of each runs inside a node), then the training techniques.
 #include <cstdint>
 #include <string>
 #include <vector>

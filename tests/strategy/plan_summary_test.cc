@@ -67,3 +67,41 @@ TEST_CASE("plan_summary: data and tensor ways of the weight GEMMs, then the tech
     CHECK(plan_summary(graph, tables, choice({8, 1, 1}, {8, 1, 1}), plain, &plan) == "data 8");
   }
 }
+
+TEST_CASE("plan_summary: splits that leave the weight whole are the sequence's") {
+  // proj (ble,ef->blf): b the batch, l the sequence, e and f the weight's; head (fc bnk) has no sequence.
+  const Graph graph = test::graph_from_json(R"({"format": "pase-graph", "version": 1, "name": "rows", "cutoff": 1,
+    "tensors": {"x": [8, 16, 32], "w": [32, 64]}, "parameters": ["w"],
+    "nodes": [{"name": "proj", "op": "einsum", "equation": "ble,ef->blf", "inputs": ["x", "w"]},
+              {"name": "flat", "op": "reshape", "inputs": ["proj"], "shape": [8, -1]},
+              {"name": "head", "op": "fc", "inputs": ["flat"], "units": 16}]})");
+  Machine machine;
+  machine.devices = 8;
+  const CostTables tables = build_cost_tables(graph, machine);
+  REQUIRE(tables.models[0].letters == "blfe");
+  REQUIRE(tables.models[3].letters == "bnk");  // after the reshape's two halves
+  auto choice = [&](std::vector<int32_t> proj, std::vector<int32_t> head) {
+    return std::vector<int32_t>{index_of(tables, 0, proj), index_of(tables, 1, {1, 1, 1}), index_of(tables, 2, {1, 1}),
+                                index_of(tables, 3, head)};
+  };
+  const TrainingSetup plain;
+  CHECK(plan_summary(graph, tables, choice({2, 4, 1, 1}, {2, 4, 1}), plain, nullptr) ==
+        "mixed: 2 patterns over 2 weight GEMMs (sequence 4 x data 2 on 1; tensor 4 x data 2 on 1)");
+  CHECK(plan_summary(graph, tables, choice({2, 2, 2, 1}, {2, 1, 2}), plain, nullptr) ==
+        "mixed: 2 patterns over 2 weight GEMMs (tensor 2 x data 2 on 1; tensor 2 x sequence 2 x data 2 on 1)");
+  CHECK(plan_summary(graph, tables, choice({1, 8, 1, 1}, {1, 1, 1}), plain, nullptr) ==
+        "mixed: 2 patterns over 2 weight GEMMs (one device on 1; sequence 8 on 1)");
+  // The contraction e is the weight's too: a split of it is tensor parallelism, as of f.
+  CHECK(plan_summary(graph, tables, choice({2, 1, 1, 4}, {2, 4, 1}), plain, nullptr) == "tensor 4 x data 2");
+
+  Plan plan;  // two nodes of four: the sequence inside them, the batch across
+  plan.mesh = parse_mesh("node=2,gpu=4", 8, 4);
+  plan.layers.resize(4);
+  plan.layers[0].mesh_axes = {{0}, {1}, {}, {}};
+  plan.layers[1].mesh_axes = {{}, {}, {}};
+  plan.layers[2].mesh_axes = {{}, {}};
+  plan.layers[3].mesh_axes = {{0}, {}, {}};
+  CHECK(plan_summary(graph, tables, choice({2, 4, 1, 1}, {2, 1, 1}), plain, &plan) ==
+        "mixed: 2 patterns over 2 weight GEMMs (data 2 (across nodes) on 1; sequence 4 (inside nodes) x data 2 (across "
+        "nodes) on 1)");
+}
