@@ -218,7 +218,7 @@ int run_explain(const ExplainCliOptions& o) {
   std::optional<StrategyDocument> file;
   int64_t devices = o.devices;
   if (!o.strategy.empty()) {
-    file = read_strategy_file(o.strategy);
+    file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");  // a searched plan is noted
     if (devices == 0 && file->devices) devices = *file->devices;
     if (devices == 0) throw InputError(o.strategy + ": field 'devices': missing; pass --devices");
   } else if (devices == 0) {
@@ -284,6 +284,10 @@ int run_explain(const ExplainCliOptions& o) {
     print_explanation(std::cout, graph, tables, x);
   }
   if (!o.all) print_techniques(std::cout, graph, out, *model, training, layer);
+  if (file && file->plan && file->plan->assignment_proof == "searched")
+    std::cout << "\nThe file's plan prices each layer on its mesh axes, over the links they cross: it realizes "
+              << format_total(file->plan->realized_total_cost, tables.unit) << " " << tables.unit
+              << "; the prices above are the configurations' own, as a search without a mesh weighs them.\n";
   bool fewer = false;
   for (const Explanation& x : explanations) {
     fewer = fewer || x.chosen.devices_used < tables.machine.devices;

@@ -175,7 +175,10 @@ std::string placement_words(const PlanResult& placed, const std::string& unit) {
   switch (placed.proof) {
     case PlanProof::AllAssignments: return "exact (every assignment weighed)";
     case PlanProof::LowerBound: return "exact (every edge moves the least any assignment could)";
-    case PlanProof::Searched: return "searched with the configurations (every layout priced over its links)";
+    case PlanProof::Searched:
+      return layout_space(placed.plan.mesh) == LayoutSpace::Grouped
+                 ? "searched with the configurations (the layouts of its axes grouped in two, each priced over its links)"
+                 : "searched with the configurations (every layout priced over its links)";
     case PlanProof::None: break;
   }
   return "best of the first " + std::to_string(placed.largest_candidate_set) +
@@ -216,14 +219,14 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   if (o.mesh == "search") {
     require_links_for_mesh_search(model);
     request.search_layouts = true;  // run_solve tries each mesh
-  } else if (!o.mesh.empty()) {
+  } else if (!o.mesh.empty() || (model.name() == "calibrated" && !o.no_plan)) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model.devices_per_node();
     try {
-      request.mesh = parse_mesh(o.mesh, o.devices, per_node);
-      // A model that knows the links searches the layouts of a mesh the user
-      // shaped; `auto` (every prime factor an axis) has too many layouts per
-      // layer for that, and the paper's model is device-order-free.
-      request.search_layouts = o.mesh != "auto" && model.name() == "calibrated";
+      request.mesh = parse_mesh(o.mesh.empty() ? "auto" : o.mesh, o.devices, per_node);
+      // A model that knows the links searches the layouts of its mesh (the
+      // default one too), so the plan is what was priced; the paper's model
+      // is device-order-free, and its optimum is placed after.
+      request.search_layouts = model.name() == "calibrated";
     } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
       throw UsageError(error.words().with("--mesh"));
     }

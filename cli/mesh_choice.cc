@@ -99,9 +99,8 @@ MeshPlan mesh_plan(const std::string& text, int64_t p, const CostModel& model) {
   } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
     throw UsageError(error.words().with("--mesh"));
   }
-  // `auto` (every prime factor an axis) has too many layouts per layer to
-  // search them, and the paper's model is device-order-free.
-  plan.search_layouts = text != "auto" && model.name() == "calibrated";
+  // The paper's model is device-order-free: its optimum is placed after.
+  plan.search_layouts = model.name() == "calibrated";
   return plan;
 }
 

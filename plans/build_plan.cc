@@ -306,7 +306,10 @@ void lay_out_plan(const Graph& graph, const CostTables& tables, const std::vecto
     const Vertex& vertex = graph.vertices[v];
     const VertexModel& vm = tables.models[v];
     const int32_t* config = tables.configs[v][static_cast<size_t>(choice[v])];
-    layer_total += tables.objective.vertex_cost[v][static_cast<size_t>(choice[v])];
+    // Over the links: the layer's collectives on the axes it was given (a
+    // searched plan's table already holds that price).
+    layer_total += on_nodes ? layer_on_mesh(model, vm, config, mesh, chosen[v])
+                            : tables.objective.vertex_cost[v][static_cast<size_t>(choice[v])];
     PlannedLayer layer;
     layer.name = vertex.name;
     layer.op = vertex.op;
@@ -373,7 +376,9 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
     if (limit >= options.max_assignments) break;
   }
   result.exact = result.proof != PlanProof::None;
-  lay_out_plan(graph, tables, choice, mesh, model, chosen, /*on_nodes=*/false, result);
+  // A model that knows the links prices the plan over them (the DP above
+  // chose the axes by its device-order-free prices).
+  lay_out_plan(graph, tables, choice, mesh, model, chosen, /*on_nodes=*/model.name() == "calibrated", result);
   Plan& plan = result.plan;
   plan.assignment_exact = result.exact;
   plan.assignment_proof = proof_name(result.proof);

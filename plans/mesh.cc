@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <set>
 
 #include "base/error.h"
 
@@ -157,6 +158,57 @@ Mesh parse_mesh(const std::string& text, int64_t devices, int64_t devices_per_no
 
 AxisAssignments axis_assignments(const Mesh& mesh, const int32_t* config, int rank, size_t limit) {
   return AssignmentSearch(mesh, config, rank, limit).run();
+}
+
+namespace {
+
+// The assignments of the coarse mesh whose axis g is the mesh's axes
+// [cuts[g], cuts[g + 1]) (row-major, so its index is theirs in mixed radix),
+// written in the mesh's axes, added to `result` unless seen.
+void add_grouped(const Mesh& mesh, const std::vector<int>& cuts, const int32_t* config, int rank, size_t limit,
+                 std::set<std::vector<std::vector<int>>>& seen, AxisAssignments& result) {
+  Mesh coarse;
+  for (size_t g = 0; g + 1 < cuts.size(); ++g) {
+    int64_t size = 1;
+    for (int j = cuts[g]; j < cuts[g + 1]; ++j) size *= mesh.shape[static_cast<size_t>(j)];
+    coarse.shape.push_back(size);
+    coarse.axes.push_back("g" + std::to_string(g));
+  }
+  for (const std::vector<std::vector<int>>& grouped : axis_assignments(coarse, config, rank, limit).list) {
+    std::vector<std::vector<int>> fine(static_cast<size_t>(rank));
+    for (int d = 0; d < rank; ++d)
+      for (int g : grouped[static_cast<size_t>(d)])
+        for (int axis = cuts[static_cast<size_t>(g)]; axis < cuts[static_cast<size_t>(g) + 1]; ++axis)
+          if (mesh.shape[static_cast<size_t>(axis)] > 1) fine[static_cast<size_t>(d)].push_back(axis);
+    if (!seen.insert(fine).second) continue;
+    if (result.list.size() == limit) {
+      result.complete = false;
+      return;
+    }
+    result.list.push_back(std::move(fine));
+  }
+}
+
+}  // namespace
+
+AxisAssignments grouped_assignments(const Mesh& mesh, const int32_t* config, int rank, size_t limit) {
+  AxisAssignments result;
+  std::set<std::vector<std::vector<int>>> seen;
+  const int axes = static_cast<int>(mesh.shape.size());
+  for (int a = 1; a <= axes && result.complete; ++a)  // groups [0, a) and [a, axes)
+    add_grouped(mesh, a < axes ? std::vector<int>{0, a, axes} : std::vector<int>{0, axes}, config, rank, limit, seen,
+                result);
+  return result;
+}
+
+LayoutSpace layout_space(const Mesh& mesh) {
+  const auto axes = std::count_if(mesh.shape.begin(), mesh.shape.end(), [](int64_t size) { return size > 1; });
+  return axes > 3 ? LayoutSpace::Grouped : LayoutSpace::Every;
+}
+
+AxisAssignments layouts_in(LayoutSpace space, const Mesh& mesh, const int32_t* config, int rank, size_t limit) {
+  return space == LayoutSpace::Grouped ? grouped_assignments(mesh, config, rank, limit)
+                                        : axis_assignments(mesh, config, rank, limit);
 }
 
 bool realizable(const Mesh& mesh, const int32_t* config, int rank) {

@@ -27,19 +27,19 @@ struct Layouts {
 };
 
 Layouts layouts_of(const VertexModel& vertex, const ConfigSet& configs, const Mesh& mesh, const CostModel& model,
-                   size_t max_layouts, const std::string& name) {
+                   LayoutSpace space, size_t max_layouts, const std::string& name) {
   const int rank = configs.rank;
   std::vector<int32_t> splits, per_node;
   std::vector<double> cost;
   auto assignments = std::make_shared<std::vector<AxisAssignment>>();
   for (size_t s = 0; s < configs.size(); ++s) {
-    AxisAssignments found = axis_assignments(mesh, configs[s], rank, max_layouts + 1);
+    AxisAssignments found = layouts_in(space, mesh, configs[s], rank, max_layouts + 1);
     for (AxisAssignment& assignment : found.list) {
       if (assignments->size() == max_layouts)
         throw ResourceError("layer '" + name + "' has more than " + std::to_string(max_layouts) +
                             " layouts on mesh " + mesh_text(mesh) +
                             " (each split on every choice and order of axes): search the layouts on a mesh of fewer "
-                            "axes (dp=16,tp=4), or place the optimum on the mesh of prime factors (auto) instead");
+                            "axes (dp=16,tp=4)");
       const std::vector<int32_t> in_node = node_splits(mesh, assignment);
       splits.insert(splits.end(), configs[s], configs[s] + rank);
       per_node.insert(per_node.end(), in_node.begin(), in_node.end());
@@ -109,7 +109,7 @@ struct EndClasses {
 }  // namespace
 
 MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Mesh& mesh, const CostModel& model,
-                         size_t max_layouts) {
+                         LayoutSpace space, size_t max_layouts) {
   MeshTables out;
   CostTables& tables = out.tables;
   tables.machine = configs.machine;
@@ -134,7 +134,8 @@ MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Me
       out.assignments[v] = out.assignments[w];
       continue;
     }
-    Layouts layouts = layouts_of(configs.models[v], configs.configs[v], mesh, model, max_layouts, graph.vertices[v].name);
+    Layouts layouts = layouts_of(configs.models[v], configs.configs[v], mesh, model, space, max_layouts,
+                                 graph.vertices[v].name);
     tables.configs[v] = std::move(layouts.configs);
     tables.per_node[v] = std::move(layouts.per_node);
     tables.objective.vertex_cost[v] = std::move(layouts.cost);

@@ -13,6 +13,7 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
 #include "plans/build_plan.h"
+#include "plans/mesh.h"
 #include "plans/plan.h"
 #include "plans/realized_words.h"
 
@@ -34,10 +35,11 @@ struct MeshTables {
 };
 
 /// Prices the configurations of `configs` (those the mesh realizes) on every
-/// way the mesh runs them. Throws ResourceError naming the layer when one has
-/// more than `max_layouts` layouts.
+/// way of `space` the mesh runs them. Throws ResourceError naming the layer
+/// when one has more than `max_layouts` layouts.
 [[nodiscard]] MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Mesh& mesh,
-                                       const CostModel& model, size_t max_layouts = kMaxLayoutsPerLayer);
+                                       const CostModel& model, LayoutSpace space = LayoutSpace::Every,
+                                       size_t max_layouts = kMaxLayoutsPerLayer);
 
 /// The plan of a strategy of a MeshTables' `tables` and `assignments`: every layer on the axes its
 /// configuration says, laid out (lay_out_plan, over the links); proven

@@ -38,7 +38,8 @@ struct SolveRequest {
   std::optional<Mesh> mesh;               ///< only configurations it realizes, and the strategy placed on it
   /// With `mesh`: the DP chooses each layer's axes with its configuration
   /// (plans/mesh_search.h), every collective and redistribution priced over
-  /// the links it crosses, and the plan is the strategy as priced.
+  /// the links it crosses, and the plan is the strategy as priced (on a mesh
+  /// of many axes, over its grouped layouts: plans/mesh.h, layout_space).
   bool search_layouts = false;
   bool place = true;                      ///< without `mesh`: place on the default mesh when it realizes the strategy
   int64_t devices_per_node = 0;           ///< of the default mesh; 0: the cost model's

@@ -47,7 +47,7 @@ ConfigFilter searched_configurations(const SolveRequest& request) {
 void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
   if (!request.mesh || !request.search_layouts) return;
-  MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model);
+  MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model, layout_space(*request.mesh));
   out.tables = std::move(layouts.tables);
   out.layouts = std::move(layouts.assignments);
 }

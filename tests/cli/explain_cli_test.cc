@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text_file.h"
+#include "cli/text_output.h"
 #include "test_support.h"
 
 using json = nlohmann::json;
@@ -165,7 +166,9 @@ TEST_CASE("pase explain: a strategy file is priced at its recorded dtype and opt
   const std::string graph = pase::test::source_path("data/graphs/transformer.json");
   const std::string calibrated = " --cost-model calibrated --machine dgx-a100";
   const std::string file = pase::test::write_temp_file("explain-bf16.json", "");
-  REQUIRE(pase::test::run_pase("solve " + graph + " --devices 8 --dtype bf16 --optimizer sgd" + calibrated + " -o " + file).status == 0);
+  // --no-plan: the recorded cost is the configurations' own (a plan's searched layouts are priced otherwise, below).
+  REQUIRE(pase::test::run_pase("solve " + graph + " --devices 8 --dtype bf16 --optimizer sgd --no-plan" + calibrated +
+                               " -o " + file).status == 0);
   const double recorded = nlohmann::json::parse(pase::read_text_file(file))["total_cost"].get<double>();
   auto explained_total = [&](const std::string& extra) {
     const pase::test::CommandResult result =
@@ -176,4 +179,14 @@ TEST_CASE("pase explain: a strategy file is priced at its recorded dtype and opt
   CHECK(explained_total("") == doctest::Approx(recorded).epsilon(1e-9));
   CHECK(explained_total(" --dtype bf16 --optimizer sgd") == doctest::Approx(recorded).epsilon(1e-9));
   CHECK(explained_total(" --dtype fp32") > recorded * 2);  // told otherwise: fp32 GEMMs
+
+  // A plan whose layouts were searched: explain says what the plan realizes beside its own prices.
+  REQUIRE(pase::test::run_pase("solve " + graph + " --devices 8 --dtype bf16 --optimizer sgd" + calibrated + " -o " + file)
+              .status == 0);
+  const double realized = nlohmann::json::parse(pase::read_text_file(file))["realized_total_cost"].get<double>();
+  const pase::test::CommandResult text =
+      pase::test::run_pase("explain " + graph + " --strategy " + file + " --layer encoder/layer0/ff/ff1" + calibrated);
+  REQUIRE(text.status == 0);
+  CHECK(text.output.find("The file's plan prices each layer on its mesh axes, over the links they cross: it realizes " +
+                         pase::format_total(realized, "seconds") + " seconds;") != std::string::npos);
 }

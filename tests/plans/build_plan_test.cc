@@ -72,6 +72,49 @@ TEST_CASE("axis_assignments and realizable") {
   CHECK_FALSE(realizable(cube, three, 1));
 }
 
+TEST_CASE("grouped_assignments: the layouts of every two-axis grouping, each device holding the coarse mesh's tile") {
+  const Mesh fine = default_mesh(16, 4);  // x0..x3, each 2; x2, x3 inside a node of 4
+  CHECK(layout_space(fine) == LayoutSpace::Grouped);
+  CHECK(layout_space(default_mesh(8, 4)) == LayoutSpace::Every);
+  CHECK(layout_space(parse_mesh("dp=16,tp=4", 64, 8)) == LayoutSpace::Every);
+  // (4, 4): only the grouping 4 | 4 gives each dimension a group of its own, in either order.
+  const int32_t four_four[2] = {4, 4};
+  const AxisAssignments halves = grouped_assignments(fine, four_four, 2, 100);
+  CHECK(halves.list == std::vector<std::vector<std::vector<int>>>{{{0, 1}, {2, 3}}, {{2, 3}, {0, 1}}});
+  // (16): both groups on the one dimension, in either order, for every cut; the mesh order once.
+  const int32_t sixteen[1] = {16};
+  const AxisAssignments whole = grouped_assignments(fine, sixteen, 1, 100);
+  CHECK(whole.list == std::vector<std::vector<std::vector<int>>>{
+                          {{0, 1, 2, 3}}, {{1, 2, 3, 0}}, {{2, 3, 0, 1}}, {{3, 0, 1, 2}}});
+  CHECK(grouped_assignments(fine, sixteen, 1, 2).list.size() == 2);
+  CHECK_FALSE(grouped_assignments(fine, sixteen, 1, 2).complete);
+  // Three dimensions split have no layout in two groups, though the mesh runs them.
+  const int32_t three_ways[3] = {2, 2, 4};
+  CHECK(grouped_assignments(fine, three_ways, 3, 100).list.empty());
+  CHECK(realizable(fine, three_ways, 3));
+
+  // Every grouped layout is one of the mesh's, and gives each device the tile the coarse mesh's
+  // layout does (8 x 4 | 2: coarse dp=8, tp=2).
+  const int32_t eight_two[2] = {8, 2};
+  const Mesh coarse = parse_mesh("dp=8,tp=2", 16, 4);
+  const AxisAssignments on_fine = grouped_assignments(fine, eight_two, 2, 100);
+  const AxisAssignments on_coarse = axis_assignments(coarse, eight_two, 2, 100);
+  REQUIRE(on_coarse.list.size() == 1);
+  const AxisAssignments every = axis_assignments(fine, eight_two, 2, 100000);
+  const Shape shape = {32, 16};
+  const SplitMap identity = {{0}, {1}};
+  const std::vector<Block> coarse_tiles =
+      device_blocks(shape, tensor_spec(identity, on_coarse.list[0]), coarse, mesh_coordinates(coarse));
+  bool matched = false;
+  for (const AxisAssignment& layout : on_fine.list) {
+    CHECK(std::find(every.list.begin(), every.list.end(), layout) != every.list.end());
+    matched = matched || device_blocks(shape, tensor_spec(identity, layout), fine, mesh_coordinates(fine)) == coarse_tiles;
+  }
+  CHECK(matched);
+  // The cuts 2 | 8 (the 8 on the last three axes) and 8 | 2 (the coarse mesh's).
+  CHECK(on_fine.list == std::vector<AxisAssignment>{{{1, 2, 3}, {0}}, {{0, 1, 2}, {3}}});
+}
+
 TEST_CASE("realized_words: by enumerating devices") {
   Mesh mesh = parse_mesh("2x2", 4, 0);
   std::vector<std::vector<int64_t>> coordinates = mesh_coordinates(mesh);
