@@ -41,8 +41,12 @@ std::vector<std::string> split_on(const std::string& text, char separator) {
 // so the first assignment found uses each dimension's axes in mesh order.
 class AssignmentSearch {
  public:
-  AssignmentSearch(const Mesh& mesh, const int32_t* config, int rank, size_t limit)
-      : mesh_(mesh), config_(config), rank_(rank), limit_(limit), used_(mesh.shape.size(), 0), current_(rank) {}
+  /// `sets_only`: each dimension's axes in mesh order only (one of each
+  /// set's orders: enough to know whether any assignment exists, where every
+  /// order of nine axes would be 9! tries to fail a split of 1024 on 512).
+  AssignmentSearch(const Mesh& mesh, const int32_t* config, int rank, size_t limit, bool sets_only = false)
+      : mesh_(mesh), config_(config), rank_(rank), limit_(limit), sets_only_(sets_only), used_(mesh.shape.size(), 0),
+        current_(rank) {}
 
   AxisAssignments run() {
     dimension(0);
@@ -64,20 +68,21 @@ class AssignmentSearch {
       dimension(d + 1);
       return;
     }
-    extend(d, config_[d]);
+    extend(d, config_[d], 0);
   }
 
-  // Appends axes to dimension d's list until their sizes make `remaining`.
-  void extend(int d, int64_t remaining) {
+  // Appends axes to dimension d's list until their sizes make `remaining`
+  // (under sets_only, axes from `first` on).
+  void extend(int d, int64_t remaining, size_t first) {
     if (remaining == 1) {
       dimension(d + 1);
       return;
     }
-    for (size_t axis = 0; axis < mesh_.shape.size(); ++axis) {
+    for (size_t axis = sets_only_ ? first : 0; axis < mesh_.shape.size(); ++axis) {
       if (used_[axis] || mesh_.shape[axis] == 1 || remaining % mesh_.shape[axis] != 0) continue;
       used_[axis] = 1;
       current_[d].push_back(static_cast<int>(axis));
-      extend(d, remaining / mesh_.shape[axis]);
+      extend(d, remaining / mesh_.shape[axis], axis + 1);
       current_[d].pop_back();
       used_[axis] = 0;
       if (!result_.complete) return;
@@ -88,6 +93,7 @@ class AssignmentSearch {
   const int32_t* config_;
   int rank_;
   size_t limit_;
+  bool sets_only_;
   std::vector<char> used_;
   std::vector<std::vector<int>> current_;
   AxisAssignments result_;
@@ -212,7 +218,7 @@ AxisAssignments layouts_in(LayoutSpace space, const Mesh& mesh, const int32_t* c
 }
 
 bool realizable(const Mesh& mesh, const int32_t* config, int rank) {
-  return !axis_assignments(mesh, config, rank, 1).list.empty();
+  return !AssignmentSearch(mesh, config, rank, 1, /*sets_only=*/true).run().list.empty();
 }
 
 }  // namespace pase
