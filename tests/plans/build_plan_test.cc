@@ -70,6 +70,14 @@ TEST_CASE("axis_assignments and realizable") {
   CHECK_FALSE(cut.complete);
   const int32_t three[1] = {3};
   CHECK_FALSE(realizable(cube, three, 1));
+  // Nine axes of 2: whether the axes make each split, whatever their order.
+  const Mesh nine = default_mesh(512, 8);
+  const int32_t too_many[2] = {1024, 1};
+  CHECK_FALSE(realizable(nine, too_many, 2));
+  const int32_t fits[3] = {2, 64, 4};
+  CHECK(realizable(nine, fits, 3));
+  const int32_t over[3] = {4, 64, 4};
+  CHECK_FALSE(realizable(nine, over, 3));
 }
 
 TEST_CASE("grouped_assignments: the layouts of every two-axis grouping, each device holding the coarse mesh's tile") {
