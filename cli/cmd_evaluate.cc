@@ -143,12 +143,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   request.min_row = search_min_row(o.model);
   request.given_path = o.strategy;
-  if (file && file->plan && file->plan->assignment_proof == "searched" && file->plan->mesh.devices() == devices &&
-      o.model.cost_model == "calibrated") {
-    // As the mesh search priced it: each layer's configuration on its axes.
-    request.mesh = file->plan->mesh;
-    request.search_layouts = true;
-  }
+  if (file) (void)price_on_searched_plan(request, *file, devices, *make_model(training));
   if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/mesh_choice.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
@@ -20,6 +21,7 @@
 #include "strategy/config_lookup.h"
 #include "base/duration_text.h"
 #include "strategy/explain.h"
+#include "plans/mesh.h"
 #include "solve/solve_request.h"
 #include "strategy/strategy_reader.h"
 #include "base/closest_name.h"
@@ -243,6 +245,12 @@ int run_explain(const ExplainCliOptions& o) {
   if (file) apply_layer_techniques(graph, *file, training, o.strategy);
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   request.min_row = search_min_row(o.model);
+  if (file) {
+    (void)price_on_searched_plan(request, *file, devices, *model);
+  } else if (model->name() == "calibrated") {  // the optimum as solve finds it: on the default mesh's layouts
+    request.mesh = default_mesh(devices, model->devices_per_node());
+    request.search_layouts = true;
+  }
   SolveOutcome out = solve_request(graph, *model, request);
   if (out.graph) graph = std::move(*out.graph);  // each layer's techniques, chosen by the solver
   const CostTables& tables = out.tables;
@@ -284,10 +292,7 @@ int run_explain(const ExplainCliOptions& o) {
     print_explanation(std::cout, graph, tables, x);
   }
   if (!o.all) print_techniques(std::cout, graph, out, *model, training, layer);
-  if (file && file->plan && file->plan->assignment_proof == "searched")
-    std::cout << "\nThe file's plan prices each layer on its mesh axes, over the links they cross: it realizes "
-              << format_total(file->plan->realized_total_cost, tables.unit) << " " << tables.unit
-              << "; the prices above are the configurations' own, as a search without a mesh weighs them.\n";
+
   bool fewer = false;
   for (const Explanation& x : explanations) {
     fewer = fewer || x.chosen.devices_used < tables.machine.devices;

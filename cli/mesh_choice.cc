@@ -81,6 +81,16 @@ double placed_cost(const SolveOutcome& out) {
   return out.placed ? out.placed->plan.realized_total_cost : out.solution.cost;
 }
 
+bool price_on_searched_plan(SolveRequest& request, const StrategyDocument& file, int64_t devices,
+                            const CostModel& model) {
+  if (!file.plan || file.plan->assignment_proof != "searched" || file.plan->mesh.devices() != devices ||
+      model.name() != "calibrated")
+    return false;
+  request.mesh = file.plan->mesh;
+  request.search_layouts = true;
+  return true;
+}
+
 void require_links_for_mesh_search(const CostModel& model) {
   if (model.name() != "calibrated" || model.devices_per_node() <= 0)
     throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");

@@ -536,6 +536,14 @@ CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32
   return list.take(model.recompute);
 }
 
+CostTerms CalibratedCostModel::layer_terms_on_nodes(const VertexModel& model, const int32_t* config,
+                                                    const int32_t* per_node) const {
+  TermList list;
+  list.micro_batches = static_cast<double>(options_.training.micro_batches);
+  price_layer(*this, model, config, NodeGroups(model, per_node), list);
+  return list.take(model.recompute);
+}
+
 double CalibratedCostModel::fetch_cost_on_nodes(double words, double group, bool across_nodes) const {
   // A group's members in one node (group itself) or, across nodes, one per node.
   return static_cast<double>(options_.training.micro_batches) *

@@ -121,6 +121,8 @@ class CalibratedCostModel final : public CostModel {
   /// collective pays the links its group crosses.
   [[nodiscard]] double layer_on_nodes(const VertexModel& model, const int32_t* config,
                                       const int32_t* per_node) const override;
+  [[nodiscard]] CostTerms layer_terms_on_nodes(const VertexModel& model, const int32_t* config,
+                                               const int32_t* per_node) const override;
   /// Words moved between nodes (`across_nodes`) or inside them.
   [[nodiscard]] double fetch_cost_on_nodes(double words, double group, bool across_nodes) const override;
   /// The latency share of a weight gradient of `elements` in a 25 MiB bucket.

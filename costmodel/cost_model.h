@@ -43,6 +43,12 @@ class CostModel {
     (void)per_node;
     return layer(model, config);
   }
+  /// layer_on_nodes() as its parts; by default layer_terms().
+  [[nodiscard]] virtual CostTerms layer_terms_on_nodes(const VertexModel& model, const int32_t* config,
+                                                       const int32_t* per_node) const {
+    (void)per_node;
+    return layer_terms(model, config);
+  }
   /// fetch_cost() of words that move between nodes (`across_nodes`) or only
   /// inside them; by default fetch_cost().
   [[nodiscard]] virtual double fetch_cost_on_nodes(double words, double group, bool across_nodes) const {

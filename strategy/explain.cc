@@ -77,7 +77,11 @@ ExplainedConfig priced(const Graph& graph, const CostTables& tables, const CostM
   out.config.assign(config, config + tables.configs[v].rank);
   for (int32_t split : out.config) out.devices_used *= split;
   out.layer_cost = objective.vertex_cost[v][static_cast<size_t>(s)];
-  for (const CostTerm& term : model.layer_terms(vertex_model, config))
+  // On a mesh's layouts, each collective over the links its axes cross.
+  const CostTerms terms = tables.per_node.empty()
+                              ? model.layer_terms(vertex_model, config)
+                              : model.layer_terms_on_nodes(vertex_model, config, tables.per_node[v][static_cast<size_t>(s)]);
+  for (const CostTerm& term : terms)
     out.terms.push_back({term_kind(term.kind), term_name(graph.vertices[v], vertex_model, term.what), term.cost, -1, -1});
   for (int e : at.in[v]) {
     const PairCost& pair = objective.pairs[static_cast<size_t>(e)];
@@ -233,6 +237,26 @@ std::string reason(const Graph& graph, const CostTables& tables, int vertex, con
          format_duration(cost_seconds(tables, other.delta)) + " more a step.";
 }
 
+// On a mesh's layouts a configuration is listed once per way its splits run
+// on the axes: the `top` cheapest of `others` whose configurations differ
+// from the chosen one's and from each other (each at its best layout).
+template <typename Order>
+std::vector<int32_t> best_layout_of_each(const ConfigSet& configs, std::vector<int32_t> others, int32_t chosen,
+                                         size_t top, Order cheaper_first) {
+  std::sort(others.begin(), others.end(), cheaper_first);
+  const auto same = [&](int32_t a, int32_t b) {
+    return std::equal(configs[static_cast<size_t>(a)], configs[static_cast<size_t>(a)] + configs.rank,
+                      configs[static_cast<size_t>(b)]);
+  };
+  std::vector<int32_t> kept;
+  for (int32_t s : others) {
+    if (kept.size() == top) break;
+    if (same(s, chosen) || std::any_of(kept.begin(), kept.end(), [&](int32_t k) { return same(s, k); })) continue;
+    kept.push_back(s);
+  }
+  return kept;
+}
+
 Explanation explain_one(const Graph& graph, const CostTables& tables, const CostModel& model, const Incidence& at,
                         const std::vector<int32_t>& choice, int vertex, size_t top, double total) {
   PASE_ASSERT(vertex >= 0 && static_cast<size_t>(vertex) < graph.vertices.size(), vertex, graph.vertices.size());
@@ -259,13 +283,19 @@ Explanation explain_one(const Graph& graph, const CostTables& tables, const Cost
     others.push_back(static_cast<int32_t>(s));
     if (local[s] < local[static_cast<size_t>(chosen)] - tolerance) ++x.cheaper;
   }
-  const size_t shown = std::min(top, others.size());
-  std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(shown), others.end(), [&](int32_t a, int32_t b) {
+  const auto cheaper_first = [&](int32_t a, int32_t b) {
     return local[static_cast<size_t>(a)] != local[static_cast<size_t>(b)] ? local[static_cast<size_t>(a)] < local[static_cast<size_t>(b)]
                                                                           : a < b;
-  });
-  for (size_t i = 0; i < shown; ++i)
-    x.alternatives.push_back(priced(graph, tables, model, at, choice, v, others[i], local[static_cast<size_t>(chosen)]));
+  };
+  if (tables.per_node.empty()) {
+    const size_t shown = std::min(top, others.size());
+    std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(shown), others.end(), cheaper_first);
+    others.resize(shown);
+  } else {
+    others = best_layout_of_each(tables.configs[v], others, chosen, top, cheaper_first);
+  }
+  for (int32_t other : others)
+    x.alternatives.push_back(priced(graph, tables, model, at, choice, v, other, local[static_cast<size_t>(chosen)]));
 
   x.data_parallel_index = data_parallel_config(graph, tables, vertex);
   const ExplainedConfig* data_parallel = nullptr;
