@@ -147,6 +147,32 @@ TEST_CASE("mesh search: a head split across nodes pays the network, inside a nod
   CHECK(over_nodes - in_node == doctest::Approx(ring(6e-6, std::min(240e9, 2 * 20e9)) - ring(3e-6, 240e9)).epsilon(1e-9));
 }
 
+TEST_CASE("layer_terms_on_nodes: the parts explain shows add up to the layer's price over the links") {
+  const Graph graph = mlp();
+  const CalibratedCostModel model = machine_of_nodes(8, 4);
+  const CostTables configs = build_cost_tables(graph, model);
+  const int32_t config[3] = {1, 1, 4};
+  const int32_t inside[3] = {1, 1, 4}, across[3] = {1, 1, 2};  // the 4 pieces in one node; two per node
+  auto sum = [](const CostTerms& terms) {
+    double total = 0;
+    for (const CostTerm& term : terms) total += term.cost;
+    return total;
+  };
+  auto all_reduce = [](const CostTerms& terms) {
+    double total = 0;
+    for (const CostTerm& term : terms) total += term.kind == CostTermKind::AllReduce ? term.cost : 0.0;
+    return total;
+  };
+  const CostTerms in_node = model.layer_terms_on_nodes(configs.models[0], config, inside);
+  const CostTerms over_nodes = model.layer_terms_on_nodes(configs.models[0], config, across);
+  CHECK(sum(in_node) == doctest::Approx(model.layer_on_nodes(configs.models[0], config, inside)).epsilon(1e-12));
+  CHECK(sum(over_nodes) == doctest::Approx(model.layer_on_nodes(configs.models[0], config, across)).epsilon(1e-12));
+  CHECK(sum(in_node) == doctest::Approx(model.layer(configs.models[0], config)).epsilon(1e-12));
+  // Only the collectives change: the all-reduce terms carry the whole difference.
+  CHECK(all_reduce(over_nodes) > all_reduce(in_node));
+  CHECK(all_reduce(over_nodes) - all_reduce(in_node) == doctest::Approx(sum(over_nodes) - sum(in_node)).epsilon(1e-9));
+}
+
 TEST_CASE("a baseline on a searched mesh: its configurations, the axes that run them best, as brute force finds") {
   int priced = 0;
   for (const Graph& graph : {mlp(), attention()})
