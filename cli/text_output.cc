@@ -57,7 +57,7 @@ std::string training_words(const Graph& graph, const TrainingSetup& setup, int64
     for (int z = 1; z <= kMaxZeroStage; ++z)
       if (sharded[static_cast<size_t>(z)] > 0)
         stages += (stages.empty() ? "" : ", ") + std::string("ZeRO-") + std::to_string(z) + " on " +
-                  std::to_string(sharded[static_cast<size_t>(z)]) + " layers";
+                  std::to_string(sharded[static_cast<size_t>(z)]) + (sharded[static_cast<size_t>(z)] == 1 ? " layer" : " layers");
     if (setup.zero == kZeroAuto)
       add("ZeRO auto: " + (stages.empty() ? std::string("none") : stages) +
           (sharded[0] > 0 ? " (" + std::to_string(sharded[0]) + " unsharded)" : ""));
