@@ -143,7 +143,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   request.min_row = search_min_row(o.model);
   request.given_path = o.strategy;
-  if (file) (void)price_on_searched_plan(request, *file, devices, *make_model(training));
+  if (file) price_on_searched_plan(request, *file, devices, *make_model(training));
   if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;

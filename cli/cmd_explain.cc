@@ -246,7 +246,7 @@ int run_explain(const ExplainCliOptions& o) {
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   request.min_row = search_min_row(o.model);
   if (file) {
-    (void)price_on_searched_plan(request, *file, devices, *model);
+    price_on_searched_plan(request, *file, devices, *model);
   } else if (model->name() == "calibrated") {  // the optimum as solve finds it: on the default mesh's layouts
     request.mesh = default_mesh(devices, model->devices_per_node());
     request.search_layouts = true;

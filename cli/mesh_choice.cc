@@ -81,14 +81,13 @@ double placed_cost(const SolveOutcome& out) {
   return out.placed ? out.placed->plan.realized_total_cost : out.solution.cost;
 }
 
-bool price_on_searched_plan(SolveRequest& request, const StrategyDocument& file, int64_t devices,
+void price_on_searched_plan(SolveRequest& request, const StrategyDocument& file, int64_t devices,
                             const CostModel& model) {
   if (!file.plan || file.plan->assignment_proof != "searched" || file.plan->mesh.devices() != devices ||
       model.name() != "calibrated")
-    return false;
+    return;
   request.mesh = file.plan->mesh;
   request.search_layouts = true;
-  return true;
 }
 
 void require_links_for_mesh_search(const CostModel& model) {

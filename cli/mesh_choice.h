@@ -60,8 +60,9 @@ struct MeshPlan {
 
 /// A strategy file's plan whose layouts were searched (on `devices`, under
 /// a model that knows the links) is priced as that search priced it: `request`
-/// on the plan's mesh, each layer's configuration on its axes. Whether it was.
-bool price_on_searched_plan(SolveRequest& request, const StrategyDocument& file, int64_t devices,
+/// on the plan's mesh, each layer's configuration on its axes; any other file
+/// leaves `request` as it is.
+void price_on_searched_plan(SolveRequest& request, const StrategyDocument& file, int64_t devices,
                             const CostModel& model);
 
 /// UsageError unless `model` knows the machine's links, as `--mesh search` needs.
