@@ -78,6 +78,9 @@ class BlockCheck {
     size_t a = 1, b = 1;
     while (a > 0 && verdict[a - 1].alike && verdict[a - 1].leaves_forward) --a;
     while (b + 1 < count_ && verdict[b].leaves_forward && verdict[b + 1].alike) ++b;
+    // The separator before the first folded block must be vertices of the
+    // graph: a run that starts too near vertex 0 for it starts a block later.
+    if (first_ + a * period_ + static_cast<size_t>(fold.separator.front()) < period_) ++a;
     while (b > a && !verdict[b].leaves_from_separator) --b;
     if (!verdict[b].leaves_from_separator || b - a + 1 < 2) return std::nullopt;
     fold.first = first_ + a * period_;

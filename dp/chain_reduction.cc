@@ -134,6 +134,7 @@ void build_block(Reduction& r, const Objective& objective, const std::vector<std
 void build_reduced(Reduction& r, const Objective& objective, const std::vector<std::string>& names) {
   const ChainFold& fold = r.fold;
   const size_t P = fold.period, first = fold.first, end = first + fold.blocks * P;
+  PASE_ASSERT(first + static_cast<size_t>(fold.separator.front()) >= P, first, P);  // the separator before is in the graph
   std::vector<int> reduced_of(objective.vertex_count(), -1);
   for (size_t v = 0; v < objective.vertex_count(); ++v) {
     const int iv = static_cast<int>(v);

@@ -86,6 +86,10 @@ TEST_CASE("fuzz regressions: each finding is now one exact line") {
     const char* was;      ///< what it did before the fix
   };
   const std::vector<Finding> findings = {
+      {"fuzz_graph_reader", "fold_run_starting_at_vertex_9_of_period_12.json", "",
+       "the Transformer with two inputs rewired: a run of repeated blocks found from vertex 9 with a period of 12, "
+       "whose separator before its first block would be vertices -2 and 8: an out-of-range read (UBSan) folding it; "
+       "\"refused: out of memory\" in a release build"},
       {"fuzz_plan_reader", "mesh_of_16777216_devices.json",
        "refused: fuzz.json: the plan's mesh has 16777216 devices, above the limit of 4096 (the device limit of the "
        "export); the export lists every device's id",
