@@ -139,11 +139,11 @@ int run_evaluate(const EvaluateCliOptions& o) {
   const std::optional<StrategyDocument> file = read_given(o, devices);
   const TrainingSetup training = baseline_setup(o, memory_options(o.memory, file));
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
-  (void)make_model(training);  // the options' errors before the graph's
+  const std::unique_ptr<CostModel> setup_model = make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
   request.min_row = search_min_row(o.model);
   request.given_path = o.strategy;
-  if (file) price_on_searched_plan(request, *file, devices, *make_model(training));
+  if (file) price_on_searched_plan(request, *file, devices, *setup_model);
   if (!file) {
     request.source = StrategySource::Baseline;
     request.baseline = o.baseline;

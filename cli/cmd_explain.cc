@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/mesh_choice.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/mesh_choice.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
 #include "cli/text_output.h"
@@ -22,6 +22,7 @@
 #include "base/duration_text.h"
 #include "strategy/explain.h"
 #include "plans/mesh.h"
+#include "plans/mesh_pricing.h"
 #include "solve/solve_request.h"
 #include "strategy/strategy_reader.h"
 #include "base/closest_name.h"
@@ -220,7 +221,7 @@ int run_explain(const ExplainCliOptions& o) {
   std::optional<StrategyDocument> file;
   int64_t devices = o.devices;
   if (!o.strategy.empty()) {
-    file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");  // a searched plan is noted
+    file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");  // a searched plan: priced on its axes
     if (devices == 0 && file->devices) devices = *file->devices;
     if (devices == 0) throw InputError(o.strategy + ": field 'devices': missing; pass --devices");
   } else if (devices == 0) {
@@ -247,7 +248,7 @@ int run_explain(const ExplainCliOptions& o) {
   request.min_row = search_min_row(o.model);
   if (file) {
     price_on_searched_plan(request, *file, devices, *model);
-  } else if (model->name() == "calibrated") {  // the optimum as solve finds it: on the default mesh's layouts
+  } else if (prices_links(*model)) {  // the optimum as solve finds it: on the default mesh's layouts
     request.mesh = default_mesh(devices, model->devices_per_node());
     request.search_layouts = true;
   }
@@ -292,7 +293,6 @@ int run_explain(const ExplainCliOptions& o) {
     print_explanation(std::cout, graph, tables, x);
   }
   if (!o.all) print_techniques(std::cout, graph, out, *model, training, layer);
-
   bool fewer = false;
   for (const Explanation& x : explanations) {
     fewer = fewer || x.chosen.devices_used < tables.machine.devices;

@@ -25,6 +25,7 @@
 #include "graphs/rebatch.h"
 #include "graphs/graph.h"
 #include "plans/mesh.h"
+#include "plans/mesh_pricing.h"
 #include "solve/solve_request.h"
 #include "strategy/plan_summary.h"
 #include "strategy/strategy_file.h"
@@ -219,14 +220,14 @@ SolveRequest make_request(const SolveCliOptions& o, const CostModel& model) {
   if (o.mesh == "search") {
     require_links_for_mesh_search(model);
     request.search_layouts = true;  // run_solve tries each mesh
-  } else if (!o.mesh.empty() || (model.name() == "calibrated" && !o.no_plan)) {
+  } else if (!o.mesh.empty() || (prices_links(model) && !o.no_plan)) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model.devices_per_node();
     try {
       request.mesh = parse_mesh(o.mesh.empty() ? "auto" : o.mesh, o.devices, per_node);
       // A model that knows the links searches the layouts of its mesh (the
       // default one too), so the plan is what was priced; the paper's model
       // is device-order-free, and its optimum is placed after.
-      request.search_layouts = model.name() == "calibrated";
+      request.search_layouts = prices_links(model);
     } catch (const OptionError& error) {  // a command-line mistake, spelled as the flag
       throw UsageError(error.words().with("--mesh"));
     }

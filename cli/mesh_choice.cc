@@ -9,6 +9,7 @@
 #include "cli/exit_status.h"
 #include "cli/text_output.h"
 #include "plans/mesh.h"
+#include "plans/mesh_pricing.h"
 #include "solve/outcome.h"
 
 namespace pase {
@@ -84,14 +85,14 @@ double placed_cost(const SolveOutcome& out) {
 void price_on_searched_plan(SolveRequest& request, const StrategyDocument& file, int64_t devices,
                             const CostModel& model) {
   if (!file.plan || file.plan->assignment_proof != "searched" || file.plan->mesh.devices() != devices ||
-      model.name() != "calibrated")
+      !prices_links(model))
     return;
   request.mesh = file.plan->mesh;
   request.search_layouts = true;
 }
 
 void require_links_for_mesh_search(const CostModel& model) {
-  if (model.name() != "calibrated" || model.devices_per_node() <= 0)
+  if (!prices_links(model) || model.devices_per_node() <= 0)
     throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
 }
 
@@ -109,7 +110,7 @@ MeshPlan mesh_plan(const std::string& text, int64_t p, const CostModel& model) {
     throw UsageError(error.words().with("--mesh"));
   }
   // The paper's model is device-order-free: its optimum is placed after.
-  plan.search_layouts = model.name() == "calibrated";
+  plan.search_layouts = prices_links(model);
   return plan;
 }
 

@@ -378,7 +378,7 @@ PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::v
   result.exact = result.proof != PlanProof::None;
   // A model that knows the links prices the plan over them (the DP above
   // chose the axes by its device-order-free prices).
-  lay_out_plan(graph, tables, choice, mesh, model, chosen, /*on_nodes=*/model.name() == "calibrated", result);
+  lay_out_plan(graph, tables, choice, mesh, model, chosen, /*on_nodes=*/prices_links(model), result);
   Plan& plan = result.plan;
   plan.assignment_exact = result.exact;
   plan.assignment_proof = proof_name(result.proof);

@@ -5,6 +5,8 @@
 
 namespace pase {
 
+bool prices_links(const CostModel& model) { return model.name() == "calibrated"; }
+
 std::vector<int64_t> axis_devices_per_node(const Mesh& mesh) {
   const int64_t node = mesh.node_size();
   std::vector<int64_t> per_node(mesh.shape.size(), 1);

@@ -13,6 +13,12 @@
 
 namespace pase {
 
+/// Whether `model` prices each collective by the links its group crosses
+/// (the calibrated model; the `pase` model is device-order-free): its
+/// searches choose every layer's axes with its configuration, and a plan
+/// placed after a search is priced over its links.
+[[nodiscard]] bool prices_links(const CostModel& model);
+
 /// Devices of one node along each mesh axis: the whole axis when it lies
 /// inside a node, 1 when each of its steps crosses to another node, and in
 /// between for an axis cut by node boundaries ([16, 4] with 8 per node: 2
