@@ -513,35 +513,41 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
   }
 }
 
+// A layer's step (its sum, or its terms as explain lists them) with its
+// groups placed as `nodes` says (NodeGroups{}: each inside a node if it fits).
+double step_cost(const CalibratedCostModel& calibrated, const VertexModel& model, const int32_t* config,
+                 const NodeGroups& nodes) {
+  CostSum sum;
+  sum.micro_batches = static_cast<double>(calibrated.options().training.micro_batches);
+  price_layer(calibrated, model, config, nodes, sum);
+  return sum.step(model.recompute);
+}
+
+CostTerms step_terms(const CalibratedCostModel& calibrated, const VertexModel& model, const int32_t* config,
+                     const NodeGroups& nodes) {
+  TermList list;
+  list.micro_batches = static_cast<double>(calibrated.options().training.micro_batches);
+  price_layer(calibrated, model, config, nodes, list);
+  return list.take(model.recompute);
+}
+
 }  // namespace
 
 double CalibratedCostModel::layer(const VertexModel& model, const int32_t* config) const {
-  CostSum sum;
-  sum.micro_batches = static_cast<double>(options_.training.micro_batches);
-  price_layer(*this, model, config, NodeGroups{}, sum);
-  return sum.step(model.recompute);
+  return step_cost(*this, model, config, NodeGroups{});
 }
 
 double CalibratedCostModel::layer_on_nodes(const VertexModel& model, const int32_t* config, const int32_t* per_node) const {
-  CostSum sum;
-  sum.micro_batches = static_cast<double>(options_.training.micro_batches);
-  price_layer(*this, model, config, NodeGroups(model, per_node), sum);
-  return sum.step(model.recompute);
+  return step_cost(*this, model, config, NodeGroups(model, per_node));
 }
 
 CostTerms CalibratedCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
-  TermList list;
-  list.micro_batches = static_cast<double>(options_.training.micro_batches);
-  price_layer(*this, model, config, NodeGroups{}, list);
-  return list.take(model.recompute);
+  return step_terms(*this, model, config, NodeGroups{});
 }
 
 CostTerms CalibratedCostModel::layer_terms_on_nodes(const VertexModel& model, const int32_t* config,
                                                     const int32_t* per_node) const {
-  TermList list;
-  list.micro_batches = static_cast<double>(options_.training.micro_batches);
-  price_layer(*this, model, config, NodeGroups(model, per_node), list);
-  return list.take(model.recompute);
+  return step_terms(*this, model, config, NodeGroups(model, per_node));
 }
 
 double CalibratedCostModel::fetch_cost_on_nodes(double words, double group, bool across_nodes) const {

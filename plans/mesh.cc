@@ -201,9 +201,10 @@ AxisAssignments grouped_assignments(const Mesh& mesh, const int32_t* config, int
   AxisAssignments result;
   std::set<std::vector<std::vector<int>>> seen;
   const int axes = static_cast<int>(mesh.shape.size());
-  for (int a = 1; a <= axes && result.complete; ++a)  // groups [0, a) and [a, axes)
-    add_grouped(mesh, a < axes ? std::vector<int>{0, a, axes} : std::vector<int>{0, axes}, config, rank, limit, seen,
-                result);
+  // Groups [0, a) and [a, axes); one group only for a mesh of one axis (on
+  // more, both groups on one dimension give the whole mesh's order already).
+  if (axes == 1) add_grouped(mesh, {0, 1}, config, rank, limit, seen, result);
+  for (int a = 1; a < axes && result.complete; ++a) add_grouped(mesh, {0, a, axes}, config, rank, limit, seen, result);
   return result;
 }
 
