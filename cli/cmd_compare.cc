@@ -41,6 +41,7 @@ struct CompareCliOptions {
   MemoryCliOptions memory;
   McmcOptions mcmc;
   int64_t tensor_parallel = 0;  // megatron's n; 0: the best
+  bool sequence_parallel = false;  // megatron with Megatron-LM's sequence parallelism
   std::string mesh;             // empty: unplaced costs; search, auto or a shape: every row placed
   bool uniform_blocks = false;  // the optimum: every block of a run one configuration per layer
   std::string csv, json, svg;
@@ -109,10 +110,22 @@ std::string with_machine_memory(const std::string& note, const CostModel& model,
   return note + (note.empty() ? "" : "; ") + "over the machine's memory";
 }
 
+// A row of its own for a baseline solved apart (on its own tables).
+CompareRow separate_row(const TrainingSolve& solved, const std::string& name, int64_t p,
+                        std::optional<uint64_t> reserve) {
+  const SolveOutcome& out = solved.outcome;
+  return {p, name, out.solution.cost, 1.0, -1.0, with_machine_memory(out.note, *solved.model, out.bytes.total(), reserve),
+          out.bytes.total(), ""};
+}
+
 // With --micro-batches auto the baselines run at the count the optimum chose.
-// `fsdp`, when given: the data-parallel strategy priced at ZeRO-3, a row of its own.
+// Baselines solved apart, each a row of its own: `fsdp` (the data-parallel
+// strategy priced at ZeRO-3) and `megatron` (under sequence parallelism,
+// whose GEMMs are priced as they run it: their tables are not the optimum's,
+// so the DP's bound does not hold for it).
 void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& request, const McmcOptions& mcmc,
-                std::optional<uint64_t> reserve, int64_t p, bool first, const TrainingSolve* fsdp) {
+                std::optional<uint64_t> reserve, int64_t p, bool first, const TrainingSolve* fsdp,
+                const TrainingSolve* megatron) {
   const Graph& graph = solved.graph;
   const CostModel& model = *solved.model;
   const SolveOutcome& out = solved.outcome;
@@ -122,6 +135,10 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
   const double bound = optimum_bound(out);
   double data_parallel = 0.0;
   for (const std::string& name : baseline_names()) {
+    if (name == "megatron" && megatron) {
+      c.rows.push_back(separate_row(*megatron, name, p, reserve));
+      continue;
+    }
     BaselineResult result = run_baseline(name, graph, out.tables, mcmc, request.tensor_parallel);
     if (!result.applicable) {
       if (first) c.skipped.emplace_back(name, result.note);
@@ -142,11 +159,7 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0,
                       with_machine_memory(note, model, bytes, reserve), bytes, ""});
   }
-  if (fsdp) {
-    const SolveOutcome& f = fsdp->outcome;
-    c.rows.push_back({p, "fsdp", f.solution.cost, 1.0, -1.0,
-                      with_machine_memory(f.note, *fsdp->model, f.bytes.total(), reserve), f.bytes.total(), ""});
-  }
+  if (fsdp) c.rows.push_back(separate_row(*fsdp, "fsdp", p, reserve));
   c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve,
                     with_machine_memory(optimum_note(out), model, out.bytes.total(), reserve), out.bytes.total(), ""});
   for (CompareRow& row : c.rows)
@@ -344,6 +357,24 @@ std::string comparison_svg(const Comparison& c, const Graph& graph, const std::v
   return render_svg(chart);
 }
 
+// Megatron under sequence parallelism, unplaced, at the optimum's
+// micro-batch count: a stage and a mode where the optimum's are left to the
+// solver, ZeRO-1 (Megatron-LM's distributed optimizer) and full
+// recomputation. Null where Megatron does not apply (its row says why).
+std::unique_ptr<TrainingSolve> megatron_apart(const GraphFileV1& file, const std::string& path,
+                                              const ModelMaker& make_model, SolveRequest request, int64_t micro_batches) {
+  request.source = StrategySource::Baseline;
+  request.baseline = "megatron";
+  request.cap.reset();
+  if (request.memory.zero == kZeroAuto) request.memory.zero = 1;
+  if (request.memory.recompute == Recompute::Auto) request.memory.recompute = Recompute::Full;
+  try {
+    return std::move(solve_training(file, path, {micro_batches}, make_model, request).best);
+  } catch (const BaselineNotApplicable&) {
+    return nullptr;
+  }
+}
+
 // `pase compare` once its options are parsed.
 int run_compare(const CompareCliOptions& o) {
   const TrainingSetup training = memory_options(o.memory);
@@ -356,6 +387,7 @@ int run_compare(const CompareCliOptions& o) {
   request.cap_search = cap_options(o.memory);
   request.place = false;
   request.tensor_parallel = o.tensor_parallel;
+  request.sequence_parallel = o.sequence_parallel;
   request.uniform_blocks = o.uniform_blocks;
   const GraphFileV1 file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
@@ -391,8 +423,11 @@ int run_compare(const CompareCliOptions& o) {
       sharded.cap.reset();
       fsdp = solve_training(file, o.graph, {search.best->setup.micro_batches}, make_model, sharded);
     }
+    const std::unique_ptr<TrainingSolve> megatron =
+        o.sequence_parallel ? megatron_apart(file, o.graph, make_model, request, search.best->setup.micro_batches)
+                            : nullptr;
     compare_at(c, *search.best, request, o.mcmc, memory_reserve(o.memory, *models[i]), p, i == 0,
-               fsdp ? fsdp->best.get() : nullptr);
+               fsdp ? fsdp->best.get() : nullptr, megatron.get());
     if (!graph) graph = search.best->graph;
   }
   for (const CompareRow& row : c.rows)
@@ -417,6 +452,9 @@ CommandRunner register_compare(CLI::App& app) {
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--tensor-parallel", o->tensor_parallel,
                   "megatron: ways of tensor parallelism inside a stage (default: the best divisor of each device count)");
+  cmd->add_flag("--sequence-parallel", o->sequence_parallel,
+                "megatron: Megatron-LM's sequence parallelism (norms and residual adds split over the sequence on the "
+                "tensor-parallel ways)");
   cmd->add_option("--mesh", o->mesh,
                   "Price every strategy as placed on a device mesh: search (each dp x tp mesh with tp inside a node, "
                   "every strategy on its cheapest; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4 "

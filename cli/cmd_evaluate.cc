@@ -37,6 +37,7 @@ struct EvaluateCliOptions {
   MemoryCliOptions memory;
   McmcOptions mcmc;
   int64_t tensor_parallel = 0;  // megatron: 0, the best
+  bool sequence_parallel = false;  // megatron: Megatron-LM's --sequence-parallel
   std::string mesh;             // --baseline: placed on it (search: the cheapest dp x tp mesh)
   std::string out;
   bool json = false;
@@ -47,6 +48,8 @@ struct EvaluateCliOptions {
 TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training) {
   if (o.tensor_parallel != 0 && o.baseline != "megatron")
     throw UsageError("--tensor-parallel: applies to --baseline megatron");
+  if (o.sequence_parallel && o.baseline != "megatron")
+    throw UsageError("--sequence-parallel: applies to --baseline megatron");
   if (!o.baseline.empty() && training.zero == kZeroAuto)
     throw UsageError("--zero auto: the solver chooses each layer's stage; --baseline " + o.baseline +
                      " takes one (0, 1, 2 or 3)");
@@ -149,6 +152,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
     request.baseline = o.baseline;
     request.mcmc = o.mcmc;
     request.tensor_parallel = o.tensor_parallel;
+    request.sequence_parallel = o.sequence_parallel;
   }
   const GraphFileV1 graph_file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
@@ -219,6 +223,9 @@ CommandRunner register_evaluate(CLI::App& app) {
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--tensor-parallel", o->tensor_parallel,
                   "megatron: ways of tensor parallelism inside a stage (default: the best divisor of the devices)");
+  cmd->add_flag("--sequence-parallel", o->sequence_parallel,
+                "megatron: Megatron-LM's sequence parallelism (norms and residual adds split over the sequence on the "
+                "tensor-parallel ways)");
   cmd->add_option("--mesh", o->mesh,
                   "With --baseline: place it on a device mesh, its cost the placed plan's: search (each dp x tp mesh "
                   "with tp inside a node, the cheapest kept; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4");

@@ -343,8 +343,9 @@ void note_bounded(const Graph& graph, const SolveOutcome& out) {
   const BoundedSolution& bounded = *out.bounded;
   std::cerr << "note: the exact DP is past " << (refusal.option == "max_work" ? "--max-work" : "--max-table-bytes")
             << " (vertex '" << graph.vertices[static_cast<size_t>(refusal.vertex)].name << "' has a dependent set of "
-            << refusal.dependent_set << "); a bounded solve relaxed " << bounded.relaxed_edges << " of "
-            << out.tables.objective.pairs.size() << " edges and "
+            << refusal.dependent_set << "); "
+            << (out.capped ? "the capped search ran over a relaxation of " : "a bounded solve relaxed ")
+            << bounded.relaxed_edges << " of " << out.tables.objective.pairs.size() << " edges and "
             << (bounded.proven_optimal()
                     ? std::string("proved its answer optimal (its lower bound meets the cost)")
                     : "is at most " + format_cost(100.0 * bounded.gap()) + "% above the optimum, which is at least " +

@@ -8,6 +8,7 @@
 #include "graphs/rebatch.h"
 #include "graphs/attention.h"
 #include "graphs/recompute.h"
+#include "graphs/sequence_parallel.h"
 
 namespace pase {
 
@@ -69,8 +70,35 @@ Graph training_graph(const GraphFileV1& file, const std::string& path, const Tra
   return graph;
 }
 
+namespace {
+
+// A strategy file's sequence-parallel roles (a Megatron baseline's), each
+// checked against what the layer is: a role that does not apply would price
+// a collective the layer cannot run.
+void apply_sequence_parallel(Graph& graph, const StrategyDocument& file, const std::string& path) {
+  std::unordered_map<std::string, const StrategyLayer*> by_name;
+  for (const StrategyLayer& layer : file.layers)
+    if (!layer.sequence_parallel.empty()) by_name.emplace(layer.name, &layer);
+  if (by_name.empty()) return;
+  for (size_t v = 0; v < graph.vertices.size(); ++v) {
+    Vertex& vertex = graph.vertices[v];
+    const auto it = by_name.find(vertex.name);
+    if (it == by_name.end()) continue;
+    const SequenceParallel applies = sequence_parallel_role(graph, static_cast<int>(v), build_vertex_model(vertex));
+    const std::string role = sequence_parallel_name(applies);
+    if (role != it->second->sequence_parallel)
+      throw InputError(path + ": layer '" + vertex.name + "': field 'sequence_parallel': '" +
+                       it->second->sequence_parallel + "' does not apply to this layer (" +
+                       (role.empty() ? "it has no sequence-parallel role" : "its role is '" + role + "'") + ")");
+    vertex.sequence_parallel = applies;
+  }
+}
+
+}  // namespace
+
 void apply_layer_techniques(Graph& graph, const StrategyDocument& file, const TrainingSetup& setup,
                             const std::string& path) {
+  apply_sequence_parallel(graph, file, path);
   const bool recompute = setup.recompute == Recompute::Auto, zero = setup.zero == kZeroAuto;
   if (!recompute && !zero) return;
   std::unordered_map<std::string, const StrategyLayer*> by_name;

@@ -38,7 +38,9 @@ void set_lenient(OnnxImportOptions& options, const std::string& value);
 /// Under --recompute auto or --zero auto, a strategy file's layers say
 /// which recompute and which ZeRO stage each runs: sets them on `graph`'s
 /// vertices (by name) for the options left to auto. UsageError when the
-/// file (`path`) records no such choice for a layer of the graph.
+/// file (`path`) records no such choice for a layer of the graph. A layer's
+/// sequence-parallel role (a Megatron baseline's) is set whatever the
+/// options; InputError where it is not the layer's.
 void apply_layer_techniques(Graph& graph, const StrategyDocument& file, const TrainingSetup& setup,
                             const std::string& path);
 

@@ -296,6 +296,20 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
                        2 * model.exposed_gradient_seconds(half, backward), words, group, 2, 0.5);
 }
 
+// The sum of a GEMM's partial outputs over its contraction's `group` ways:
+// an all-reduce in forward, or under sequence parallelism its two halves, a
+// reduce-scatter in forward and an all-gather in backward
+// (graphs/sequence_parallel.h).
+template <typename Sink>
+void output_sum_term(const CalibratedCostModel& model, Sink& sink, const char* what, double words, double group,
+                     double per_node, SequenceParallel sequence_parallel) {
+  const double cost = model.all_reduce_seconds(words, group, per_node);
+  if (sequence_parallel == SequenceParallel::ScatterOutput)
+    communication_term(sink, CostTermKind::ReduceScatter, kScatterOutputTerm, "", cost, words, group, 1, 0.5);
+  else
+    communication_term(sink, CostTermKind::AllReduce, what, "", cost, words, group, 1, 1.0);
+}
+
 // Memory-bound work of `accesses` element accesses (forward and backward
 // kernels) plus `extra_compute`, then the work's GEMM (its three kernels and
 // fused pointwise ops; the output and input-gradient all-reduces on the
@@ -310,7 +324,8 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
 // transfers (each moves once forward and once backward).
 template <typename Sink>
 void work_terms(const CalibratedCostModel& model, const LayerWork& work, const NodeGroups& nodes, bool weight_operand,
-                int zero, double accesses, double extra_compute, double extra_forward, Sink& sink) {
+                int zero, double accesses, double extra_compute, double extra_forward, Sink& sink,
+                SequenceParallel sequence_parallel = SequenceParallel::None) {
   double compute = extra_compute + (accesses > 0 ? 2 * kKernelSeconds + model.memory_seconds(accesses) : 0.0);
   double forward = extra_forward + (accesses > 0 ? kKernelSeconds + model.memory_seconds(accesses) / 2 : 0.0);
   double backward = 0;
@@ -328,12 +343,11 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, const N
   if (work.has_gemm) {
     // One collective per gradient carries all Bpp instances, so latency is paid once.
     const GemmShape& in_node = nodes.work.gemm;
-    communication_term(sink, CostTermKind::AllReduce, "output all-reduce", "",
-                       model.all_reduce_seconds(g.batch * g.m * g.n, g.ck, nodes.of(in_node.ck)), g.batch * g.m * g.n,
-                       g.ck, 1, 1.0);
-    communication_term(sink, CostTermKind::AllReduce, "input-gradient all-reduce", "",
-                       model.all_reduce_seconds(g.batch * g.m * g.k, g.cn, nodes.of(in_node.cn)), g.batch * g.m * g.k,
-                       g.cn, 1, 0.0);
+    output_sum_term(model, sink, "output all-reduce", g.batch * g.m * g.n, g.ck, nodes.of(in_node.ck), sequence_parallel);
+    if (sequence_parallel != SequenceParallel::GatherInput)
+      communication_term(sink, CostTermKind::AllReduce, "input-gradient all-reduce", "",
+                         model.all_reduce_seconds(g.batch * g.m * g.k, g.cn, nodes.of(in_node.cn)), g.batch * g.m * g.k,
+                         g.cn, 1, 0.0);
     weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, backward, zero, nodes.of(in_node.cm), weight_operand);
   }
   if (work.has_halo) {
@@ -359,7 +373,8 @@ void work_terms(const CalibratedCostModel& model, const LayerWork& work, const N
 
 template <typename Sink>
 void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, const GemmShape& in_node,
-                     const NodeGroups& nodes, bool weight_operand, int zero, Sink& sink) {
+                     const NodeGroups& nodes, bool weight_operand, int zero, SequenceParallel sequence_parallel,
+                     Sink& sink) {
   // A gather, not a one-hot GEMM: m looked-up rows of n features from a shard
   // of k vocabulary rows. Forward reads each row and writes it (2mn); backward
   // zeroes the shard's dense gradient (kn) and adds dy into it (read dy, read
@@ -372,9 +387,8 @@ void embedding_terms(const CalibratedCostModel& model, const GemmShape& g, const
   // the rows it owns and zeros elsewhere, and one all-reduce over the shards
   // completes the output; dy is already on every shard. The table's gradient
   // is all-reduced over the batch split like any weight gradient.
-  communication_term(sink, CostTermKind::AllReduce, "vocabulary-split output all-reduce", "",
-                     model.all_reduce_seconds(g.batch * g.m * g.n, g.ck, nodes.of(in_node.ck)), g.batch * g.m * g.n,
-                     g.ck, 1, 1.0);
+  output_sum_term(model, sink, "vocabulary-split output all-reduce", g.batch * g.m * g.n, g.ck, nodes.of(in_node.ck),
+                  sequence_parallel);
   weight_gradient_term(model, sink, g.batch * g.n * g.k, g.cm, g.batch * backward, zero, nodes.of(in_node.cm),
                        weight_operand);
 }
@@ -454,8 +468,7 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
     case OpKind::RmsNorm: normalization_terms(model, m, c, nodes, sink); return;
     case OpKind::Embedding:
       embedding_terms(model, gemm_shape(m, c), nodes.per_node ? gemm_shape(m, nodes.per_node) : GemmShape{}, nodes,
-                      m.work.weight_operand,
-                      zero_stage_of(model.options().training, m.zero), sink);
+                      m.work.weight_operand, zero_stage_of(model.options().training, m.zero), m.sequence_parallel, sink);
       return;
     case OpKind::Softmax: {
       // Statistics per row (max and sum forward, one sum backward), reduced over the axis's split.
@@ -502,7 +515,8 @@ void price_layer(const CalibratedCostModel& model, const VertexModel& m, const i
       // Everything else as the `pase` model describes it; each counted
       // operation reads and writes one element.
       const LayerWork work = describe_work(m, c);
-      work_terms(model, work, nodes, m.work.weight_operand, zero_stage_of(model.options().training, m.zero), 2 * work.pointwise, 0.0, 0.0, sink);
+      work_terms(model, work, nodes, m.work.weight_operand, zero_stage_of(model.options().training, m.zero),
+                 2 * work.pointwise, 0.0, 0.0, sink, m.sequence_parallel);
       // A fused attention kernel keeps no scores for backward: it computes
       // them again there (FlashAttention's backward), one more forward GEMM.
       if (m.fused_scores && work.has_gemm)

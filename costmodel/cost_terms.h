@@ -30,4 +30,9 @@ struct CostTerm {
 
 using CostTerms = std::vector<CostTerm>;
 
+/// A sequence-parallel row-parallel GEMM's output collective
+/// (graphs/sequence_parallel.h): the two halves of an all-reduce, one in
+/// each pass, so half of it is forward work.
+inline constexpr const char* kScatterOutputTerm = "output reduce-scatter (all-gather in backward)";
+
 }  // namespace pase

@@ -64,7 +64,7 @@ void weight_sync_terms(CostTerms& terms, double words, double group, double r, i
 // pointwise work is counted the same way), the output all-reduce, and half of
 // the halo, the listed all-reduces and the transfers (once each way).
 CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup, bool weight_operand, int zero,
-                     bool recompute, bool fused_scores) {
+                     bool recompute, bool fused_scores, SequenceParallel sequence_parallel) {
   CostTerms terms;
   double compute = work.pointwise;
   if (work.has_gemm) compute += work.gemm.batch * (3 * work.gemm.m * work.gemm.n * work.gemm.k + 3 * work.gemm.pointwise * work.gemm.m * work.gemm.n);
@@ -76,8 +76,16 @@ CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup
   if (work.has_gemm) {
     const GemmShape& g = work.gemm;
     // A GEMM's collectives carry its Bpp instances together: words scale by batch.
-    add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1, 1.0);
-    add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1, 0.0);
+    if (sequence_parallel == SequenceParallel::ScatterOutput) {
+      const double words = g.batch * g.m * g.n;
+      if (g.ck > 1)
+        terms.push_back({CostTermKind::ReduceScatter, std::string(kScatterOutputTerm), all_reduce(words, g.ck, r), words,
+                         g.ck, 1, CostPhase::MicroBatch, half_all_reduce(words, g.ck, r)});
+    } else {
+      add_all_reduce("output", g.batch * g.m * g.n, g.ck, 1, 1.0);
+    }
+    if (sequence_parallel != SequenceParallel::GatherInput)
+      add_all_reduce("input-gradient", g.batch * g.m * g.k, g.cn, 1, 0.0);
     if (weight_operand)
       weight_sync_terms(terms, g.batch * g.n * g.k, g.cm, r, zero);
     else
@@ -135,7 +143,7 @@ double PaseCostModel::layer(const VertexModel& model, const int32_t* config) con
   // The PaSE step keeps its own sum (and its golden bits); a training setup
   // that reshapes the step sums its terms.
   if (training_.micro_batches == 1 && zero_stage_of(training_, model.zero) == 0 && !model.recompute &&
-      !model.fused_scores)
+      !model.fused_scores && model.sequence_parallel == SequenceParallel::None)
     return layer_cost(model, config, machine_.word_cost());
   double total = 0;
   for (const CostTerm& term : layer_terms(model, config)) total += term.cost;
@@ -144,7 +152,7 @@ double PaseCostModel::layer(const VertexModel& model, const int32_t* config) con
 
 CostTerms PaseCostModel::layer_terms(const VertexModel& model, const int32_t* config) const {
   return work_terms(describe_work(model, config), machine_.word_cost(), training_, model.work.weight_operand,
-                    zero_stage_of(training_, model.zero), model.recompute, model.fused_scores);
+                    zero_stage_of(training_, model.zero), model.recompute, model.fused_scores, model.sequence_parallel);
 }
 
 CostTerms CostModel::layer_terms(const VertexModel& model, const int32_t* config) const {

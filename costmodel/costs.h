@@ -30,9 +30,14 @@ namespace pase {
 /// sum, paid per step, and ZeRO (the layer's stage `zero`) turns that sum into the collectives its stage runs;
 /// a `recompute` layer adds its terms' forward parts once more ("recomputed forward"),
 /// and the scores einsum of a fused attention kernel (`fused_scores`) its product again in backward.
+/// Under Megatron's sequence parallelism (graphs/sequence_parallel.h) a
+/// ScatterOutput GEMM's output all-reduce is a reduce-scatter forward and an
+/// all-gather backward at the same price, and a GatherInput GEMM has no
+/// input-gradient all-reduce (its input's edge prices that reduce-scatter).
 [[nodiscard]] CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup = {},
                                    bool weight_operand = false, int zero = 0, bool recompute = false,
-                                   bool fused_scores = false);
+                                   bool fused_scores = false,
+                                   SequenceParallel sequence_parallel = SequenceParallel::None);
 
 /// Ring reduce-scatter (or all-gather) of w words per device over q devices: r * (w/q) * (q-1).
 [[nodiscard]] double half_all_reduce(double words, double devices, double r);

@@ -75,6 +75,7 @@ std::string model_key(const VertexModel& model) {
   w.value(model.recompute);
   w.value(model.zero);
   w.value(model.fused_scores);
+  w.value(static_cast<int>(model.sequence_parallel));
   return w.take();
 }
 

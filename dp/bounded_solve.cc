@@ -17,43 +17,6 @@ double spread(const PairCost& pair) {
   return *high - *low;
 }
 
-// The objective with `relaxed` edges left out of its pairs and, in their
-// place, a separable bound f(a) + g(b) <= cost(a, b) added to the two
-// vertices' costs: f(a) = min_b cost(a, b), g(b) = min_a (cost(a, b) - f(a)).
-Objective relax(const Objective& objective, const std::vector<char>& relaxed) {
-  Objective out;
-  // Edited copies only of the vertices a relaxed edge touches; the others keep sharing.
-  std::vector<std::vector<double>> edited(objective.vertex_count());
-  auto costs_of = [&](int v) -> std::vector<double>& {
-    std::vector<double>& cost = edited[static_cast<size_t>(v)];
-    if (cost.empty()) cost = objective.vertex_cost[static_cast<size_t>(v)].copy();
-    return cost;
-  };
-  for (size_t e = 0; e < objective.pairs.size(); ++e) {
-    const PairCost& pair = objective.pairs[e];
-    if (!relaxed[e]) {
-      out.pairs.push_back(pair);
-      continue;
-    }
-    const auto rows = static_cast<size_t>(pair.u_classes), cols = static_cast<size_t>(pair.v_classes);
-    const std::vector<double>& m = *pair.cost;
-    std::vector<double> f(rows, std::numeric_limits<double>::infinity());
-    std::vector<double> g(cols, std::numeric_limits<double>::infinity());
-    for (size_t i = 0; i < rows; ++i)
-      for (size_t j = 0; j < cols; ++j) f[i] = std::min(f[i], m[i * cols + j]);
-    for (size_t i = 0; i < rows; ++i)
-      for (size_t j = 0; j < cols; ++j) g[j] = std::min(g[j], m[i * cols + j] - f[i]);
-    std::vector<double>& u_cost = costs_of(pair.u);
-    for (size_t a = 0; a < pair.u_class.size(); ++a) u_cost[a] += f[static_cast<size_t>(pair.u_class[a])];
-    std::vector<double>& v_cost = costs_of(pair.v);
-    for (size_t b = 0; b < pair.v_class.size(); ++b) v_cost[b] += std::max(0.0, g[static_cast<size_t>(pair.v_class[b])]);
-  }
-  out.vertex_cost = objective.vertex_cost;
-  for (size_t v = 0; v < edited.size(); ++v)
-    if (!edited[v].empty()) out.vertex_cost[v] = std::move(edited[v]);
-  return out;
-}
-
 // Single-vertex moves on the true objective until none lowers the cost.
 size_t improve_locally(const Objective& objective, std::vector<int32_t>& choice) {
   const size_t n = objective.vertex_count();
@@ -138,17 +101,51 @@ std::vector<int32_t> solve_restricted(const Objective& objective, const Objectiv
 
 }  // namespace
 
-BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
-                              const BoundedOptions& options) {
-  auto start = std::chrono::steady_clock::now();
+Objective relax_edges(const Objective& objective, const std::vector<char>& relaxed) {
+  Objective out;
+  // Edited copies only of the vertices a relaxed edge touches; the others keep sharing.
+  std::vector<std::vector<double>> edited(objective.vertex_count());
+  auto costs_of = [&](int v) -> std::vector<double>& {
+    std::vector<double>& cost = edited[static_cast<size_t>(v)];
+    if (cost.empty()) cost = objective.vertex_cost[static_cast<size_t>(v)].copy();
+    return cost;
+  };
+  for (size_t e = 0; e < objective.pairs.size(); ++e) {
+    const PairCost& pair = objective.pairs[e];
+    if (!relaxed[e]) {
+      out.pairs.push_back(pair);
+      continue;
+    }
+    const auto rows = static_cast<size_t>(pair.u_classes), cols = static_cast<size_t>(pair.v_classes);
+    const std::vector<double>& m = *pair.cost;
+    std::vector<double> f(rows, std::numeric_limits<double>::infinity());
+    std::vector<double> g(cols, std::numeric_limits<double>::infinity());
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < cols; ++j) f[i] = std::min(f[i], m[i * cols + j]);
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < cols; ++j) g[j] = std::min(g[j], m[i * cols + j] - f[i]);
+    std::vector<double>& u_cost = costs_of(pair.u);
+    for (size_t a = 0; a < pair.u_class.size(); ++a) u_cost[a] += f[static_cast<size_t>(pair.u_class[a])];
+    std::vector<double>& v_cost = costs_of(pair.v);
+    for (size_t b = 0; b < pair.v_class.size(); ++b) v_cost[b] += std::max(0.0, g[static_cast<size_t>(pair.v_class[b])]);
+  }
+  out.vertex_cost = objective.vertex_cost;
+  for (size_t v = 0; v < edited.size(); ++v)
+    if (!edited[v].empty()) out.vertex_cost[v] = std::move(edited[v]);
+  return out;
+}
+
+Relaxation relax_to_fit(const Objective& objective, const std::vector<std::string>& names,
+                        const BoundedOptions& options) {
   const std::vector<size_t> counts = objective.config_counts();
   const uint64_t byte_target = std::min(options.target_table_bytes, options.solve.dp.max_table_bytes);
   const uint64_t work_target = std::min(options.target_work, options.solve.dp.max_work);
   std::vector<double> spreads;
   for (const PairCost& pair : objective.pairs) spreads.push_back(spread(pair));
 
-  BoundedSolution result;
-  std::vector<char> relaxed(objective.pairs.size(), 0);
+  Relaxation result;
+  std::vector<char>& relaxed = result.relaxed;
+  relaxed.assign(objective.pairs.size(), 0);
   Objective kept;
   kept.vertex_cost = objective.vertex_cost;  // sizes only need counts; costs come in relax()
   EliminationPlan plan;
@@ -177,8 +174,21 @@ BoundedSolution solve_bounded(const Objective& objective, const std::vector<std:
     for (size_t i = 0; i < take; ++i) relaxed[candidates[i]] = 1;
     result.relaxed_edges += take;
   }
+  result.plan = std::move(plan);
+  result.objective = relax_edges(objective, relaxed);
+  return result;
+}
 
-  const Objective bound = relax(objective, relaxed);
+BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
+                              const BoundedOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  const uint64_t byte_target = std::min(options.target_table_bytes, options.solve.dp.max_table_bytes);
+  const uint64_t work_target = std::min(options.target_work, options.solve.dp.max_work);
+  Relaxation relaxation = relax_to_fit(objective, names, options);
+  BoundedSolution result;
+  result.relaxed_edges = relaxation.relaxed_edges;
+  const Objective& bound = relaxation.objective;
+  const EliminationPlan& plan = relaxation.plan;
   DpOptions dp = options.solve.dp;
   DpResult lower = solve_dp(bound, plan, names, dp);
   // The relaxed optimum is a lower bound up to rounding in its sums.
@@ -206,6 +216,27 @@ BoundedSolution solve_bounded(const Objective& objective, const std::vector<std:
   return result;
 }
 
+namespace {
+
+ExactRefusal refusal_of(const SolvePlan& planned, const LimitError& error) {
+  ExactRefusal refusal;
+  refusal.option = error.words().option;
+  refusal.vertex = planned.tables.largest_vertex;
+  refusal.dependent_set = planned.plan.dependent[static_cast<size_t>(refusal.vertex)].size();
+  return refusal;
+}
+
+}  // namespace
+
+std::optional<ExactRefusal> past_exact_limits(const Objective& objective, const std::vector<std::string>& names,
+                                              const SolveOptions& options, bool exact) {
+  const SolvePlan planned = plan_solve(objective, names, options.order, options.dp.threads, options.fold);
+  const std::optional<LimitError> error = solve_limit_error(planned, names, options.dp);
+  if (!error) return std::nullopt;
+  if (exact) throw *error;
+  return refusal_of(planned, *error);
+}
+
 Answer solve_or_bound(const Objective& objective, const std::vector<std::string>& names, const SolveOptions& options,
                       bool exact) {
   auto start = std::chrono::steady_clock::now();
@@ -218,10 +249,7 @@ Answer solve_or_bound(const Objective& objective, const std::vector<std::string>
     return answer;
   }
   if (exact) throw *error;
-  ExactRefusal refusal;
-  refusal.option = error->words().option;
-  refusal.vertex = planned.tables.largest_vertex;
-  refusal.dependent_set = planned.plan.dependent[static_cast<size_t>(refusal.vertex)].size();
+  ExactRefusal refusal = refusal_of(planned, *error);
   BoundedOptions bounded;
   bounded.solve = options;
   try {

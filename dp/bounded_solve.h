@@ -34,6 +34,27 @@ struct BoundedSolution {
   [[nodiscard]] bool proven_optimal() const { return gap() <= 1e-9; }
 };
 
+/// The objective with `relaxed` edges (by index into its pairs) left out and,
+/// in their place, a separable bound f(a) + g(b) <= cost(a, b) added to the
+/// two vertices' costs: f(a) = min_b cost(a, b), g(b) = min_a (cost(a, b) -
+/// f(a)), at least 0. No strategy costs more on it than on `objective`.
+[[nodiscard]] Objective relax_edges(const Objective& objective, const std::vector<char>& relaxed);
+
+/// The relaxation a bounded solve runs its DP on.
+struct Relaxation {
+  Objective objective;         ///< relax_edges(the objective, relaxed)
+  std::vector<char> relaxed;   ///< per pair: 1 if relaxed
+  size_t relaxed_edges = 0;
+  EliminationPlan plan;        ///< the order whose tables fit the targets
+};
+
+/// Relaxes the edges that make the tables large, the cheapest to relax
+/// (least spread) of the largest table's first, until the DP's tables fit
+/// the targets; ResourceError when not even relaxing every edge near a
+/// vertex does.
+[[nodiscard]] Relaxation relax_to_fit(const Objective& objective, const std::vector<std::string>& names,
+                                      const BoundedOptions& options);
+
 /// Relaxes the edges that make the tables large (cheapest to relax first)
 /// until the DP fits the targets, solves, prices the answer on the true
 /// objective and improves it by single-vertex moves.
@@ -56,6 +77,12 @@ struct Answer {
   std::optional<BoundedSolution> bounded;
   std::optional<ExactRefusal> refusal;  ///< set exactly when `bounded` is
 };
+
+/// Why the exact DP cannot solve `objective` under `options`' limits, or
+/// nullopt when it can; with `exact`, its LimitError thrown instead.
+[[nodiscard]] std::optional<ExactRefusal> past_exact_limits(const Objective& objective,
+                                                            const std::vector<std::string>& names,
+                                                            const SolveOptions& options, bool exact);
 
 /// solve(); when its tables pass the limits, a bounded solve unless `exact`.
 /// Rethrows the exact DP's LimitError with `exact`, or when not even relaxing

@@ -31,6 +31,15 @@ struct VertexInput {
   bool parameter = false;  ///< an external tensor the graph lists under `parameters` (a trainable weight)
 };
 
+/// Megatron-LM's sequence parallelism on a tensor-parallel GEMM
+/// (graphs/sequence_parallel.h): where its partial sums and its input meet
+/// the norms, residual adds and dropouts that run split over the sequence.
+enum class SequenceParallel {
+  None,
+  ScatterOutput,  ///< row-parallel: reduce-scatters its output over the sequence (all-gathers in backward)
+  GatherInput,    ///< column-parallel: all-gathers its sequence-split input (reduce-scatters its gradient)
+};
+
 /// A parameter a vertex applies elementwise to its output 0 (a bias, a scale).
 struct PointwiseWeight {
   std::string name;
@@ -76,6 +85,9 @@ struct Vertex {
   /// inside a fused attention kernel (graphs/attention.h): its outputs are
   /// neither kept nor written to memory.
   bool fused_scores = false;
+  /// Set by the Megatron baseline under sequence parallelism, or by a
+  /// strategy file's layer: how the layer meets the sequence-split ops.
+  SequenceParallel sequence_parallel = SequenceParallel::None;
 };
 
 /// One tensor from a producer output to a consumer input.

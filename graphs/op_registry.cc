@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "graphs/ops/ops.h"
+#include "graphs/sequence_parallel.h"
 
 namespace pase {
 namespace {
@@ -56,6 +57,11 @@ bool op_takes_field(const OpDefinition& op, const std::string& field) {
   return listed(op.required_fields) || listed(op.optional_fields);
 }
 
+int batch_dimension(const Vertex& vertex, const VertexModel& model) {
+  RoleDim role = op_definition(vertex.kind).roles.batch_dim;
+  return role ? role(vertex, model) : 0;  // conv/pool "b", fc's first dim, embedding 'a', shape-domain ops
+}
+
 VertexModel build_vertex_model(const Vertex& vertex) {
   const OpDefinition& op = op_definition(vertex.kind);
   PASE_ASSERT(op.model != nullptr, op.name);
@@ -67,6 +73,8 @@ VertexModel build_vertex_model(const Vertex& vertex) {
   model.recompute = vertex.recompute;
   model.zero = vertex.zero;
   model.fused_scores = vertex.fused_scores;
+  model.sequence_parallel = vertex.sequence_parallel;
+  if (vertex.sequence_parallel == SequenceParallel::ScatterOutput) scatter_output_over_sequence(vertex, model);
   return model;
 }
 

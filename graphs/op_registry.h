@@ -19,4 +19,8 @@ namespace pase {
 /// Whether the op accepts `field` (required or optional).
 [[nodiscard]] bool op_takes_field(const OpDefinition& op, const std::string& field);
 
+/// Domain index of the batch dimension: 0, except lstm 'b', einsum 'b' when present,
+/// and the dim after an unsplittable axis 0 (stack, unstack, concat, split).
+[[nodiscard]] int batch_dimension(const Vertex& vertex, const VertexModel& model);
+
 }  // namespace pase

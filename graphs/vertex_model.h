@@ -56,6 +56,11 @@ struct VertexModel {
   int zero = -1;
   /// Its outputs are attention scores inside a fused kernel (Vertex::fused_scores).
   bool fused_scores = false;
+  /// Megatron's sequence parallelism (Vertex::sequence_parallel): a
+  /// ScatterOutput layer's output is split over the sequence on its
+  /// contraction's ways too; a GatherInput layer's input gradient is summed
+  /// by the edge from its sequence-split input, not by an all-reduce.
+  SequenceParallel sequence_parallel = SequenceParallel::None;
 };
 
 /// Builds the model of a validated vertex (through its op's definition).

@@ -2,12 +2,16 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
 #include "graphs/recompute.h"
 #include "base/error.h"
+#include "dp/bounded_solve.h"
 #include "memorycap/memory_priced_dp.h"
+#include "memorycap/relaxed_cap.h"
 #include "memorycap/uniform_memory.h"
 #include "memorycap/vertex_options.h"
 
@@ -148,15 +152,119 @@ bool same_options(const OptionSpace& space, size_t v, size_t r) {
 
 }  // namespace
 
+namespace {
+
+// Each configuration at its cheapest option (the fewest bytes on a tie): an
+// objective over the configurations (their edges), and per vertex and
+// configuration the option it stands for. Without a cap no strategy gains
+// by another option, so its optimum is the optimum over options.
+struct CheapestOptions {
+  Objective objective;
+  std::vector<SharedArray<int32_t>> option;
+};
+
+CheapestOptions cheapest_options(const OptionSpace& space, const Objective& configurations) {
+  CheapestOptions out;
+  out.objective = configurations;
+  out.option.resize(configurations.vertex_count());
+  // Vertices whose options share their arrays share the collapsed ones (repeated blocks still fold).
+  std::map<std::pair<const void*, const void*>, std::pair<SharedArray<double>, SharedArray<int32_t>>> made;
+  for (size_t v = 0; v < configurations.vertex_count(); ++v) {
+    const SharedArray<double>& costs = space.objective.vertex_cost[v];
+    const SharedArray<int32_t>& first = space.first[v];
+    auto [it, inserted] = made.try_emplace({costs.storage_id(), first.storage_id()});
+    if (inserted) {
+      const size_t configs = configurations.config_count(v);
+      std::vector<double> least(configs);
+      std::vector<int32_t> chosen(configs);
+      for (size_t s = 0; s < configs; ++s) {
+        int32_t best = first[s];
+        for (int32_t o = first[s] + 1; o < first[s + 1]; ++o)
+          if (costs[o] < costs[best] || (costs[o] == costs[best] && space.memory.bytes(v, o) < space.memory.bytes(v, best)))
+            best = o;
+        least[s] = costs[best];
+        chosen[s] = best;
+      }
+      it->second = {SharedArray<double>(std::move(least)), SharedArray<int32_t>(std::move(chosen))};
+    }
+    out.objective.vertex_cost[v] = it->second.first;
+    out.option[v] = it->second.second;
+  }
+  return out;
+}
+
+// Past the exact DP's limits without a cap: the cheapest options' objective
+// solved as a plain one is (dp/bounded_solve.h), bounded with its proof.
+TechniqueChoice bounded_without_cap(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                    const TrainingSetup& setup, const TechniqueSpace& techniques,
+                                    const SolveOptions& solve) {
+  const CheapestOptions cheapest = cheapest_options(techniques.space, techniques.configurations());
+  Answer answer = solve_or_bound(cheapest.objective, graph.vertex_names(), solve, /*exact=*/false);
+  std::vector<int32_t> options(answer.solution.choice.size());
+  for (size_t v = 0; v < options.size(); ++v)
+    options[v] = cheapest.option[v][static_cast<size_t>(answer.solution.choice[v])];
+  CappedSolution found;
+  found.cost = answer.solution.cost;
+  found.memory = plan_memory(techniques.space.memory, options).total();
+  const DpStats stats = answer.solution.stats;
+  TechniqueChoice out = technique_choice(graph, model, tables, setup, techniques, options, found, false,
+                                         std::move(answer.solution), stats);
+  out.bounded = std::move(answer.bounded);
+  out.refusal = std::move(answer.refusal);
+  return out;
+}
+
+// Past the exact DP's limits under a cap: the capped search over the options
+// of a relaxation of the configurations (the same edges relaxed in both),
+// its answer on the true options (memorycap/relaxed_cap.h).
+TechniqueChoice relaxed_under_cap(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                  const TrainingSetup& setup, const TechniqueSpace& techniques, uint64_t cap,
+                                  const CapOptions& cap_options, const SolveOptions& solve) {
+  BoundedOptions options;
+  options.solve = solve;
+  const std::vector<std::string> names = graph.vertex_names();
+  const Relaxation relaxation = relax_to_fit(techniques.configurations(), names, options);
+  OptionSpace relaxed = techniques.space;
+  relaxed.objective = relax_edges(techniques.space.objective, relaxation.relaxed);
+  SolveOptions unfolded = solve;  // its tables were sized unfolded (a relaxed block is no longer like the others)
+  unfolded.fold = false;
+  MemoryPricedDp dp(relaxed, relaxation.objective, names, unfolded);
+  // The bounded solve without the cap (each configuration at its cheapest option) seeds the moves under it.
+  const CheapestOptions cheapest = cheapest_options(techniques.space, techniques.configurations());
+  const std::vector<int32_t> configs = solve_bounded(cheapest.objective, names, options).solution.choice;
+  std::vector<int32_t> seed(configs.size());
+  for (size_t v = 0; v < seed.size(); ++v) seed[v] = cheapest.option[v][static_cast<size_t>(configs[v])];
+  const CappedSolution found =
+      on_true_objective(solve_under_cap(dp, relaxed.objective, relaxed.memory, cap, cap_options),
+                        techniques.space.objective, techniques.space.memory, std::move(seed));
+  TechniqueChoice out =
+      technique_choice(graph, model, tables, setup, techniques, found.choice, found, true, dp.plan(), dp.last_stats());
+  out.bounded = relaxed_report(out.solution, found, relaxation.relaxed_edges);
+  return out;
+}
+
+}  // namespace
+
 TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
                                         const TrainingSetup& setup, std::optional<uint64_t> cap,
-                                        const CapOptions& cap_options, const SolveOptions& solve) {
+                                        const CapOptions& cap_options, const SolveOptions& solve, bool exact) {
   const TechniqueSpace techniques(graph, model, tables, setup);
-  MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
-  const CappedSolution found = solve_under_cap(dp, techniques.space.objective, techniques.space.memory,
-                                               cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
-  return technique_choice(graph, model, tables, setup, techniques, found.choice, found, cap.has_value(), dp.plan(),
-                          dp.last_stats());
+  try {
+    MemoryPricedDp dp(techniques.space, techniques.configurations(), graph.vertex_names(), solve);
+    const CappedSolution found = solve_under_cap(dp, techniques.space.objective, techniques.space.memory,
+                                                 cap.value_or(std::numeric_limits<uint64_t>::max()), cap_options);
+    return technique_choice(graph, model, tables, setup, techniques, found.choice, found, cap.has_value(), dp.plan(),
+                            dp.last_stats());
+  } catch (const LimitError&) {
+    // Past the exact DP's limits (planned again only here, to say why).
+    std::optional<ExactRefusal> refusal =
+        past_exact_limits(techniques.configurations(), graph.vertex_names(), solve, exact);
+    if (!refusal) throw;
+    TechniqueChoice out = cap ? relaxed_under_cap(graph, model, tables, setup, techniques, *cap, cap_options, solve)
+                              : bounded_without_cap(graph, model, tables, setup, techniques, solve);
+    out.refusal = std::move(refusal);
+    return out;
+  }
 }
 
 namespace {

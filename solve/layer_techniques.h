@@ -15,6 +15,7 @@
 #include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
 #include "graphs/graph.h"
+#include "dp/bounded_solve.h"
 #include "dp/solve.h"
 #include "dp/uniform_blocks.h"
 #include "memorycap/memory_cap.h"
@@ -45,15 +46,23 @@ struct TechniqueChoice {
   /// The strategy (configuration per vertex), its cost, and the DP's order, sizes and statistics.
   Solution solution;
   std::optional<CappedSolution> capped;  ///< under a cap (its choice: configurations)
+  std::optional<BoundedSolution> bounded;  ///< past the exact DP's limits: the bounded solve's answer and bound
+  std::optional<ExactRefusal> refusal;     ///< set exactly when `bounded` is
 };
 
 /// The best strategy over configurations and per-layer techniques of
 /// `graph` (priced as `tables`, a layer's recomputation only where it is no
 /// block boundary), within `cap` if given: the capped search's bound and gap
-/// hold over every combination. Without a cap, the exact optimum.
+/// hold over every combination. Without a cap, the exact optimum. Past the
+/// exact DP's limits (unless `exact`: then the DP's LimitError), `bounded`
+/// and `refusal` are set: without a cap, a bounded solve over each
+/// configuration's cheapest technique, which no strategy without a cap can
+/// beat; under one, the capped search over a relaxation, its answer on the
+/// true options (memorycap/relaxed_cap.h).
 [[nodiscard]] TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
                                                       const TrainingSetup& setup, std::optional<uint64_t> cap,
-                                                      const CapOptions& cap_options, const SolveOptions& solve);
+                                                      const CapOptions& cap_options, const SolveOptions& solve,
+                                                      bool exact = false);
 
 /// choose_layer_techniques over the strategies that give every block of
 /// `uniform`'s runs (found on `tables`' configurations) the first block's

@@ -30,6 +30,9 @@ struct SolveRequest {
   std::string baseline;                   ///< Baseline: its name
   McmcOptions mcmc;                       ///< Baseline mcmc: its search
   int64_t tensor_parallel = 0;            ///< Baseline megatron: its tensor-parallel ways (0: the best)
+  /// Baseline megatron: with Megatron-LM's sequence parallelism
+  /// (graphs/sequence_parallel.h); the outcome's graph carries each layer's role.
+  bool sequence_parallel = false;
   TrainingSetup memory;                   ///< what the memory model counts (dtype, optimizer)
   std::optional<uint64_t> cap;            ///< Optimum: bytes per device the strategy must fit; none: no cap
   CapOptions cap_search;                  ///< how hard the capped search closes its gap

@@ -11,7 +11,9 @@
 #include "base/check.h"
 #include "base/error.h"
 #include "costmodel/kernel_splits.h"
+#include "graphs/sequence_parallel.h"
 #include "memorycap/memory_priced_dp.h"
+#include "memorycap/relaxed_cap.h"
 #include "memorycap/uniform_memory.h"
 #include "plans/mesh.h"
 #include "plans/mesh_search.h"
@@ -54,13 +56,44 @@ void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const 
 
 // The optimum under a cap: the capped search, its order and sizes from the
 // memory-priced DP.
-void choose_capped(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
-  MemoryPricedDp dp(graph, out.tables, out.memory, request.solve);
-  out.capped = solve_under_cap(dp, out.tables.objective, out.memory, *request.cap, request.cap_search);
+// Past the exact DP's limits under a cap: the capped search over the
+// relaxation a bounded solve would run, its answer on the true objective.
+void choose_capped_relaxed(SolveOutcome& out, const Graph& graph, const SolveRequest& request, ExactRefusal refusal) {
+  BoundedOptions options;
+  options.solve = request.solve;
+  const std::vector<std::string> names = graph.vertex_names();
+  const Relaxation relaxation = relax_to_fit(out.tables.objective, names, options);
+  // Its tables were sized unfolded (a relaxed block is no longer like the others).
+  SolveOptions unfolded = request.solve;
+  unfolded.fold = false;
+  MemoryPricedDp dp(relaxation.objective, names, out.memory, unfolded);
+  // The bounded solve without the cap seeds the moves under it.
+  std::vector<int32_t> seed = solve_bounded(out.tables.objective, names, options).solution.choice;
+  out.capped = on_true_objective(solve_under_cap(dp, relaxation.objective, out.memory, *request.cap, request.cap_search),
+                                 out.tables.objective, out.memory, std::move(seed));
   out.solution = dp.plan();
   out.solution.cost = out.capped->cost;
   out.solution.choice = out.capped->choice;
   out.solution.stats = dp.last_stats();
+  out.bounded = relaxed_report(out.solution, *out.capped, relaxation.relaxed_edges);
+  out.refusal = std::move(refusal);
+}
+
+void choose_capped(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
+  try {
+    MemoryPricedDp dp(graph, out.tables, out.memory, request.solve);
+    out.capped = solve_under_cap(dp, out.tables.objective, out.memory, *request.cap, request.cap_search);
+    out.solution = dp.plan();
+    out.solution.cost = out.capped->cost;
+    out.solution.choice = out.capped->choice;
+    out.solution.stats = dp.last_stats();
+  } catch (const LimitError&) {
+    // Past the exact DP's limits (planned again only here, to say why).
+    std::optional<ExactRefusal> refusal =
+        past_exact_limits(out.tables.objective, graph.vertex_names(), request.solve, request.exact);
+    if (!refusal) throw;
+    choose_capped_relaxed(out, graph, request, std::move(*refusal));
+  }
 }
 
 // The optimum without a cap: the exact DP, or past its limits a bounded solve.
@@ -215,12 +248,15 @@ void choose_techniques(SolveOutcome& out, const Graph& graph, const CostModel& m
     return;
   }
   TechniqueChoice chosen =
-      choose_layer_techniques(graph, model, out.tables, request.memory, request.cap, request.cap_search, request.solve);
+      choose_layer_techniques(graph, model, out.tables, request.memory, request.cap, request.cap_search, request.solve,
+                              request.exact);
   out.tables = std::move(chosen.tables);
   out.memory = std::move(chosen.memory);
   out.solution = std::move(chosen.solution);
   out.capped = std::move(chosen.capped);
   out.graph = std::move(chosen.graph);
+  out.bounded = std::move(chosen.bounded);
+  out.refusal = std::move(chosen.refusal);
 }
 
 // A given strategy priced on its mesh's layouts (search_layouts): each
@@ -332,6 +368,17 @@ void place(SolveOutcome& out, const Graph& graph, const CostModel& model, const 
 }  // namespace
 
 SolveOutcome solve_request(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  if (request.sequence_parallel && request.source == StrategySource::Baseline && request.baseline == "megatron") {
+    // The GEMMs that meet the sequence-split ops priced as they do, and the
+    // baseline's layout over them; the graph with their roles comes back.
+    Graph marked = graph;
+    set_sequence_parallel(marked);
+    SolveRequest plain = request;
+    plain.sequence_parallel = false;
+    SolveOutcome out = solve_request(marked, model, plain);
+    if (!out.graph) out.graph = std::move(marked);
+    return out;
+  }
   SolveOutcome out;
   const Clock::time_point priced = Clock::now();
   price(out, graph, model, request);

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "base/error.h"
+#include "graphs/megatron_layout.h"
 #include "graphs/op_registry.h"
 #include "strategy/config_lookup.h"
 #include "base/closest_name.h"
@@ -68,11 +69,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-int batch_dimension(const Vertex& vertex, const VertexModel& model) {
-  RoleDim role = op_definition(vertex.kind).roles.batch_dim;
-  return role ? role(vertex, model) : 0;  // conv/pool "b", fc's first dim, embedding 'a', shape-domain ops
-}
-
 int32_t data_parallel_config(const Graph& graph, const CostTables& tables, int vertex) {
   const int64_t p = tables.machine.devices;
   const Vertex& v = graph.vertices[static_cast<size_t>(vertex)];
@@ -118,10 +114,11 @@ std::vector<int32_t> megatron_choice(const Graph& graph, const CostTables& table
     const Vertex& vertex = graph.vertices[v];
     const VertexModel& model = tables.models[v];
     std::vector<Wish> wishes = {{batch_dimension(vertex, model), batch_ways}};
-    if (RoleDim role = op_definition(vertex.kind).roles.tensor_parallel_dim) {
-      int dim = role(vertex, model);  // -1: this vertex has no model-parallel dimension
-      if (dim >= 0) wishes.push_back({dim, model_ways});
-    } else if (!vertex.inputs.empty() && vertex.inputs[0].source.vertex >= 0 && !model.inputs.empty()) {
+    // -1 for an op with a role: this vertex has no model-parallel dimension.
+    const int dim = megatron_tensor_dimension(graph, static_cast<int>(v), model);
+    if (dim >= 0) {
+      wishes.push_back({dim, model_ways});
+    } else if (!op_definition(vertex.kind).roles.tensor_parallel_dim && !vertex.inputs.empty() && vertex.inputs[0].source.vertex >= 0 && !model.inputs.empty()) {
       // Everything else keeps the layout its first input arrives in (softmax over
       // split heads stays split, a norm after a row-parallel projection is data parallel).
       const TensorSource& source = vertex.inputs[0].source;
@@ -199,6 +196,10 @@ BaselineResult run_baseline(const std::string& name, const Graph& graph, const C
       return result;
     }
     megatron_baseline(result, graph, tables, tensor_parallel);
+    const bool sequence_parallel = std::any_of(graph.vertices.begin(), graph.vertices.end(), [](const Vertex& v) {
+      return v.sequence_parallel != SequenceParallel::None;
+    });
+    if (sequence_parallel) result.note += ", sequence parallel";
   } else if (name == "fsdp") {
     result.choice = data_parallel_choice(graph, tables);
     const std::string note = data_parallel_note(tables, result.choice);

@@ -6,6 +6,8 @@
 //  - data-parallel: split each vertex's batch dimension (batch_dimension) p ways;
 //  - owt: data parallel, except that `fc` layers split their output units N p ways;
 //  - megatron: batch m ways and attention heads / ff / vocab n ways, m * n = p, best m;
+//    over a graph whose GEMMs carry sequence-parallel roles (graphs/sequence_parallel.h)
+//    the norms and residual adds between them follow their inputs' sequence split;
 //  - mcmc: FlexFlow's Markov chain search (mcmc.h), started from data-parallel;
 //  - fsdp: data-parallel, priced by its caller under ZeRO-3 (not in baseline_names).
 // A wish "split dim d w ways" becomes the largest allowed split of d that
@@ -27,10 +29,6 @@ struct BaselineResult {
   double cost = 0.0;
   double seconds = 0.0;        ///< time spent choosing (the search time for mcmc)
 };
-
-/// Domain index of the batch dimension: 0, except lstm 'b', einsum 'b' when present,
-/// and the dim after an unsplittable axis 0 (stack, unstack, concat, split).
-[[nodiscard]] int batch_dimension(const Vertex& vertex, const VertexModel& model);
 
 /// Batch dimension split p ways (or the largest allowed divisor of p).
 [[nodiscard]] std::vector<int32_t> data_parallel_choice(const Graph& graph, const CostTables& tables);

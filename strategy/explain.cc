@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/check.h"
+#include "graphs/op_registry.h"
 #include "strategy/baselines.h"
 #include "strategy/config_lookup.h"
 #include "base/duration_text.h"

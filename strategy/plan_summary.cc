@@ -8,6 +8,7 @@
 
 #include "graphs/layer_weights.h"
 #include "plans/mesh_pricing.h"
+#include "graphs/op_registry.h"
 #include "strategy/baselines.h"
 
 namespace pase {

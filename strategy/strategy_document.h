@@ -94,6 +94,9 @@ struct StrategyLayer {
   std::optional<bool> recompute;  ///< with a `training` object: whether the layer recomputes
   std::optional<int> zero;        ///< with a `training` object: its ZeRO stage
   std::optional<bool> fused_attention;  ///< with a `training` object: its outputs are scores inside a fused attention kernel
+  /// Megatron's sequence parallelism: "scatter_output" or "gather_input"
+  /// (graphs/sequence_parallel.h); "" where the layer plays no part.
+  std::string sequence_parallel;
   std::vector<StrategyTensor> inputs, outputs, weights;
 };
 

@@ -2,6 +2,7 @@
 
 #include "costmodel/costs.h"
 #include "graphs/layer_weights.h"
+#include "graphs/sequence_parallel.h"
 #include "strategy/plan_summary.h"
 
 namespace pase {
@@ -84,6 +85,7 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
   d.layers.reserve(graph.vertices.size());
   for (size_t v = 0; v < graph.vertices.size(); ++v) {
     d.layers.push_back(strategy_layer(graph.vertices[v], tables.models[v], tables.configs[v][choice[v]], reports[v]));
+    d.layers.back().sequence_parallel = sequence_parallel_name(graph.vertices[v].sequence_parallel);
     if (d.training) {
       d.layers.back().recompute = graph.vertices[v].recompute;
       d.layers.back().zero = zero_stage_of(memory->options, graph.vertices[v].zero);

@@ -86,6 +86,11 @@ StrategyLayer read_layer(const JsonReader& layer) {
   if (auto f = layer.optional("recompute")) out.recompute = f->as_bool();
   if (auto f = layer.optional("zero")) out.zero = zero_stage(*f);
   if (auto f = layer.optional("fused_attention")) out.fused_attention = f->as_bool();
+  if (auto f = layer.optional("sequence_parallel")) {
+    out.sequence_parallel = f->as_string();
+    if (out.sequence_parallel != "scatter_output" && out.sequence_parallel != "gather_input")
+      f->fail("expected 'scatter_output' or 'gather_input', got '" + out.sequence_parallel + "'");
+  }
   out.inputs = read_tensors(layer, "inputs");
   out.outputs = read_tensors(layer, "outputs");
   out.weights = read_tensors(layer, "weights");

@@ -144,6 +144,7 @@ void append_layer(std::string& out, const StrategyLayer& layer, const Plan* plan
   if (layer.recompute) member("recompute") += *layer.recompute ? "true" : "false";
   if (layer.zero) append_json_number(member("zero"), int64_t{*layer.zero});
   if (layer.fused_attention) member("fused_attention") += *layer.fused_attention ? "true" : "false";
+  if (!layer.sequence_parallel.empty()) append_json_string(member("sequence_parallel"), layer.sequence_parallel);
   append_tensors(out, "inputs", layer.inputs, planned ? &planned->inputs : nullptr, mesh, member);
   append_tensors(out, "outputs", layer.outputs, planned ? &planned->outputs : nullptr, mesh, member);
   append_tensors(out, "weights", layer.weights, planned ? &planned->weights : nullptr, mesh, member);

@@ -37,6 +37,38 @@ TEST_CASE("pase solve: DenseNet-121 gets a bounded answer, or a refusal with --e
   CHECK(refused.error.find("error: refused: the DP tables would need ") == 0);
 }
 
+// Per-layer techniques without a cap change only each layer's own cost: each
+// configuration at its cheapest technique is a plain objective, bounded as
+// the plain solve is. Its optimum is the plain one's (no technique lowers a
+// layer's cost in the pase model; ZeRO-1's two halves cost one all-reduce).
+TEST_CASE("pase solve --zero auto --recompute auto: past the DP's limits, a bounded answer over the techniques") {
+  const std::string densenet = test::source_path("data/onnx/densenet121.onnx");
+  const std::string out = test::write_temp_file("densenet-techniques.json", "");
+  const test::CommandResult plain = test::run_pase("solve " + densenet + " --devices 32 --no-plan --json");
+  const test::CommandResult solved =
+      test::run_pase("solve " + densenet + " --devices 32 --no-plan --zero auto --recompute auto -o " + out);
+  REQUIRE(plain.status == 0);
+  REQUIRE(solved.status == 0);
+  CHECK(solved.error.find("note: the exact DP is past --max-table-bytes (vertex '/features/denseblock3/denselayer11/Concat' "
+                          "has a dependent set of 12); a bounded solve relaxed ") == 0);
+  const nlohmann::json strategy = nlohmann::json::parse(read_text_file(out));
+  const double cost = strategy["total_cost"].get<double>();
+  CHECK(cost == doctest::Approx(nlohmann::json::parse(plain.output)["total_cost"].get<double>()).epsilon(1e-9));
+  CHECK(strategy["lower_bound_cost"].get<double>() <= cost);
+  CHECK(strategy["training"]["zero"] == "auto");
+  size_t sharded = 0;
+  for (const auto& layer : strategy["layers"]) sharded += layer.contains("zero") && layer["zero"].get<int>() > 0;
+  CHECK(sharded > 0);  // of techniques that cost the same, the one that needs least memory
+  const test::CommandResult evaluated =
+      test::run_pase("evaluate " + densenet + " --strategy " + out + " --zero auto --recompute auto --json");
+  REQUIRE(evaluated.status == 0);
+  CHECK(nlohmann::json::parse(evaluated.output)["total_cost"].get<double>() == cost);
+
+  const test::CommandResult refused = test::run_pase("solve " + densenet + " --devices 32 --zero auto --exact");
+  CHECK(refused.status == 3);
+  CHECK(refused.error.find("error: refused: the DP tables would need ") == 0);
+}
+
 // compare once solved with its own limits and no bounded solve, and refused
 // what solve answers; it now takes the same request (solve/solve_request.h).
 TEST_CASE("pase compare: DenseNet-121's optimum is the bounded solve that pase solve gives, not a refusal") {
@@ -80,4 +112,40 @@ TEST_CASE("pase solve: limits a bounded solve cannot meet either are refused as 
   const nlohmann::json strategy = nlohmann::json::parse(bounded.output);
   CHECK(strategy["lower_bound_cost"].get<double>() <= 1421082828800.0 * (1 + 1e-12));  // the exact optimum
   CHECK(strategy["total_cost"].get<double>() >= 1421082828800.0 * (1 - 1e-12));
+}
+
+// Under a cap past the exact DP's limits the capped search runs over the
+// relaxation a bounded solve would run (memorycap/relaxed_cap.h): its bound
+// holds for every strategy within the cap (the exact capped search's answer
+// among them), and its answer fits and prices back.
+TEST_CASE("pase solve under a cap, past the DP's limits: the capped search over a relaxation, with its proven gap") {
+  const std::string transformer = " " + test::source_path("data/graphs/transformer.json") + " --devices 8 --no-plan";
+  for (const std::string techniques : {"", " --zero auto --recompute auto"}) {
+    CAPTURE(techniques);
+    const std::string out = test::write_temp_file("transformer-relaxed-cap.json", "");
+    const std::string cap = " --memory-per-device 3GiB --cap-gap 0.9" + techniques;
+    const test::CommandResult bounded = test::run_pase("solve" + transformer + cap + " --max-work 100000 -o " + out);
+    const test::CommandResult exact = test::run_pase("solve" + transformer + cap + " --json");
+    REQUIRE(bounded.status == 0);
+    REQUIRE(exact.status == 0);
+    CHECK(bounded.error.rfind("note: the exact DP is past --max-work (vertex '", 0) == 0);
+    CHECK(bounded.error.find("); the capped search ran over a relaxation of 191 of 280 edges and is at most ") !=
+          std::string::npos);
+    const nlohmann::json strategy = nlohmann::json::parse(read_text_file(out));
+    const nlohmann::json optimum = nlohmann::json::parse(exact.output);
+    const double cost = strategy["total_cost"].get<double>();
+    CHECK(strategy["memory"]["per_device_bytes"].get<uint64_t>() <= uint64_t{3} << 30);
+    CHECK(strategy["memory"]["lower_bound_cost"].get<double>() <= optimum["total_cost"].get<double>());
+    CHECK(cost >= optimum["memory"]["lower_bound_cost"].get<double>());
+    CHECK(strategy["memory"]["gap"].get<double>() ==
+          doctest::Approx((cost - strategy["memory"]["lower_bound_cost"].get<double>()) /
+                          strategy["memory"]["lower_bound_cost"].get<double>()));
+    const test::CommandResult evaluated = test::run_pase("evaluate " + test::source_path("data/graphs/transformer.json") +
+                                                         techniques + " --strategy " + out + " --json");
+    REQUIRE(evaluated.status == 0);
+    CHECK(nlohmann::json::parse(evaluated.output)["total_cost"].get<double>() == cost);
+    const test::CommandResult refused = test::run_pase("solve" + transformer + cap + " --max-work 100000 --exact");
+    CHECK(refused.status == 3);
+    CHECK(refused.error.rfind("error: refused: the DP would take ", 0) == 0);
+  }
 }

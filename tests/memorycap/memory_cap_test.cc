@@ -14,6 +14,9 @@
 #include "graphs/graph.h"
 #include "graphs/llm_zoo.h"
 #include "memorycap/memory_cap.h"
+#include "memorycap/relaxed_cap.h"
+#include "dp/bounded_solve.h"
+#include "base/error.h"
 #include "dp/solve.h"
 #include "random_objective.h"
 #include "test_support.h"
@@ -335,4 +338,49 @@ TEST_CASE("solve_under_cap: equals brute force on a priced graph under each trai
       }
     }
   }
+}
+
+// Past the exact DP's limits the capped search runs over a relaxation
+// (memorycap/relaxed_cap.h): its bound must hold for the true objective and
+// its answer fit the cap, which brute force on the true objective checks.
+TEST_CASE("solve_under_cap over a relaxation: a true bound and an answer that fits, against brute force") {
+  std::mt19937 rng(20261127);
+  int relaxed = 0, cases = 0;
+  for (int round = 0; round < 40; ++round) {
+    const Objective objective = test::random_objective(rng, 4 + static_cast<int>(rng() % 4), 5, round % 2 == 1);
+    const MemoryTables memory = test::random_memory(rng, objective, 100, 50);
+    const std::vector<std::string> names = test::vertex_names(objective.vertex_count());
+    const EliminationPlan plan = make_plan(undirected_neighbours(objective), OrderKind::GenerateSeq, objective.config_counts());
+    BoundedOptions options;  // tables a third of the exact DP's: some edges relaxed
+    options.target_table_bytes = std::max<uint64_t>(1, measure_tables(objective, plan, 1).total_bytes / 3);
+    Relaxation relaxation;
+    try {
+      relaxation = relax_to_fit(objective, names, options);
+    } catch (const ResourceError&) {
+      continue;  // no relaxation fits so small a target
+    }
+    relaxed += relaxation.relaxed_edges > 0;
+    MemoryPricedDp dp(relaxation.objective, names, memory, SolveOptions{});
+    const Exhaustive everything = exhaustive(objective, memory, ~uint64_t{0});
+    for (double f : {0.0, 0.2, 0.5, 0.8}) {
+      const uint64_t cap = everything.least_bytes + static_cast<uint64_t>(f * 300);
+      const Exhaustive correct = exhaustive(objective, memory, cap);
+      const Exhaustive loose = exhaustive(relaxation.objective, memory, cap);
+      CAPTURE(round);
+      CAPTURE(cap);
+      ++cases;
+      CHECK(loose.best_cost <= correct.best_cost);  // no strategy costs more relaxed
+      const CappedSolution result = on_true_objective(
+          solve_under_cap(dp, relaxation.objective, memory, cap, node_budget(1 << 20)), objective, memory);
+      REQUIRE(result.feasible);
+      CHECK(result.memory <= cap);
+      CHECK(result.memory == plan_memory(memory, result.choice).total());
+      CHECK(result.cost == objective.evaluate(result.choice));
+      CHECK(result.cost >= correct.best_cost);
+      CHECK(result.lower_bound <= correct.best_cost * (1 + 1e-12));
+      CHECK(result.gap == relative_gap(result.cost, result.lower_bound));
+    }
+  }
+  CHECK(relaxed >= 10);
+  CHECK(cases >= 40);
 }
