@@ -146,6 +146,14 @@ const std::vector<std::string>& baseline_names() {
 }
 
 // Megatron-LM's layout at the best m * n = p, or at n = tensor_parallel as asked.
+// "m = 8, n = 8": its note, and whether its norms run sequence parallel
+// (the graph's GEMMs carry the roles and there are ways to split over).
+std::string megatron_note(const Graph& graph, int64_t m, int64_t n) {
+  const bool roles = std::any_of(graph.vertices.begin(), graph.vertices.end(),
+                                 [](const Vertex& v) { return v.sequence_parallel != SequenceParallel::None; });
+  return "m = " + std::to_string(m) + ", n = " + std::to_string(n) + (roles && n > 1 ? ", sequence parallel" : "");
+}
+
 void megatron_baseline(BaselineResult& result, const Graph& graph, const CostTables& tables, int64_t tensor_parallel) {
   const int64_t p = tables.machine.devices;
   if (tensor_parallel > 0) {
@@ -154,7 +162,7 @@ void megatron_baseline(BaselineResult& result, const Graph& graph, const CostTab
                          ": expected a divisor of the " + std::to_string(p) + " devices, got " +
                              std::to_string(tensor_parallel)});
     result.choice = megatron_choice(graph, tables, p / tensor_parallel, tensor_parallel);
-    result.note = "m = " + std::to_string(p / tensor_parallel) + ", n = " + std::to_string(tensor_parallel) + " (as asked)";
+    result.note = megatron_note(graph, p / tensor_parallel, tensor_parallel) + " (as asked)";
     return;
   }
   // Try every m * n = p; ties go to the larger m (closer to data parallelism).
@@ -166,7 +174,7 @@ void megatron_baseline(BaselineResult& result, const Graph& graph, const CostTab
     if (result.choice.empty() || cost < best) {
       best = cost;
       result.choice = std::move(choice);
-      result.note = "m = " + std::to_string(*it) + ", n = " + std::to_string(p / *it);
+      result.note = megatron_note(graph, *it, p / *it);
     }
   }
 }
@@ -196,10 +204,6 @@ BaselineResult run_baseline(const std::string& name, const Graph& graph, const C
       return result;
     }
     megatron_baseline(result, graph, tables, tensor_parallel);
-    const bool sequence_parallel = std::any_of(graph.vertices.begin(), graph.vertices.end(), [](const Vertex& v) {
-      return v.sequence_parallel != SequenceParallel::None;
-    });
-    if (sequence_parallel) result.note += ", sequence parallel";
   } else if (name == "fsdp") {
     result.choice = data_parallel_choice(graph, tables);
     const std::string note = data_parallel_note(tables, result.choice);

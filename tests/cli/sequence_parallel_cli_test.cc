@@ -36,7 +36,7 @@ TEST_CASE("evaluate --baseline megatron --sequence-parallel: its file records ea
   const test::CommandResult sp = test::run_pase(common + "--sequence-parallel -o " + file);
   REQUIRE(plain.status == 0);
   REQUIRE(sp.status == 0);
-  CHECK(sp.output.find("strategy megatron (m = 2, n = 4 (as asked), sequence parallel)") != std::string::npos);
+  CHECK(sp.output.find("strategy megatron (m = 2, n = 4, sequence parallel (as asked))") != std::string::npos);
   const json doc = json::parse(read_text_file(file));
   const json before = json::parse(plain.output);
   std::map<std::string, std::string> roles;
@@ -106,7 +106,7 @@ TEST_CASE("compare --sequence-parallel: the Megatron row runs it, the others do 
       continue;
     }
     seen = true;
-    CHECK(row["note"] == "m = 2, n = 4 (as asked), sequence parallel");
+    CHECK(row["note"] == "m = 2, n = 4, sequence parallel (as asked)");
     CHECK(row["cost"].get<double>() == json::parse(evaluated.output)["total_cost"].get<double>());
   }
   CHECK(seen);

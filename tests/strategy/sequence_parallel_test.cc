@@ -122,7 +122,9 @@ TEST_CASE("megatron under sequence parallelism: norms and residual adds split ov
   // The heads stay split inside attention.
   CHECK(config_of(gpt, tables, choice, "transformer/h.0/attn/softmax") == std::vector<int32_t>{1, 4, 1, 1});
   const BaselineResult result = run_baseline("megatron", gpt, tables, McmcOptions{}, 4);
-  CHECK(result.note == "m = 1, n = 4 (as asked), sequence parallel");
+  CHECK(result.note == "m = 1, n = 4, sequence parallel (as asked)");
+  // One way of tensor parallelism leaves nothing to split the sequence over.
+  CHECK(run_baseline("megatron", gpt, tables, McmcOptions{}, 1).note == "m = 4, n = 1 (as asked)");
 }
 
 TEST_CASE("megatron under sequence parallelism, priced: the GEMMs' savings are the edges' cost") {
