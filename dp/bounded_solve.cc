@@ -182,9 +182,16 @@ Relaxation relax_to_fit(const Objective& objective, const std::vector<std::strin
 BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
                               const BoundedOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  BoundedSolution result = solve_bounded(objective, names, options, relax_to_fit(objective, names, options));
+  result.solution.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
+                              const BoundedOptions& options, const Relaxation& relaxation) {
+  auto start = std::chrono::steady_clock::now();
   const uint64_t byte_target = std::min(options.target_table_bytes, options.solve.dp.max_table_bytes);
   const uint64_t work_target = std::min(options.target_work, options.solve.dp.max_work);
-  Relaxation relaxation = relax_to_fit(objective, names, options);
   BoundedSolution result;
   result.relaxed_edges = relaxation.relaxed_edges;
   const Objective& bound = relaxation.objective;

@@ -61,6 +61,11 @@ struct Relaxation {
 [[nodiscard]] BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
                                             const BoundedOptions& options);
 
+/// The same over a relaxation of `objective` already made (relax_to_fit's,
+/// or the same edges of another objective over the same configurations).
+[[nodiscard]] BoundedSolution solve_bounded(const Objective& objective, const std::vector<std::string>& names,
+                                            const BoundedOptions& options, const Relaxation& relaxation);
+
 /// Why the exact DP could not run: the DpOptions limit its tables passed
 /// ("max_table_bytes" or "max_work"), and the vertex with the largest table
 /// with the size of its dependent set.

@@ -231,7 +231,10 @@ TechniqueChoice relaxed_under_cap(const Graph& graph, const CostModel& model, co
   MemoryPricedDp dp(relaxed, relaxation.objective, names, unfolded);
   // The bounded solve without the cap (each configuration at its cheapest option) seeds the moves under it.
   const CheapestOptions cheapest = cheapest_options(techniques.space, techniques.configurations());
-  const std::vector<int32_t> configs = solve_bounded(cheapest.objective, names, options).solution.choice;
+  Relaxation cheapest_relaxed = relaxation;  // the same edges, over the cheapest options' costs
+  cheapest_relaxed.objective = relax_edges(cheapest.objective, relaxation.relaxed);
+  const std::vector<int32_t> configs =
+      solve_bounded(cheapest.objective, names, options, cheapest_relaxed).solution.choice;
   std::vector<int32_t> seed(configs.size());
   for (size_t v = 0; v < seed.size(); ++v) seed[v] = cheapest.option[v][static_cast<size_t>(configs[v])];
   const CappedSolution found =
@@ -256,12 +259,14 @@ TechniqueChoice choose_layer_techniques(const Graph& graph, const CostModel& mod
     return technique_choice(graph, model, tables, setup, techniques, found.choice, found, cap.has_value(), dp.plan(),
                             dp.last_stats());
   } catch (const LimitError&) {
-    // Past the exact DP's limits (planned again only here, to say why).
+    if (exact) throw;
+    // Without a cap, the bounded solve plans and says why itself.
+    if (!cap) return bounded_without_cap(graph, model, tables, setup, techniques, solve);
+    // Under one, planned again only here, to say why.
     std::optional<ExactRefusal> refusal =
         past_exact_limits(techniques.configurations(), graph.vertex_names(), solve, exact);
     if (!refusal) throw;
-    TechniqueChoice out = cap ? relaxed_under_cap(graph, model, tables, setup, techniques, *cap, cap_options, solve)
-                              : bounded_without_cap(graph, model, tables, setup, techniques, solve);
+    TechniqueChoice out = relaxed_under_cap(graph, model, tables, setup, techniques, *cap, cap_options, solve);
     out.refusal = std::move(refusal);
     return out;
   }

@@ -54,8 +54,6 @@ void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const 
   out.layouts = std::move(layouts.assignments);
 }
 
-// The optimum under a cap: the capped search, its order and sizes from the
-// memory-priced DP.
 // Past the exact DP's limits under a cap: the capped search over the
 // relaxation a bounded solve would run, its answer on the true objective.
 void choose_capped_relaxed(SolveOutcome& out, const Graph& graph, const SolveRequest& request, ExactRefusal refusal) {
@@ -68,7 +66,7 @@ void choose_capped_relaxed(SolveOutcome& out, const Graph& graph, const SolveReq
   unfolded.fold = false;
   MemoryPricedDp dp(relaxation.objective, names, out.memory, unfolded);
   // The bounded solve without the cap seeds the moves under it.
-  std::vector<int32_t> seed = solve_bounded(out.tables.objective, names, options).solution.choice;
+  std::vector<int32_t> seed = solve_bounded(out.tables.objective, names, options, relaxation).solution.choice;
   out.capped = on_true_objective(solve_under_cap(dp, relaxation.objective, out.memory, *request.cap, request.cap_search),
                                  out.tables.objective, out.memory, std::move(seed));
   out.solution = dp.plan();
@@ -79,6 +77,8 @@ void choose_capped_relaxed(SolveOutcome& out, const Graph& graph, const SolveReq
   out.refusal = std::move(refusal);
 }
 
+// The optimum under a cap: the capped search, its order and sizes from the
+// memory-priced DP.
 void choose_capped(SolveOutcome& out, const Graph& graph, const SolveRequest& request) {
   try {
     MemoryPricedDp dp(graph, out.tables, out.memory, request.solve);
