@@ -63,7 +63,15 @@ for ((i = 0; i < ${#harnesses[@]}; i += 2)); do
       echo "fuzz smoke: $name: $(grep -E '^#[0-9]+.*(DONE|cov:)' "$artifacts/$name.log" | tail -n 1)"
     else
       echo "fuzz smoke: $name FAILED; log $artifacts/$name.log:"
-      grep -E 'ERROR|SUMMARY|Test unit written|uncaught|terminate' "$artifacts/$name.log" | head -n 20 || true
+      grep -E 'ERROR|SUMMARY|Test unit written|uncaught|terminate|what\(\)' "$artifacts/$name.log" | head -n 20 || true
+      # The finding itself, so a CI log alone reproduces it (base64 -d > FILE).
+      for unit in "$artifacts/$name"/crash-* "$artifacts/$name"/timeout-* "$artifacts/$name"/oom-*; do
+        [ -f "$unit" ] || continue
+        if (($(stat -c %s "$unit") <= 16384)); then
+          echo "fuzz smoke: $(basename "$unit") as base64:"
+          base64 -w 120 "$unit"
+        fi
+      done
       failed+=("$name")
     fi
   done

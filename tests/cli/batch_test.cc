@@ -249,7 +249,7 @@ TEST_CASE("pase batch: jobs, limits, timeout, summary on stdout") {
              {"--timeout -1", "--timeout: expected a number of seconds of at least 0, got -1"},
              {"--max-work 0", "--max-work: expected a positive number of steps, got 0"},
              {"--max-table-bytes 0", "--max-table-bytes: expected a positive number of bytes, got 0"}}) {
-      CAPTURE(flag);
+      CAPTURE_BOUND(flag);
       pase::test::CommandResult result = pase::test::run_pase(a + flag);
       CHECK(result.status == 2);
       CHECK(result.error == "error: " + message + "\n");

@@ -35,7 +35,7 @@ TEST_CASE("bad flag values exit 2 with one line") {
        "batch: unknown option '--sumary' (did you mean '--summary'?) (pase batch --help lists them)"},
   };
   for (const auto& [args, message] : cases) {
-    CAPTURE(args);
+    CAPTURE_BOUND(args);
     pase::test::CommandResult result = pase::test::run_pase(args);
     CHECK(result.status == 2);
     CHECK(result.error == "error: " + message + "\n");
@@ -61,7 +61,7 @@ TEST_CASE("a directory, an empty file or the wrong kind of file is named as such
        graph + ": field 'format': expected \"pase-strategy\", got \"pase-graph\": this is a graph file, not a strategy file"},
   };
   for (const auto& [args, message] : cases) {
-    CAPTURE(args);
+    CAPTURE_BOUND(args);
     pase::test::CommandResult result = pase::test::run_pase(args);
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + message + "\n");

@@ -90,7 +90,7 @@ TEST_CASE("training options: bad values are one line and exit 2") {
       {"--recompute partial", "error: --recompute: expected none, full or auto, got 'partial'\n"},
   };
   for (const auto& [option, words] : cases) {
-    CAPTURE(option);
+    CAPTURE_BOUND(option);
     const test::CommandResult result = test::run_pase("solve" + kTransformer + " " + option);
     CHECK(result.status == 2);
     CHECK(result.error == words);

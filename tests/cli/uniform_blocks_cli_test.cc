@@ -62,7 +62,7 @@ TEST_CASE("solve --uniform-blocks: one configuration per layer of every block, t
       }
       CHECK(in_blocks == 4 * configs.size());
       for (const auto& [name, seen] : configs) {
-        CAPTURE(name);
+        CAPTURE_BOUND(name);
         CHECK(seen.size() == 1);
       }
       // The strategy prices back at its cost.
@@ -121,7 +121,7 @@ TEST_CASE("solve --uniform-blocks with --zero auto --recompute auto: one configu
         layer["config"].dump() + " " + layer["recompute"].dump() + " " + layer["zero"].dump());
   }
   for (const auto& [name, kinds] : seen) {
-    CAPTURE(name);
+    CAPTURE_BOUND(name);
     CHECK(kinds.size() == 1);
   }
   const std::string file = test::write_temp_file("uniform_techniques.json", uniform.output);

@@ -164,7 +164,7 @@ TEST_CASE("enumerate_configs") {
     VertexModel model;
     model.domain = {64, 64, 64};
     model.splittable = {1, 1, 1};
-    CHECK_THROWS_WITH(enumerate_configs(model, 1, 64, 10, "big"),
+    CHECK_THROWS_WITH((void)enumerate_configs(model, 1, 64, 10, "big"),
                       "vertex 'big' has more than 10 configurations at 64 devices (the configuration limit); a larger cutoff gives "
                       "it fewer");
   }

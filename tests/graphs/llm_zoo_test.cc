@@ -116,7 +116,7 @@ TEST_CASE("build_llm_graph: gpt blocks, weights and parameter count") {
         correct.insert(std::string("transformer.h.") + layer + "." + module + "." + attribute);
   CHECK(names_of(w) == correct);  // Hugging Face GPT2Model's state dict, one name each
   for (const auto& [name, readers] : w.readers) {
-    CAPTURE(name);
+    CAPTURE_BOUND(name);
     CHECK(readers == (name == "transformer.wte.weight" ? 2 : 1));  // the token table is also lm_head's
   }
   // The fused projection's weight and bias: [d, 3d] and [3d] with the heads exposed.
@@ -310,7 +310,7 @@ TEST_CASE("pase models export gpt|llama: bad options are one line and exit statu
       {"alexnet --dropout", "--dropout: only the gpt family takes it, not 'alexnet'"},
   };
   for (const auto& [args, message] : cases) {
-    CAPTURE(args);
+    CAPTURE_BOUND(args);
     test::CommandResult result = test::run_pase("models export " + args);
     CHECK(result.status == 2);
     CHECK(result.output.empty());

@@ -92,7 +92,8 @@ TEST_CASE("mesh search: the DP over layouts is brute force's optimum on 2 nodes 
       const int64_t per_node = devices / 2;  // two nodes
       const Mesh mesh = parse_mesh(shape, devices, per_node);
       CAPTURE(graph.name);
-      CAPTURE(std::string(shape));
+      const std::string shape_text(shape);  // not the binding itself: see CAPTURE_BOUND
+      CAPTURE(shape_text);
       const CalibratedCostModel model = machine_of_nodes(devices, per_node);
       const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, [&](const VertexModel& m, const int32_t* c) {
         return realizable(mesh, c, static_cast<int>(m.domain.size()));
@@ -181,7 +182,8 @@ TEST_CASE("a baseline on a searched mesh: its configurations, the axes that run 
         const int64_t per_node = devices / 2;
         const Mesh mesh = parse_mesh(shape, devices, per_node);
         CAPTURE(graph.name);
-        CAPTURE(std::string(shape));
+        const std::string shape_text(shape);  // not the binding itself: see CAPTURE_BOUND
+        CAPTURE(shape_text);
         CAPTURE(std::string(name));
         const CalibratedCostModel model = machine_of_nodes(devices, per_node);
         const CostTables configs = build_cost_tables(graph, model, kDefaultMaxConfigs, [&](const VertexModel& m, const int32_t* c) {

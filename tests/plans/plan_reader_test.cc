@@ -156,7 +156,7 @@ TEST_CASE("read_plan: one-line errors") {
     CHECK(error(d) == "p.json: layer 'fc1': field 'inputs[0].split': expected 2 entries (one per dimension of 'shape'), got 3");
   }
   SUBCASE("a spec per dimension") {
-    layer(d, "fc2")["weights"][0]["layout"]["spec"] = {json::array()};
+    layer(d, "fc2")["weights"][0]["layout"]["spec"] = json::array({json::array()});  // {json::array()} is [] under clang
     CHECK(error(d) == "p.json: layer 'fc2': field 'weights[0].layout.spec': expected 2 entries (one per dimension of 'shape'), got 1");
   }
   SUBCASE("a config entry per letter") {

@@ -36,7 +36,7 @@ TEST_CASE("solve: golden optima of tests/expected/zoo_optima.json") {
     if (golden.layers.empty()) continue;
     CHECK(graph.vertices.size() == golden.layers.size());
     for (const auto& [name, config] : golden.layers) {
-      CAPTURE(name);
+      CAPTURE_BOUND(name);
       int v = graph.find_vertex(name);
       REQUIRE(v >= 0);
       const int32_t* c = tables.configs[v][solution.choice[v]];

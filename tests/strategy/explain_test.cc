@@ -287,7 +287,7 @@ TEST_CASE("explain_all: every layer of every zoo graph at p = 8") {
   for (const ZooEntry& entry : zoo_entries()) zoo.emplace_back(entry.name, build_zoo_graph(entry.name, entry.default_batch));
   for (const LlmPreset& preset : llm_presets()) zoo.emplace_back(preset.name, build_llm_graph(preset.family, preset.shape, preset.name));
   for (const auto& [name, file] : zoo) {
-    CAPTURE(name);
+    CAPTURE_BOUND(name);
     Graph graph = build_graph(file, name);
     Machine machine;
     machine.devices = 8;

@@ -7,6 +7,13 @@
 
 #include "graphs/graph.h"
 
+/// doctest's CAPTURE of a structured binding: CAPTURE's lambda cannot capture
+/// one before C++20 (clang refuses it), so the value is bound to a reference
+/// first, under the same name with `_bound` after it.
+#define CAPTURE_BOUND(binding)             \
+  const auto& binding##_bound = (binding); \
+  CAPTURE(binding##_bound)
+
 namespace pase::test {
 
 struct CommandResult {
