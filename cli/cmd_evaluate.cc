@@ -199,7 +199,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
               << format_total(total, out.tables.unit) << " " << out.tables.unit
               << (out.layouts.empty() ? " (the layers as the tables price them, the edges as the plan moves them)"
                                       : " (every collective over the links it crosses, as priced)")
-              << "\n";
+              << "\n" << weight_reshard_lines(*out.placed, out.tables.unit);
   if (file && file->total_cost && std::fabs(*file->total_cost - total) > 1e-9 * std::fabs(total))
     std::cout << "note: the file records total_cost " << format_total(*file->total_cost, out.tables.unit)
               << " (another machine, cost model or edit)\n";

@@ -192,6 +192,7 @@ void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::
       << " (model " << format_cost(placed.model_edge_cost) << "), realized total cost "
       << format_total(placed.plan.realized_total_cost, unit) << " " << unit << ", axis assignment "
       << placement_words(placed, unit) << "\n";
+  out << weight_reshard_lines(placed, unit);
 }
 
 // The request the options make: the DP's order, limits and threads, the

@@ -96,6 +96,23 @@ std::string mesh_shape_words(const Mesh& mesh) {
   return text;
 }
 
+std::string weight_reshard_lines(const PlanResult& placed, const std::string& unit) {
+  std::string out;
+  for (const WeightReshard& r : placed.weight_reshards) {
+    const std::string& holder = placed.plan.layers[r.holder].name;
+    const std::string& reader = placed.plan.layers[r.reader].name;
+    out += "tied weight '" + r.weight + "': held as layer '" + holder + "' lays it out, read by '" + reader + "' ";
+    if (r.reshaped) {
+      out += "with another shape: no framework export can hold it once\n";
+      continue;
+    }
+    out += "in another layout: " + format_number("%.6g", r.realized_words) +
+           " words each way a step; the tied weights' reshards cost " + format_total(placed.weight_reshard_cost, unit) +
+           " " + unit + " more than the realized total (neither the search nor the placement weighs them)\n";
+  }
+  return out;
+}
+
 std::string uniform_runs_words(const Graph& graph, const std::vector<UniformRun>& runs) {
   if (runs.empty()) return "no run of identical blocks";
   std::string words;

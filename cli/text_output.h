@@ -29,12 +29,17 @@ namespace pase {
 #include "costmodel/training_setup.h"
 #include "graphs/graph.h"
 #include "dp/uniform_blocks.h"
+#include "plans/build_plan.h"
 #include "plans/plan.h"
 
 namespace pase {
 
 /// A mesh's axes as the tables print them: "dp=8 x tp=8".
 [[nodiscard]] std::string mesh_shape_words(const Mesh& mesh);
+
+/// One line per tied weight read in another layout than it is held in
+/// (plans/tied_weights.h): what moving it costs a step, apart from the total.
+[[nodiscard]] std::string weight_reshard_lines(const PlanResult& placed, const std::string& unit);
 
 /// How a step runs, for a memory line: "" for the PaSE step, else e.g.
 /// "; 32 micro-batches of 16, ZeRO-1 on 98 layers, recomputed 214 of 294 layers".

@@ -272,6 +272,25 @@ class EdgeBounds {
   std::vector<char> known_;
 };
 
+// The tied weights' reshards, each way, priced as the edges are.
+void price_weight_reshards(const CostModel& model, bool on_nodes, PlanResult& result) {
+  const Plan& plan = result.plan;
+  result.weight_reshards = weight_reshards(plan);
+  result.weight_reshard_cost = 0;
+  for (const WeightReshard& r : result.weight_reshards) {
+    if (r.reshaped) continue;
+    const AxisSpec& read = plan.layers[r.reader].weights[r.reader_weight].spec;
+    for (const PlannedTensor& held : plan.layers[r.holder].weights) {
+      if (held.name != r.weight) continue;
+      const double one_way =
+          on_nodes ? edge_on_mesh(model, r.realized_words, held.spec, read, plan.mesh)
+                   : model.fetch_cost(r.realized_words,
+                                      std::max(spec_devices(held.spec, plan.mesh), spec_devices(read, plan.mesh)));
+      result.weight_reshard_cost += 2 * one_way;
+    }
+  }
+}
+
 }  // namespace
 
 std::string proof_name(PlanProof proof) {
@@ -342,6 +361,7 @@ void lay_out_plan(const Graph& graph, const CostTables& tables, const std::vecto
   }
   result.layer_cost = layer_total;
   plan.realized_total_cost = layer_total + result.realized_edge_cost;
+  price_weight_reshards(model, on_nodes, result);
 }
 
 PlanResult build_plan(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,

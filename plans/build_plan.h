@@ -10,6 +10,7 @@
 #include "graphs/graph.h"
 #include "plans/plan.h"
 #include "plans/realized_words.h"
+#include "plans/tied_weights.h"
 
 namespace pase {
 
@@ -49,6 +50,13 @@ struct PlanResult {
   /// sum over edges of the least cost any pair of assignments gives
   /// (assignment_bound.h; 0 for an edge whose layers have too many).
   double edge_lower_bound = 0;
+  /// Tied weights read in another layout than their first reader holds them
+  /// in (tied_weights.h), and what that costs a step: the weight moved in and
+  /// its gradient back, each priced by the model as an edge of its realized
+  /// words. Apart from realized_total_cost: the search and the placement do
+  /// not weigh it.
+  std::vector<WeightReshard> weight_reshards;
+  double weight_reshard_cost = 0;
 };
 
 /// The first vertex whose chosen configuration the mesh cannot realize, with

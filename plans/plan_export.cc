@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/json_text.h"
 #include "plans/layout_text.h"
+#include "plans/tied_weights.h"
 
 namespace pase {
 namespace {
@@ -67,6 +68,30 @@ const char* framework_name(ExportFramework framework) {
   return "";
 }
 
+// "weight_reshards" (only where a plan has some): per later reader of a
+// weight in another layout, the layout it reads the weight in.
+void append_weight_reshards(std::string& out, const PlanFile& file, ExportFramework framework) {
+  const std::vector<WeightReshard> reshards = weight_reshards(file.plan);
+  for (const WeightReshard& r : reshards)
+    if (r.reshaped) throw InputError(reshaped_weight_message(file.plan, r, file.source));
+  if (reshards.empty()) return;
+  append_json_top_level_key(out, "weight_reshards");
+  out += "[";
+  for (size_t i = 0; i < reshards.size(); ++i) {
+    const WeightReshard& r = reshards[i];
+    Layout layout = layout_of(file.plan.layers[r.reader].weights[r.reader_weight].spec, file.plan.mesh, framework);
+    json entry = json::object();
+    entry["weight"] = r.weight;
+    entry["layer"] = file.plan.layers[r.reader].name;
+    entry["held_by"] = file.plan.layers[r.holder].name;
+    entry["layout"] = std::move(layout.value);
+    entry["realized_words"] = static_cast<int64_t>(r.realized_words);  // a count of elements
+    if (!layout.note.empty()) entry["note"] = layout.note;
+    out += (i ? ",\n    " : "\n    ") + entry.dump();
+  }
+  out += "\n  ]";
+}
+
 }  // namespace
 
 std::optional<ExportFramework> export_framework(const std::string& name) {
@@ -104,24 +129,13 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
   out += mesh_json.dump();
 
   json notes = json::array();
-  // Weights by name, in the order layers first read them.
-  struct Seen {
-    const AxisSpec* spec;
-    std::string layer;
-  };
-  std::map<std::string, Seen> seen;
+  // Weights by name, in the order layers first read them, each held in its
+  // first reader's layout; a later reader in another layout reshards it.
+  std::map<std::string, bool> seen;
   std::string weights;
   for (const PlannedLayer& layer : file.plan.layers)
     for (const PlannedTensor& weight : layer.weights) {
-      auto [it, fresh] = seen.emplace(weight.name, Seen{&weight.spec, layer.name});
-      if (!fresh) {
-        if (*it->second.spec != weight.spec)
-          throw InputError(file.source + ": weight '" + weight.name + "' is laid out as " +
-                           layout_of(*it->second.spec, mesh, ExportFramework::Jax).value.dump() + " by layer '" +
-                           it->second.layer + "' but as " + layout_of(weight.spec, mesh, ExportFramework::Jax).value.dump() +
-                           " by layer '" + layer.name + "'; a framework needs one layout per weight");
-        continue;
-      }
+      if (!seen.emplace(weight.name, true).second) continue;
       Layout layout = layout_of(weight.spec, mesh, framework);
       weights += weights.empty() ? "\n    " : ",\n    ";
       append_json_string(weights, weight.name);
@@ -146,6 +160,8 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
   }
   field("outputs");
   out += outputs.empty() ? "{}" : "{" + outputs + "\n  }";
+
+  append_weight_reshards(out, file, framework);
 
   if (framework == ExportFramework::Dtensor) {
     field("notes");

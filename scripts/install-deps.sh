@@ -8,6 +8,9 @@
 #   scripts/install-deps.sh --cuda    also Python's venv, with which
 #                                     scripts/cuda-from-wheels.sh makes a CUDA
 #                                     Toolkit for pase-calibrate; CI uses it
+#   scripts/install-deps.sh --python  also Python's venv, with which
+#                                     scripts/python-env.sh makes the Python
+#                                     of the package's JAX checks
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build
@@ -18,8 +21,8 @@ packages=(
 for option in "$@"; do
   case "$option" in
     --fuzz) packages+=(clang libclang-rt-14-dev) ;;
-    --cuda) packages+=(python3-venv) ;;
-    *) echo "usage: scripts/install-deps.sh [--fuzz] [--cuda]" >&2; exit 2 ;;
+    --cuda | --python) packages+=(python3-venv) ;;
+    *) echo "usage: scripts/install-deps.sh [--fuzz] [--cuda] [--python]" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -67,17 +67,29 @@ TEST_CASE("export_plan: dtensor and hlo") {
 
 TEST_CASE("export_plan: a weight read by several layers") {
   json plan = fixture("plan_mesh2x4.json");
-  plan["layers"][1]["weights"][0]["name"] = "fc1.weight";  // fc2 reads fc1's weight name, laid out another way
+  plan["layers"][1]["weights"][0]["name"] = "fc1.weight";  // fc2 reads fc1's weight name, with its own shape [16, 10]
   std::optional<PlanFile> file = read_plan(plan.dump(), "p.json");
   REQUIRE(file);
   CHECK_THROWS_WITH_AS((void)export_plan(*file, ExportFramework::Jax),
-                       "p.json: weight 'fc1.weight' is laid out as [null,\"x1\"] by layer 'fc1' but as [\"x1\",null] by "
-                       "layer 'fc2'; a framework needs one layout per weight",
+                       "p.json: weight 'fc1.weight' has shape [12, 16] in layer 'fc1' but [16, 10] in layer 'fc2'; a "
+                       "framework holds one tensor per weight",
                        InputError);
-  plan["layers"][1]["weights"][0]["layout"]["spec"] = {json::array(), {"x1"}};  // now the same layout: listed once
-  plan["layers"][1]["weights"][0]["split"] = {1, 4};
+  // The same shape in another layout (a tied weight): held as its first reader
+  // lays it out, and resharded for the second. On mesh [2, 4], fc1 holds
+  // columns [4c, 4c+4) of the 12 x 16 table on x1 = c, fc2 needs rows [3c,
+  // 3c+3): of its 3 x 16 = 48 elements, the 3 x 4 = 12 in both it holds.
+  plan["layers"][1]["weights"][0]["shape"] = {12, 16};
   json d = json::parse(exported(plan, ExportFramework::Jax));
   CHECK(d["weights"] == json::parse(R"({"fc1.weight": [null, "x1"]})"));
+  CHECK(d["weight_reshards"] == json::parse(R"([{"weight": "fc1.weight", "layer": "fc2", "held_by": "fc1",
+                                                 "layout": ["x1", null], "realized_words": 36}])"));
+  json dtensor = json::parse(exported(plan, ExportFramework::Dtensor));
+  CHECK(dtensor["weight_reshards"][0]["layout"] == json{"Replicate()", "Shard(0)"});
+  plan["layers"][1]["weights"][0]["layout"]["spec"] = {json::array(), {"x1"}};  // now the same layout: listed once
+  plan["layers"][1]["weights"][0]["split"] = {1, 4};
+  d = json::parse(exported(plan, ExportFramework::Jax));
+  CHECK(d["weights"] == json::parse(R"({"fc1.weight": [null, "x1"]})"));
+  CHECK(!d.contains("weight_reshards"));
   plan["layers"][0].erase("weights");
   plan["layers"][1].erase("weights");
   const std::string none = exported(plan, ExportFramework::Jax);
@@ -121,4 +133,31 @@ TEST_CASE("pase export") {
     CHECK(result.status == 1);
     CHECK(result.error == "error: " + bad + ": field 'mesh.axes[1]': axis name 'x0' used twice (also axes[0])\n");
   }
+}
+
+// The issue's case: a GPT of the 1.7B shape (2 layers) on 64 devices of the
+// calibrated dgx-a100 in bf16 holds its token table split 8 ways over d_model
+// in transformer/wte, and lm_head reads it whole. The export was refused;
+// now the table is held as the embedding lays it out and lm_head reshards it.
+TEST_CASE("pase solve and export: a tied weight read in two layouts") {
+  const std::string graph = test::write_temp_file("tied_gpt.json", "");
+  REQUIRE(test::run_pase("models export gpt --layers 2 --d-model 2304 --heads 24 --ff 9216 --seq 2048 --vocab 51200 "
+                         "--batch 512 -o \"" + graph + "\"").status == 0);
+  const std::string plan = test::write_temp_file("tied_gpt.plan.json", "");
+  test::CommandResult solved = test::run_pase("solve \"" + graph + "\" --devices 64 --cost-model calibrated --machine "
+                                              "dgx-a100 --dtype bf16 --out \"" + plan + "\"");
+  REQUIRE(solved.status == 0);
+  // Each device holds 2304 / 8 of the table's columns and needs all of them.
+  const double words = 51200.0 * 2304 * 7 / 8;
+  CHECK(words == 103219200);
+  CHECK(solved.output.find("\ntied weight 'transformer.wte.weight': held as layer 'transformer/wte' lays it out, read "
+                           "by 'lm_head' in another layout: 1.03219e+08 words each way a step; the tied weights' "
+                           "reshards cost ") != std::string::npos);
+  test::CommandResult exported_plan = test::run_pase("export \"" + plan + "\" --format jax");
+  REQUIRE(exported_plan.status == 0);
+  json d = json::parse(exported_plan.output);
+  CHECK(d["weights"]["transformer.wte.weight"] == json::parse(R"([null, ["x3", "x4", "x5"]])"));
+  CHECK(d["weight_reshards"] == json::array({json{{"weight", "transformer.wte.weight"}, {"layer", "lm_head"},
+                                                  {"held_by", "transformer/wte"}, {"layout", json{nullptr, nullptr}},
+                                                  {"realized_words", words}}}));
 }

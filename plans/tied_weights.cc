@@ -1,0 +1,43 @@
+#include "plans/tied_weights.h"
+
+#include <map>
+#include <utility>
+
+#include "plans/realized_words.h"
+
+namespace pase {
+
+std::vector<WeightReshard> weight_reshards(const Plan& plan) {
+  std::vector<WeightReshard> out;
+  std::map<std::string, std::pair<size_t, size_t>> first;  // weight name -> (layer, weight index)
+  std::vector<std::vector<int64_t>> coordinates;
+  for (size_t l = 0; l < plan.layers.size(); ++l) {
+    const std::vector<PlannedTensor>& weights = plan.layers[l].weights;
+    for (size_t w = 0; w < weights.size(); ++w) {
+      auto [it, fresh] = first.emplace(weights[w].name, std::make_pair(l, w));
+      if (fresh) continue;
+      const PlannedTensor& held = plan.layers[it->second.first].weights[it->second.second];
+      if (held.spec == weights[w].spec) continue;
+      WeightReshard reshard{weights[w].name, it->second.first, l, w, held.shape != weights[w].shape, 0};
+      if (!reshard.reshaped) {
+        if (coordinates.empty()) coordinates = mesh_coordinates(plan.mesh);
+        reshard.realized_words = realized_words(held.shape, held.spec, weights[w].spec, plan.mesh, coordinates);
+      }
+      out.push_back(std::move(reshard));
+    }
+  }
+  return out;
+}
+
+std::string reshaped_weight_message(const Plan& plan, const WeightReshard& reshard, const std::string& source) {
+  const auto shape_in = [&](size_t layer) {
+    for (const PlannedTensor& weight : plan.layers[layer].weights)
+      if (weight.name == reshard.weight) return shape_to_string(weight.shape);
+    return std::string();
+  };
+  return source + ": weight '" + reshard.weight + "' has shape " + shape_in(reshard.holder) + " in layer '" +
+         plan.layers[reshard.holder].name + "' but " + shape_in(reshard.reader) + " in layer '" +
+         plan.layers[reshard.reader].name + "'; a framework holds one tensor per weight";
+}
+
+}  // namespace pase

@@ -1,0 +1,16 @@
+"""pase's plans as Python objects, and the shardings JAX applies them with.
+
+The package reads the strategy files `pase solve --out FILE` writes (with a
+plan: a mesh and each tensor's layout) and drives the `pase` binary to solve;
+it reimplements nothing of the solver. docs/python.md in the repository is
+its reference.
+"""
+from .plan import Input, Layer, Mesh, Plan, PlanError, TensorLayout, Weight, WeightReshard, read_plan
+from .solver import SolveError, find_pase, solve
+from .jax_plan import JaxShardings, jax_shardings, partition_spec_entries
+
+__all__ = [
+    "Input", "JaxShardings", "Layer", "Mesh", "Plan", "PlanError", "SolveError", "TensorLayout", "Weight",
+    "WeightReshard",
+    "find_pase", "jax_shardings", "partition_spec_entries", "read_plan", "solve",
+]

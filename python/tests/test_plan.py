@@ -1,0 +1,113 @@
+"""The package reads the plans the binary writes, as `pase export` reads them,
+and refuses what `pase export` refuses with the same line. No JAX needed."""
+import json
+import math
+import unittest
+
+import pase
+from support import LLAMA, Scratch, run_pase
+
+# A 2-layer GPT of the 1.7B shape: on 64 devices of the calibrated dgx-a100
+# in bf16 its tied token table is laid out two ways.
+GPT_1_7B_SHAPE = ["gpt", "--layers", "2", "--d-model", "2304", "--heads", "24", "--ff", "9216", "--seq", "2048",
+            "--vocab", "51200", "--batch", "512"]
+CALIBRATED = ["--cost-model", "calibrated", "--machine", "dgx-a100", "--dtype", "bf16"]
+
+
+def as_export(layout):
+    return [list(e) if isinstance(e, tuple) else e for e in pase.partition_spec_entries(layout)]
+
+
+class ReadingPlans(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = Scratch()
+        cls.llama = cls.scratch.model("llama.json", LLAMA)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.scratch.close()
+
+    def solved(self, name, graph, *options):
+        path = self.scratch.path(name)
+        run_pase("solve", graph, "--devices", "8", *options, "--out", path)
+        return path
+
+    def test_the_plan_as_objects(self):
+        path = self.solved("optimum.json", self.llama, "--bandwidth", "200")
+        plan = pase.read_plan(path)
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+        self.assertEqual(plan.mesh.shape, (2, 2, 2))
+        self.assertEqual(plan.mesh.devices, 8)
+        self.assertEqual(len(plan.layers), len(document["layers"]))
+        self.assertEqual(plan.total_cost, document["total_cost"])
+        self.assertEqual(list(plan.graph_inputs()), ["input_ids"])
+        q = plan.layer("model/layers.0/self_attn/q_proj")
+        self.assertEqual(q.op, "einsum")
+        for layout in plan.weights().values():
+            # A dimension's split is the product of the sizes of the mesh axes that cut it.
+            for split, axes in zip(layout.split, layout.spec):
+                sizes = [plan.mesh.axis_size(a) for a in axes]
+                self.assertEqual(split, math.prod(sizes))
+
+    def test_the_shardings_are_the_exports(self):
+        # Two readings of one plan: the package's from the layouts' specs, and
+        # `pase export --format jax`'s, written by the C++ exporter.
+        for name, options in [("optimum.json", ["--bandwidth", "200"]), ("dp-tp.json", ["--mesh", "dp=2,tp=4"])]:
+            path = self.solved(name, self.llama, *options)
+            export = self.scratch.export(path, "jax")
+            plan = pase.read_plan(path)
+            self.assertEqual({n: as_export(l) for n, l in plan.weights().items()}, export["weights"])
+            self.assertEqual({n: [as_export(l) for l in ls] for n, ls in plan.outputs().items()}, export["outputs"])
+            self.assertEqual(plan.mesh.device_ids(), export["mesh"]["device_ids"])
+            self.assertEqual(list(plan.mesh.axes), export["mesh"]["axis_names"])
+
+    def test_tied_weights_as_the_exporter_says_them(self):
+        tied = self.scratch.model("gpt.json", GPT_1_7B_SHAPE)
+        path = self.scratch.path("tied.json")
+        run_pase("solve", tied, "--devices", "64", *CALIBRATED, "--out", path)
+        export = self.scratch.export(path, "jax")
+        plan = pase.read_plan(path)
+        self.assertEqual({n: as_export(l) for n, l in plan.weights().items()}, export["weights"])
+        said = [{"weight": r.weight, "layer": r.layer, "held_by": r.held_by, "layout": as_export(r.layout)}
+                for r in plan.weight_reshards()]
+        self.assertEqual(said, [{k: v for k, v in e.items() if k != "realized_words"} for e in export["weight_reshards"]])
+        self.assertEqual(len(said), 1)
+
+    def test_refusals_are_the_exporters(self):
+        no_plan = self.solved("no-plan.json", self.llama, "--no-plan")
+        # lm_head reads q_proj's weight name: another shape, which no reshard maps.
+        with open(self.solved("optimum.json", self.llama, "--bandwidth", "200"), encoding="utf-8") as f:
+            document = json.load(f)
+        lm_head = next(layer for layer in document["layers"] if layer["name"] == "lm_head")
+        lm_head["weights"][0]["name"] = "model.layers.0.self_attn.q_proj.weight"
+        two_shapes = self.scratch.path("two-shapes.json")
+        with open(two_shapes, "w", encoding="utf-8") as f:
+            json.dump(document, f)
+        for path in [no_plan, two_shapes]:
+            refused = run_pase("export", path, "--format", "jax", check=False)
+            self.assertEqual(refused.returncode, 1)
+            with self.assertRaises(pase.PlanError) as caught:
+                pase.read_plan(path).weights()
+            self.assertEqual("error: " + str(caught.exception) + "\n", refused.stderr)
+
+    def test_files_that_are_not_plans(self):
+        with self.assertRaises(pase.PlanError) as caught:
+            pase.read_plan(self.llama)
+        self.assertEqual(str(caught.exception), self.llama + ": field 'format': expected \"pase-strategy\"")
+        with self.assertRaises(pase.PlanError) as caught:
+            pase.read_plan(self.scratch.path("absent.json"))
+        self.assertEqual(str(caught.exception), self.scratch.path("absent.json") + ": cannot read it (No such file or directory)")
+
+    def test_solve_drives_the_binary(self):
+        plan = pase.solve(self.llama, 8, ["--mesh", "dp=2,tp=4"])
+        self.assertEqual(plan.mesh.axes, ("dp", "tp"))
+        with self.assertRaises(pase.SolveError) as caught:
+            pase.solve(self.llama, 0)
+        self.assertEqual(caught.exception.status, 2)
+        self.assertEqual(str(caught.exception), run_pase("solve", self.llama, "--devices", "0", check=False).stderr.strip())
+
+
+if __name__ == "__main__":
+    unittest.main()
