@@ -272,7 +272,8 @@ class EdgeBounds {
   std::vector<char> known_;
 };
 
-// The tied weights' reshards, each way, priced as the edges are.
+// The tied weights' reshards, priced as the edges are: a fetch is the words
+// in (forward) and back (the gradient, backward), once per micro-batch.
 void price_weight_reshards(const CostModel& model, bool on_nodes, PlanResult& result) {
   const Plan& plan = result.plan;
   result.weight_reshards = weight_reshards(plan);
@@ -282,11 +283,11 @@ void price_weight_reshards(const CostModel& model, bool on_nodes, PlanResult& re
     const AxisSpec& read = plan.layers[r.reader].weights[r.reader_weight].spec;
     for (const PlannedTensor& held : plan.layers[r.holder].weights) {
       if (held.name != r.weight) continue;
-      const double one_way =
+      const double both_ways =
           on_nodes ? edge_on_mesh(model, r.realized_words, held.spec, read, plan.mesh)
                    : model.fetch_cost(r.realized_words,
                                       std::max(spec_devices(held.spec, plan.mesh), spec_devices(read, plan.mesh)));
-      result.weight_reshard_cost += 2 * one_way;
+      result.weight_reshard_cost += both_ways;
     }
   }
 }

@@ -51,10 +51,10 @@ struct PlanResult {
   /// (assignment_bound.h; 0 for an edge whose layers have too many).
   double edge_lower_bound = 0;
   /// Tied weights read in another layout than their first reader holds them
-  /// in (tied_weights.h), and what that costs a step: the weight moved in and
-  /// its gradient back, each priced by the model as an edge of its realized
-  /// words. Apart from realized_total_cost: the search and the placement do
-  /// not weigh it.
+  /// in (tied_weights.h), and what that costs a step: priced by the model as
+  /// an edge of their realized words (the weight in, its gradient back, once
+  /// per micro-batch). Apart from realized_total_cost: the search and the
+  /// placement do not weigh it.
   std::vector<WeightReshard> weight_reshards;
   double weight_reshard_cost = 0;
 };

@@ -161,3 +161,28 @@ TEST_CASE("pase solve and export: a tied weight read in two layouts") {
                                                   {"held_by", "transformer/wte"}, {"layout", json{nullptr, nullptr}},
                                                   {"realized_words", words}}}));
 }
+
+// The reshard's price, restated for the pase model: an edge of W words costs
+// 2 W word costs (in, and the gradient back), a word 8000 flop/TFLOP x 10
+// TFLOP/s / 200 GB/s = 400 flop (PaSE's 8-byte words).
+TEST_CASE("pase solve: a tied weight's reshard priced as an edge of its words") {
+  const std::string graph = test::write_temp_file("tied_small_gpt.json", "");
+  REQUIRE(test::run_pase("models export gpt --layers 2 --d-model 256 --heads 8 --ff 1024 --seq 32 --vocab 4096 "
+                         "--batch 16 -o \"" + graph + "\"").status == 0);
+  const std::string plan = test::write_temp_file("tied_small_gpt.plan.json", "");
+  test::CommandResult solved =
+      test::run_pase("solve \"" + graph + "\" --devices 8 --bandwidth 200 --out \"" + plan + "\"");
+  REQUIRE(solved.status == 0);
+  json d = json::parse(test::run_pase("export \"" + plan + "\" --format jax").output);
+  REQUIRE(d["weight_reshards"].size() == 1);
+  const double words = d["weight_reshards"][0]["realized_words"].get<double>();
+  // lm_head needs a quarter of the table's rows (split over x1, x2), the
+  // embedding holds eighths (over x0, x1, x2): most devices hold none of theirs.
+  CHECK(words == 4096 * 256 / 4);
+  const double cost = 2 * words * (8000.0 * 10 / 200);
+  CHECK(cost == 209715200);
+  CHECK(solved.output.find("\ntied weight 'transformer.wte.weight': held as layer 'transformer/wte' lays it out, read "
+                           "by 'lm_head' in another layout: 262144 words each way a step; the tied weights' reshards "
+                           "cost 209715200 flop more than the realized total (neither the search nor the placement "
+                           "weighs them)\n") != std::string::npos);
+}
