@@ -14,6 +14,7 @@
 #include "memorycap/cap_mix_dp.h"
 #include "dp/ordering.h"
 #include "random_objective.h"
+#include "test_support.h"
 
 using namespace pase;
 
@@ -98,7 +99,8 @@ TEST_CASE("best_mix_under_cap") {
   std::mt19937 rng(20250611);
   SUBCASE("an exact grid: brute force over the strategies' configurations, every order") {
     int cases = 0, found = 0;
-    for (int round = 0; round < 40; ++round) {
+    const int rounds = test::sanitized_rounds(40);
+    for (int round = 0; round < rounds; ++round) {
       Objective objective = test::random_objective(rng, 2 + static_cast<int>(rng() % 6), 5, round % 2 == 1);
       if (round % 4 == 3)  // two components
         objective = side_by_side(objective, test::random_objective(rng, 2 + static_cast<int>(rng() % 3), 4, true));
@@ -139,8 +141,8 @@ TEST_CASE("best_mix_under_cap") {
         }
       }
     }
-    CHECK(cases == 40 * 6 * static_cast<int>(all_order_kinds().size()));
-    CHECK(found == 40 * 5 * static_cast<int>(all_order_kinds().size()));
+    CHECK(cases == rounds * 6 * static_cast<int>(all_order_kinds().size()));
+    CHECK(found == rounds * 5 * static_cast<int>(all_order_kinds().size()));
   }
   SUBCASE("a coarse grid: every answer fits and costs at least the best mix") {
     int found = 0;

@@ -82,4 +82,15 @@ double baseline_cost(const std::string& strategy, const std::string& graph, int6
 /// A cost as the CLI prints a whole number of FLOP ("97098296512").
 std::string flop_text(double cost);
 
+/// Rounds of a randomized test: all of them in the Release build, a quarter
+/// (at least one) under the sanitizers, where each runs some ten times slower
+/// and finds memory errors, not new numbers.
+constexpr int sanitized_rounds(int rounds) {
+#ifdef PASE_SANITIZED_TESTS
+  return rounds / 4 > 0 ? rounds / 4 : 1;
+#else
+  return rounds;
+#endif
+}
+
 }  // namespace pase::test
