@@ -280,15 +280,12 @@ void price_weight_reshards(const CostModel& model, bool on_nodes, PlanResult& re
   result.weight_reshard_cost = 0;
   for (const WeightReshard& r : result.weight_reshards) {
     if (r.reshaped) continue;
+    const AxisSpec& held = plan.layers[r.holder].weights[r.holder_weight].spec;
     const AxisSpec& read = plan.layers[r.reader].weights[r.reader_weight].spec;
-    for (const PlannedTensor& held : plan.layers[r.holder].weights) {
-      if (held.name != r.weight) continue;
-      const double both_ways =
-          on_nodes ? edge_on_mesh(model, r.realized_words, held.spec, read, plan.mesh)
-                   : model.fetch_cost(r.realized_words,
-                                      std::max(spec_devices(held.spec, plan.mesh), spec_devices(read, plan.mesh)));
-      result.weight_reshard_cost += both_ways;
-    }
+    result.weight_reshard_cost +=
+        on_nodes ? edge_on_mesh(model, r.realized_words, held, read, plan.mesh)
+                 : model.fetch_cost(r.realized_words,
+                                    std::max(spec_devices(held, plan.mesh), spec_devices(read, plan.mesh)));
   }
 }
 

@@ -18,7 +18,8 @@ std::vector<WeightReshard> weight_reshards(const Plan& plan) {
       if (fresh) continue;
       const PlannedTensor& held = plan.layers[it->second.first].weights[it->second.second];
       if (held.spec == weights[w].spec) continue;
-      WeightReshard reshard{weights[w].name, it->second.first, l, w, held.shape != weights[w].shape, 0};
+      WeightReshard reshard{weights[w].name, it->second.first, it->second.second, l, w,
+                            held.shape != weights[w].shape, 0};
       if (!reshard.reshaped) {
         if (coordinates.empty()) coordinates = mesh_coordinates(plan.mesh);
         reshard.realized_words = realized_words(held.shape, held.spec, weights[w].spec, plan.mesh, coordinates);
@@ -30,14 +31,12 @@ std::vector<WeightReshard> weight_reshards(const Plan& plan) {
 }
 
 std::string reshaped_weight_message(const Plan& plan, const WeightReshard& reshard, const std::string& source) {
-  const auto shape_in = [&](size_t layer) {
-    for (const PlannedTensor& weight : plan.layers[layer].weights)
-      if (weight.name == reshard.weight) return shape_to_string(weight.shape);
-    return std::string();
-  };
-  return source + ": weight '" + reshard.weight + "' has shape " + shape_in(reshard.holder) + " in layer '" +
-         plan.layers[reshard.holder].name + "' but " + shape_in(reshard.reader) + " in layer '" +
-         plan.layers[reshard.reader].name + "'; a framework holds one tensor per weight";
+  const PlannedLayer& holder = plan.layers[reshard.holder];
+  const PlannedLayer& reader = plan.layers[reshard.reader];
+  return source + ": weight '" + reshard.weight + "' has shape " +
+         shape_to_string(holder.weights[reshard.holder_weight].shape) + " in layer '" + holder.name + "' but " +
+         shape_to_string(reader.weights[reshard.reader_weight].shape) + " in layer '" + reader.name +
+         "'; a framework holds one tensor per weight";
 }
 
 }  // namespace pase

@@ -14,6 +14,7 @@ namespace pase {
 struct WeightReshard {
   std::string weight;         ///< the parameter's name
   size_t holder = 0;          ///< the layer whose layout the weight is held in: its first reader
+  size_t holder_weight = 0;   ///< the weight's index among the holder's weights
   size_t reader = 0;          ///< a later layer that reads it in another layout
   size_t reader_weight = 0;   ///< the weight's index among the reader's weights
   /// The reader's shape is another than the holder's (a transposed read):
