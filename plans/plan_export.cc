@@ -1,6 +1,6 @@
 #include "plans/plan_export.h"
 
-#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -131,11 +131,11 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
   json notes = json::array();
   // Weights by name, in the order layers first read them, each held in its
   // first reader's layout; a later reader in another layout reshards it.
-  std::map<std::string, bool> seen;
+  std::set<std::string> seen;
   std::string weights;
   for (const PlannedLayer& layer : file.plan.layers)
     for (const PlannedTensor& weight : layer.weights) {
-      if (!seen.emplace(weight.name, true).second) continue;
+      if (!seen.insert(weight.name).second) continue;
       Layout layout = layout_of(weight.spec, mesh, framework);
       weights += weights.empty() ? "\n    " : ",\n    ";
       append_json_string(weights, weight.name);

@@ -115,7 +115,7 @@ class Plan:
         for layer in self.layers:
             for weight in layer.weights:
                 holder = first.setdefault(weight.name, (layer.name, weight.layout))
-                if holder[0] == layer.name or holder[1].spec == weight.layout.spec:
+                if holder[1].spec == weight.layout.spec:  # the first read itself, or the same layout
                     continue
                 if holder[1].shape != weight.layout.shape:
                     raise PlanError(f"{self.source}: weight '{weight.name}' has shape {_shape_text(holder[1].shape)} "
