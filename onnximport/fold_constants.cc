@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "onnximport/einsum_shape.h"
+#include "onnximport/newer_opsets.h"
 #include "onnximport/onnx_model.h"
 
 namespace pase {
@@ -92,6 +93,9 @@ bool infer_own_shapes(onnx::GraphProto& graph, TensorFacts& facts, std::map<std:
       } catch (const std::invalid_argument& error) {
         throw InputError(source + ": node '" + node.name() + "': field 'equation': " + error.what());
       }
+    } else if (is_one_of(node.op_type(), {"Gelu", "Mish"}) && node.input_size() >= 1 && facts.shape(node.input(0))) {
+      // Elementwise ops of opsets newer than the linked library (Gelu 20, Mish 18): their input's shape.
+      shape = *facts.shape(node.input(0));
     } else {
       continue;
     }
@@ -255,6 +259,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
   }
   check_window_attributes(graph, source);
   int64_t opset = default_opset(model);
+  rewrite_newer_forms(graph, source);
   check_arity(graph, opset, source);
   ConstantLookup lookup{[&](const std::string& name) { return facts.value(name); },
                         [&](const std::string& name) { return facts.shape(name); }};

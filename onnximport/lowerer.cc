@@ -61,6 +61,17 @@ std::string Lowerer::unique_name(const std::string& wanted) {
   return name;
 }
 
+bool Lowerer::data_input_behind(const std::string& tensor) const {
+  if (data_inputs_.count(tensor)) return true;
+  auto alias = refs_.find(tensor);
+  if (alias == refs_.end() || alias->second.node != -1) return false;
+  for (const std::string& input : data_inputs_) {
+    auto ext = externals_.find(input);
+    if (ext != externals_.end() && ext->second == alias->second.ref) return true;
+  }
+  return false;
+}
+
 Ref Lowerer::ref_of(const onnx::NodeProto& node, const std::string& tensor) {
   auto it = refs_.find(tensor);
   if (it != refs_.end()) return it->second;

@@ -119,6 +119,10 @@ class Lowerer {
   // --- tensors -----------------------------------------------------------------
   bool is_active(const std::string& name) const { return !name.empty() && activations_.count(name); }
 
+  // The graph input that `tensor` is, itself or through views that keep its
+  // shape (today's exporters gather embeddings at input_ids.view(-1, seq)).
+  bool data_input_behind(const std::string& tensor) const;
+
   bool is_used(const std::string& name) const { return consumers_.count(name) || graph_outputs_.count(name); }
 
   const Shape& shape_of(const onnx::NodeProto& node, const std::string& tensor) const;

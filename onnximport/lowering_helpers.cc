@@ -34,7 +34,7 @@ int pointwise_count(const std::string& op) {
   if (is_one_of(op, {"Identity", "Cast"})) return 0;
   if (is_one_of(op, {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Elu", "Selu", "Softplus", "Softsign",
                      "HardSigmoid", "HardSwish", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Clip", "Dropout",
-                     "Sin", "Cos", "Mish", "Celu", "ThresholdedRelu", "Floor", "Ceil", "Round", "Sign"}))
+                     "Sin", "Cos", "Mish", "Celu", "ThresholdedRelu", "Floor", "Ceil", "Round", "Sign", "IsNaN", "IsInf"}))
     return 1;
   return -1;
 }

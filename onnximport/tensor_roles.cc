@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "onnximport/onnx_model.h"
+#include "onnximport/torch_parameter_names.h"
 
 namespace pase {
 namespace {
@@ -144,6 +145,8 @@ std::map<std::string, ParameterView> find_parameters(const onnx::GraphProto& gra
     std::iota(identity.begin(), identity.end(), int64_t{0});
     views[name] = {name, identity};
   }
+  for (auto& [tensor, view] : folded_linear_weights(graph))
+    if (views.count(tensor)) views[tensor] = view;
   // ONNX lists nodes in topological order, so one pass follows chains of views.
   for (const onnx::NodeProto& node : graph.node()) {
     const std::string& op = node.op_type();

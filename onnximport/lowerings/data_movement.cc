@@ -69,7 +69,7 @@ void Lowerer::lower_slice(const onnx::NodeProto& node, const std::vector<int>& s
 
 void Lowerer::lower_gather(const onnx::NodeProto& node, const std::vector<int>& /*slots*/) {
   bool table_active = is_active(node.input(0));
-  if (!table_active && data_inputs_.count(node.input(1))) {
+  if (!table_active && data_input_behind(node.input(1))) {
     const Shape& table = shape_of(node, node.input(0));
     const Shape& ids = shape_of(node, node.input(1));
     if (table.size() != 2 || ids.size() != 2 || int_attribute(node, "axis", 0) != 0)

@@ -142,6 +142,8 @@ std::vector<LoweringEntry> elementwise_lowerings() {
       {"Ceil", &Lowerer::lower_pointwise},
       {"Round", &Lowerer::lower_pointwise},
       {"Sign", &Lowerer::lower_pointwise},
+      {"IsNaN", &Lowerer::lower_pointwise},
+      {"IsInf", &Lowerer::lower_pointwise},
       {"Dropout", &Lowerer::lower_dropout}};
 }
 

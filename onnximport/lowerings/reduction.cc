@@ -8,8 +8,9 @@ namespace pase {
 void Lowerer::lower_reduce_mean(const onnx::NodeProto& node, const std::vector<int>& /*slots*/) {
   const Shape& in = shape_of(node, node.input(0));
   // ReduceSum costs what ReduceMean does (the all-reduce of the partial
-  // sums); it takes its axes as an input from opset 13, ReduceMean from 18.
-  const bool axes_input = node.op_type() == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
+  // sums); it takes its axes as an input from opset 13, ReduceMean from 18
+  // (unless rewritten to the attribute for the linked library: newer_opsets.h).
+  const bool axes_input = node.input_size() > 1 && !node.input(1).empty();
   std::optional<std::vector<int64_t>> axes = axes_input ? input_ints(node, 1) : ints_attribute(node, "axes");
   std::vector<int64_t> all;
   if (!axes || axes->empty()) {

@@ -20,6 +20,8 @@ class TinyModel {
     model_.add_opset_import()->set_version(14);
     model_.mutable_graph()->set_name("tiny");
   }
+  /// The default domain's opset (14 unless set).
+  void opset(int64_t version) { model_.mutable_opset_import(0)->set_version(version); }
   void input(const std::string& name, const std::vector<int64_t>& dims, int32_t type = onnx::TensorProto::FLOAT) {
     describe(model_.mutable_graph()->add_input(), name, dims, type);
   }

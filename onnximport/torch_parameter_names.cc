@@ -1,0 +1,78 @@
+#include "onnximport/torch_parameter_names.h"
+
+#include <optional>
+#include <set>
+#include <vector>
+
+#include <google/protobuf/unknown_field_set.h>
+
+namespace pase {
+namespace {
+
+constexpr int kNodeMetadataField = 9;  // NodeProto.metadata_props (ONNX 1.16, IR version 10)
+
+// The node's metadata entries, from the fields the linked library does not know.
+std::map<std::string, std::string> node_metadata(const onnx::NodeProto& node) {
+  std::map<std::string, std::string> entries;
+  const google::protobuf::UnknownFieldSet& unknown = node.unknown_fields();
+  for (int k = 0; k < unknown.field_count(); ++k) {
+    const google::protobuf::UnknownField& field = unknown.field(k);
+    if (field.number() != kNodeMetadataField || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited())) entries[entry.key()] = entry.value();
+  }
+  return entries;
+}
+
+// The quoted strings of a Python list's repr: "['', 'model', 'model.layers.0']".
+std::vector<std::string> quoted_strings(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = text.find('\''); at != std::string::npos; at = text.find('\'', at + 1)) {
+    size_t end = text.find('\'', at + 1);
+    if (end == std::string::npos) break;
+    out.push_back(text.substr(at + 1, end - at - 1));
+    at = end;
+  }
+  return out;
+}
+
+// The module a Linear's node ran in, where its metadata says it read that module's weight.
+std::optional<std::string> linear_module(const onnx::NodeProto& node) {
+  std::map<std::string, std::string> metadata = node_metadata(node);
+  const std::string& fx = metadata["pkg.torch.onnx.fx_node"];
+  if (fx.find("aten.linear.default") == std::string::npos) return std::nullopt;
+  std::vector<std::string> scopes = quoted_strings(metadata["pkg.torch.onnx.name_scopes"]);
+  if (scopes.size() < 2 || scopes[scopes.size() - 2].empty()) return std::nullopt;
+  const std::string& module = scopes[scopes.size() - 2];
+  std::string argument = "%p_" + module + "_weight";
+  for (char& c : argument)
+    if (c == '.') c = '_';
+  if (fx.find(argument + ")") == std::string::npos && fx.find(argument + ",") == std::string::npos)
+    return std::nullopt;
+  return module;
+}
+
+}  // namespace
+
+std::map<std::string, ParameterView> folded_linear_weights(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  for (const onnx::ValueInfoProto& input : graph.input()) names.insert(input.name());
+  for (const onnx::TensorProto& init : graph.initializer()) {
+    names.insert(init.name());
+    initializers[init.name()] = &init;
+  }
+  std::map<std::string, ParameterView> out;
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() != "MatMul" || node.input_size() != 2) continue;
+    auto init = initializers.find(node.input(1));
+    if (init == initializers.end() || init->second->dims_size() != 2) continue;
+    std::optional<std::string> module = linear_module(node);
+    if (!module || names.count(*module + ".weight")) continue;
+    out[node.input(1)] = ParameterView{*module + ".weight", {1, 0}};
+  }
+  return out;
+}
+
+}  // namespace pase

@@ -1,0 +1,127 @@
+// Models as today's PyTorch exporter writes them (torch.onnx.export with
+// dynamo=True, opset 20; data/onnx/dynamo/, made by
+// scripts/export_dynamo_fixtures.py): they import strictly, keep their
+// checkpoint's parameter names, and solve. Tiny hand-built models pin the
+// two things that made them fail before: opset-18 forms the linked ONNX
+// library does not know, and Linear weights the exporter renamed.
+#ifdef PASE_HAVE_ONNX
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "base/error.h"
+#include "graphs/graph.h"
+#include "graphs/graph_file.h"
+#include "onnximport/import_onnx.h"
+#include "test_support.h"
+#include "onnx_test_support.h"
+
+using namespace pase;
+using test::node_named;
+using test::TinyModel;
+
+namespace {
+
+std::string dynamo_fixture(const std::string& name) { return test::source_path("data/onnx/dynamo/" + name + ".onnx"); }
+
+// Every weight name the graph's layers read, in node order.
+std::set<std::string> weight_names(const GraphFileV1& file) {
+  std::set<std::string> names;
+  for (const NodeV1& node : file.nodes)
+    if (node.weights)
+      for (const std::string& weight : *node.weights) names.insert(weight);
+  return names;
+}
+
+// A metadata entry on a node, as ONNX 1.16's NodeProto.metadata_props (field 9) writes it.
+void add_metadata(onnx::NodeProto& node, const std::string& key, const std::string& value) {
+  onnx::StringStringEntryProto entry;
+  entry.set_key(key);
+  entry.set_value(value);
+  node.mutable_unknown_fields()->AddLengthDelimited(9, entry.SerializeAsString());
+}
+
+}  // namespace
+
+TEST_CASE("import_onnx: today's exporter's models import strictly, keep their names and solve at p = 8 and 64") {
+  const std::map<std::string, size_t> vertices = {{"gpt2", 70}, {"llama", 87}, {"mistral", 87}, {"bert", 56},
+                                                  {"vit", 58},  {"resnet18", 33}, {"mobilenet_v3_small", 81}};
+  for (const auto& [name, count] : vertices) {
+    CAPTURE(name);
+    OnnxImport result = import_onnx(dynamo_fixture(name), OnnxImportOptions{});
+    CHECK(result.notes.empty());
+    CHECK(result.graph.nodes.size() == count);
+    CHECK(build_graph(result.graph, name).component_count() == 1);
+    for (int devices : {8, 64}) {
+      CAPTURE(devices);
+      test::CommandResult solved =
+          test::run_pase("solve " + dynamo_fixture(name) + " --devices " + std::to_string(devices) + " --no-plan");
+      CHECK(solved.status == 0);
+      CHECK(solved.output.find("total cost ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("import_onnx: a bias-free Linear's weight, which the exporter renamed, keeps its module's name") {
+  // LLaMA's projections have no bias: the exporter folds each weight's
+  // transpose into "val_N" [in, out]; the fc reads the parameter [out, in].
+  OnnxImport llama = import_onnx(dynamo_fixture("llama"), OnnxImportOptions{});
+  std::set<std::string> names = weight_names(llama.graph);
+  for (const char* expected : {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
+                               "model.layers.1.mlp.down_proj.weight", "lm_head.weight"}) {
+    CAPTURE(expected);
+    CHECK(names.count(expected) == 1);
+  }
+  for (const std::string& name : names) CHECK(name.rfind("val_", 0) != 0);
+  const NodeV1& q_proj = node_named(llama.graph, "node_linear");
+  CHECK(q_proj.weights == std::vector<std::string>{"model.layers.0.self_attn.q_proj.weight"});
+  CHECK(!q_proj.weight_layout);  // held [N, K], nn.Linear's own layout
+  // GPT-2's Conv1D holds its matrix [K, N] and is read as it is held.
+  OnnxImport gpt2 = import_onnx(dynamo_fixture("gpt2"), OnnxImportOptions{});
+  CHECK(weight_names(gpt2.graph).count("transformer.h.1.mlp.c_proj.weight") == 1);
+}
+
+TEST_CASE("import_onnx: the exporter's renamed weight is named only where its metadata names the argument read") {
+  auto model = [](const std::string& fx_argument) {
+    TinyModel m;
+    m.opset(20);
+    m.input("x", {4, 8});
+    m.initializer("val_7", {8, 16});
+    onnx::NodeProto& matmul = m.node("node_linear", "MatMul", {"x", "val_7"}, {"y"});
+    add_metadata(matmul, "pkg.torch.onnx.name_scopes", "['', 'encoder', 'encoder.proj', 'linear']");
+    add_metadata(matmul, "pkg.torch.onnx.fx_node",
+                 "%linear : [num_users=1] = call_function[target=torch.ops.aten.linear.default](args = (%x, " +
+                     fx_argument + "), kwargs = {})");
+    m.output("y");
+    return m.save("renamed_linear.onnx");
+  };
+  OnnxImport named = import_onnx(model("%p_encoder_proj_weight"), OnnxImportOptions{});
+  const NodeV1& fc = node_named(named.graph, "node_linear");
+  CHECK(fc.weights == std::vector<std::string>{"encoder.proj.weight"});
+  CHECK(!fc.weight_layout);
+  OnnxImport other = import_onnx(model("%p_decoder_proj_weight"), OnnxImportOptions{});
+  CHECK(node_named(other.graph, "node_linear").weights == std::vector<std::string>{"val_7"});
+}
+
+TEST_CASE("import_onnx: opset 18's reductions with axes as an input, and Gelu of opset 20") {
+  TinyModel m;
+  m.opset(20);
+  m.input("x", {2, 4, 8});
+  m.initializer_ints("axes", {-1});
+  m.node("square", "Mul", {"x", "x"}, {"s"});
+  m.node("mean", "ReduceMean", {"s", "axes"}, {"m"});
+  m.node("scale", "Mul", {"x", "m"}, {"y"});
+  m.node("gelu", "Gelu", {"y"}, {"z"});
+  m.output("z");
+  OnnxImport result = import_onnx(m.save("opset20.onnx"), OnnxImportOptions{});
+  const NodeV1& mean = node_named(result.graph, "mean");
+  CHECK(mean.op == "reduce_mean");
+  CHECK(mean.axes == std::vector<int64_t>{-1});
+  CHECK(mean.outputs == std::vector<Shape>{{2, 4, 1}});
+}
+
+#endif  // PASE_HAVE_ONNX
