@@ -758,6 +758,13 @@ std::optional<std::vector<ConstantValue>> evaluate(const onnx::NodeProto& node, 
   if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
   if (op == "Constant") return one(attribute_value(node));
   if (op == "Shape" || op == "Size") return shape_or_size(node, lookup);
+  if (op == "CastLike") {  // the value of input 0; input 1 (often the data) gives only its type
+    const ConstantValue* v = node.input_size() == 2 ? lookup.value(node.input(0)) : nullptr;
+    if (!v || !well_formed(*v)) return std::nullopt;
+    ConstantValue out = *v;
+    if (const ConstantValue* like = lookup.value(node.input(1))) out.type = like->type;
+    return one(out);
+  }
   const auto evaluator = evaluators().find(op);
   if (evaluator == evaluators().end()) return std::nullopt;
   // Every other op needs the values of its (non-empty) inputs.

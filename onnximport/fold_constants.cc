@@ -259,7 +259,12 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
   }
   check_window_attributes(graph, source);
   int64_t opset = default_opset(model);
-  rewrite_newer_forms(graph, source);
+  ConstantInts known_ints = [&](const std::string& name) -> std::optional<std::vector<int64_t>> {
+    const ConstantValue* value = facts.value(name);
+    if (!value) return std::nullopt;
+    return std::vector<int64_t>(value->data.begin(), value->data.end());
+  };
+  rewrite_newer_forms(model, known_ints);
   check_arity(graph, opset, source);
   ConstantLookup lookup{[&](const std::string& name) { return facts.value(name); },
                         [&](const std::string& name) { return facts.shape(name); }};
@@ -309,6 +314,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
       }
       folded.insert(i);
     }
+    if (rewrite_newer_forms(model, known_ints)) learned = true;
     if (folded.empty() && !learned) break;
     // Replace the folded nodes by initializers so that the next inference
     // round reads their values as constants.
@@ -323,6 +329,7 @@ TensorFacts infer_shapes_and_constants(onnx::ModelProto& model, const std::strin
     }
     graph.mutable_node()->Swap(&kept);
   }
+  restore_held_out(model);
   return facts;
 }
 

@@ -69,6 +69,7 @@ class Lowerer {
   void lower_binary(const onnx::NodeProto& node, const std::vector<int>& slots);  // Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mod, Where, comparisons and logic
   void lower_pointwise(const onnx::NodeProto& node, const std::vector<int>& slots);  // Relu, Sigmoid, Gelu, ... (folded into the producer's pointwise count)
   void lower_dropout(const onnx::NodeProto& node, const std::vector<int>& slots);  // Dropout
+  void lower_cast_like(const onnx::NodeProto& node, const std::vector<int>& slots);  // CastLike (a Cast)
   // normalization.cc
   void lower_batchnorm(const onnx::NodeProto& node, const std::vector<int>& slots);  // BatchNormalization
   void lower_layernorm(const onnx::NodeProto& node, const std::vector<int>& slots);  // LayerNormalization

@@ -1,5 +1,6 @@
 #include "onnximport/tensor_roles.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <vector>
@@ -178,7 +179,10 @@ std::set<std::string> find_activations(const onnx::GraphProto& graph, const std:
   for (const onnx::NodeProto& node : graph.node()) {
     if (node.op_type() == "Shape" || node.op_type() == "Size") continue;
     bool any = false;
-    for (const std::string& in : node.input()) any = any || (!in.empty() && active.count(in));
+    // CastLike's input 1 gives only the type to cast to (today's exporter casts
+    // a constant zero bias like the data input).
+    const int read = node.op_type() == "CastLike" ? std::min(node.input_size(), 1) : node.input_size();
+    for (int k = 0; k < read; ++k) any = any || (!node.input(k).empty() && active.count(node.input(k)));
     if (any)
       for (const std::string& out : node.output())
         if (!out.empty()) active.insert(out);

@@ -63,6 +63,7 @@ def models():
         "vit": (t.ViTForImageClassification(vit), images, {}, ["pixel_values"]),
         "resnet18": (torchvision.models.resnet18(num_classes=10), images, {}, ["x"]),
         "mobilenet_v3_small": (torchvision.models.mobilenet_v3_small(num_classes=10), images, {}, ["x"]),
+        "resnet18_unoptimized": (torchvision.models.resnet18(num_classes=10), images, {}, ["x"]),
     }
 
 
@@ -113,12 +114,16 @@ def strip_stack_traces(model):
 
 
 def export(name, module, inputs, keywords, input_names, out):
-    module.eval()
+    module.train()  # the step pase plans; dropout stays
+    # The exporter's optimizer folds every BatchNormalization into the Conv
+    # before it (new weights "conv1.weight_bias"), training mode or not:
+    # `_unoptimized` keeps the graph as traced.
+    optimize = not name.endswith("_unoptimized")
     randomize(module, seed=len(name))
     path = os.path.join(out, name + ".onnx")
     try:
         torch.onnx.export(module, inputs, path, kwargs=keywords, dynamo=True, input_names=input_names,
-                          output_names=["logits"], external_data=False, verbose=False)
+                          output_names=["logits"], external_data=False, optimize=optimize, verbose=False)
     except Exception as error:  # the exporter's own failure: report it and go on with the others
         summary = str(error).split("## Exception summary", 1)[-1].strip().splitlines()[0]
         print(f"{name}: the exporter failed: {summary}", file=sys.stderr)

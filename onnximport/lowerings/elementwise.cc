@@ -79,6 +79,12 @@ void Lowerer::lower_pointwise(const onnx::NodeProto& node, const std::vector<int
   fold(node.output(0), ref_of(node, x), pointwise_count(node.op_type()));
 }
 
+void Lowerer::lower_cast_like(const onnx::NodeProto& node, const std::vector<int>& slots) {
+  // Input 1 gives only the type: a cast of input 0, which costs nothing.
+  if (slots.empty() || slots[0] != 0) return unsupported(node, "casts a constant like an activation");
+  fold(node.output(0), ref_of(node, node.input(0)), 0);
+}
+
 void Lowerer::lower_dropout(const onnx::NodeProto& node, const std::vector<int>& slots) {
   if (node.output_size() > 1 && is_used(node.output(1))) return unsupported(node, "its mask output is used");
   fold(node.output(0), ref_of(node, node.input(slots[0])), drops_nothing(node) ? 0 : 1);
@@ -114,6 +120,7 @@ std::vector<LoweringEntry> elementwise_lowerings() {
       {"Not", &Lowerer::lower_binary},
       {"Identity", &Lowerer::lower_pointwise},
       {"Cast", &Lowerer::lower_pointwise},
+      {"CastLike", &Lowerer::lower_cast_like},
       {"Relu", &Lowerer::lower_pointwise},
       {"LeakyRelu", &Lowerer::lower_pointwise},
       {"Sigmoid", &Lowerer::lower_pointwise},

@@ -1,4 +1,4 @@
-"""pase's plans as Python objects, and the shardings JAX applies them with.
+"""pase's plans as Python objects, and the shardings JAX and PyTorch's DTensor apply them with.
 
 The package reads the strategy files `pase solve --out FILE` writes (with a
 plan: a mesh and each tensor's layout) and drives the `pase` binary to solve;
@@ -8,9 +8,11 @@ its reference.
 from .plan import Input, Layer, Mesh, Plan, PlanError, TensorLayout, Weight, WeightReshard, read_plan
 from .solver import SolveError, find_pase, solve
 from .jax_plan import JaxShardings, jax_shardings, partition_spec_entries
+from .torch_plan import DTensorApplication, apply_dtensor, distribute_inputs, dtensor_placements, spec_for_shape
 
 __all__ = [
-    "Input", "JaxShardings", "Layer", "Mesh", "Plan", "PlanError", "SolveError", "TensorLayout", "Weight",
+    "DTensorApplication", "Input", "JaxShardings", "Layer", "Mesh", "Plan", "PlanError", "SolveError", "TensorLayout", "Weight",
     "WeightReshard",
-    "find_pase", "jax_shardings", "partition_spec_entries", "read_plan", "solve",
+    "apply_dtensor", "distribute_inputs", "dtensor_placements", "find_pase", "jax_shardings",
+    "partition_spec_entries", "read_plan", "solve", "spec_for_shape",
 ]

@@ -48,8 +48,10 @@ void add_metadata(onnx::NodeProto& node, const std::string& key, const std::stri
 }  // namespace
 
 TEST_CASE("import_onnx: today's exporter's models import strictly, keep their names and solve at p = 8 and 64") {
-  const std::map<std::string, size_t> vertices = {{"gpt2", 70}, {"llama", 87}, {"mistral", 87}, {"bert", 56},
-                                                  {"vit", 58},  {"resnet18", 33}, {"mobilenet_v3_small", 81}};
+  const std::map<std::string, size_t> vertices = {
+      {"gpt2", 70}, {"llama", 87},    {"mistral", 87},           {"bert", 56},
+      {"t5", 155},  {"vit", 58},      {"resnet18", 33},          {"resnet18_unoptimized", 53},
+      {"mobilenet_v3_small", 81}};
   for (const auto& [name, count] : vertices) {
     CAPTURE(name);
     OnnxImport result = import_onnx(dynamo_fixture(name), OnnxImportOptions{});
@@ -64,6 +66,29 @@ TEST_CASE("import_onnx: today's exporter's models import strictly, keep their na
       CHECK(solved.output.find("total cost ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("import_onnx: today's exporter's Mixtral gathers its experts' weights at the routed ids: refused by name") {
+  std::string path = dynamo_fixture("mixtral");
+  CHECK_THROWS_WITH_AS(import_onnx(path, OnnxImportOptions{}),
+                       (path + ": node 'node_GatherND_247': unsupported GatherND; 4 unsupported node(s): GatherND x4 "
+                               "('node_GatherND_247', 'node_GatherND_256', 'node_GatherND_424', 'node_GatherND_432'); "
+                               "the import option 'lenient' imports them as zero-cost pass-through vertices").c_str(),
+                       InputError);
+}
+
+TEST_CASE("import_onnx: the exporter's optimizer folds a training ResNet's batchnorms into its convolutions") {
+  // Its conv biases are new tensors no module holds; unoptimized, the graph keeps them.
+  OnnxImport folded = import_onnx(dynamo_fixture("resnet18"), OnnxImportOptions{});
+  const NodeV1& conv1 = node_named(folded.graph, "node_Conv_252");
+  REQUIRE(conv1.pointwise_weights);
+  CHECK(conv1.pointwise_weights->at(0).name == "conv1.weight_bias");
+  OnnxImport traced = import_onnx(dynamo_fixture("resnet18_unoptimized"), OnnxImportOptions{});
+  std::set<std::string> names = weight_names(traced.graph);
+  CHECK(names.count("conv1.weight") == 1);
+  int batchnorms = 0;
+  for (const NodeV1& node : traced.graph.nodes) batchnorms += node.op == "batchnorm" ? 1 : 0;
+  CHECK(batchnorms == 20);
 }
 
 TEST_CASE("import_onnx: a bias-free Linear's weight, which the exporter renamed, keeps its module's name") {
@@ -122,6 +147,46 @@ TEST_CASE("import_onnx: opset 18's reductions with axes as an input, and Gelu of
   CHECK(mean.op == "reduce_mean");
   CHECK(mean.axes == std::vector<int64_t>{-1});
   CHECK(mean.outputs == std::vector<Shape>{{2, 4, 1}});
+}
+
+TEST_CASE("import_onnx: a reduction whose axes are computed waits for them; CastLike casts its input 0") {
+  // The unoptimized export's AdaptiveAvgPool2d: ReduceMean(x, Reshape(constants)),
+  // and its Conv's zero bias: Expand(CastLike(0, x), [C]), x the data input.
+  TinyModel m;
+  m.opset(20);
+  m.input("x", {2, 4, 8, 8});
+  m.initializer("w", {4, 4, 3, 3});
+  m.initializer_ints("axes_flat", {-1, -2});
+  m.initializer_ints("axes_shape", {2});
+  m.node("axes", "Reshape", {"axes_flat", "axes_shape"}, {"axes_value"});
+  m.float_initializer("zero", {}, {0.0f});
+  m.initializer_ints("bias_shape", {4});
+  m.node("like", "CastLike", {"zero", "x"}, {"zero_like"});
+  m.node("bias", "Expand", {"zero_like", "bias_shape"}, {"b"});
+  onnx::NodeProto& conv = m.node("conv", "Conv", {"x", "w", "b"}, {"c"});
+  TinyModel::attribute(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("pool", "ReduceMean", {"c", "axes_value"}, {"p"});
+  m.output("p");
+  OnnxImport result = import_onnx(m.save("computed_axes.onnx"), OnnxImportOptions{});
+  CHECK(node_named(result.graph, "conv").op == "conv2d");
+  const NodeV1& pool = node_named(result.graph, "pool");
+  CHECK(pool.axes == std::vector<int64_t>{-1, -2});
+  CHECK(pool.outputs == std::vector<Shape>{{2, 4, 1, 1}});
+}
+
+TEST_CASE("import_onnx: a reduction whose axes never become known is refused by name") {
+  TinyModel m;
+  m.opset(20);
+  m.input("x", {2, 4, 8});
+  m.input("axes", {1}, onnx::TensorProto::INT64);
+  m.node("mean", "ReduceMean", {"x", "axes"}, {"m"});
+  m.node("relu", "Relu", {"m"}, {"y"});
+  m.output("y");
+  std::string path = m.save("unknown_axes.onnx");
+  CHECK_THROWS_WITH_AS(import_onnx(path, OnnxImportOptions{}),
+                       (path + ": node 'mean': cannot infer the shape of output 'm' (ReduceMean; ONNX shape "
+                               "inference and the constant evaluator left it unknown)").c_str(),
+                       InputError);
 }
 
 #endif  // PASE_HAVE_ONNX
