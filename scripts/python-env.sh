@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A Python virtual environment for the Python package (python/, docs/python.md)
-# and its checks against JAX: the pinned versions of python/requirements-jax.txt
-# (CPU only) and the package itself, installed as a user would
+# and its checks against JAX and PyTorch: the pinned versions of
+# python/requirements-jax.txt and python/requirements-torch.txt (the checks
+# run on the CPU) and the package itself, installed as a user would
 # (`pip install ./python`). Prints the environment's python; configure with it
-# so that ctest runs the JAX checks too:
+# so that ctest runs the JAX and PyTorch checks too:
 #
 #   py=$(scripts/python-env.sh build-python)
 #   cmake -S . -B build -DPASE_PYTHON="$py"
@@ -18,13 +19,13 @@ if [ $# -ne 1 ]; then
 fi
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mkdir -p "$1" && cd "$1" && pwd)
-requirements="$source_dir/python/requirements-jax.txt"
-stamp="$dir/requirements-jax.txt"
-if [ ! -x "$dir/bin/python" ] || ! cmp -s "$requirements" "$stamp"; then
+requirements=("$source_dir/python/requirements-jax.txt" "$source_dir/python/requirements-torch.txt")
+stamp="$dir/requirements.stamp"
+if [ ! -x "$dir/bin/python" ] || ! cat "${requirements[@]}" | cmp -s - "$stamp"; then
   rm -rf "$dir" && mkdir -p "$dir"
   python3 -m venv "$dir" >&2
-  "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2
-  cp "$requirements" "$stamp"
+  "$dir/bin/pip" install --quiet --disable-pip-version-check -r "${requirements[0]}" -r "${requirements[1]}" >&2
+  cat "${requirements[@]}" > "$stamp"
 fi
 "$dir/bin/pip" install --quiet --disable-pip-version-check "$source_dir/python" >&2
 echo "$dir/bin/python"

@@ -109,5 +109,33 @@ class ReadingPlans(unittest.TestCase):
         self.assertEqual(str(caught.exception), run_pase("solve", self.llama, "--devices", "0", check=False).stderr.strip())
 
 
+class LayoutsOnViews(unittest.TestCase):
+    """spec_for_shape: a layout carried onto a view that merges or splits
+    consecutive dimensions, as a module's output is of pase's (an fc's
+    [B·S, N] is the Linear's [B, S, N])."""
+
+    SIZES = {"x0": 2, "x1": 4}
+
+    def carried(self, shape, spec, target):
+        layout = pase.TensorLayout(tuple(shape), (), (), tuple(tuple(a) for a in spec))
+        return pase.spec_for_shape(layout, target, self.SIZES.get)
+
+    def test_a_split_of_a_merged_dimension_goes_to_its_major_part(self):
+        self.assertEqual(self.carried([128, 768], [["x0"], []], [4, 32, 768]), [("x0",), (), ()])
+        self.assertEqual(self.carried([128, 768], [[], ["x1"]], [4, 32, 768]), [(), (), ("x1",)])
+
+    def test_a_split_dimension_merges_only_as_the_major_part(self):
+        self.assertEqual(self.carried([4, 32, 768], [["x0", "x1"], [], []], [128, 768]), [("x0", "x1"), ()])
+        self.assertIsNone(self.carried([4, 32, 768], [[], ["x1"], []], [128, 768]))
+
+    def test_a_split_that_the_view_cannot_divide_is_refused(self):
+        self.assertIsNone(self.carried([8, 16], [["x0", "x1"], []], [2, 4, 16]))  # 8 ways over a part of 2
+        self.assertEqual(self.carried([8, 16], [["x0"], []], [2, 4, 16]), [("x0",), (), ()])
+
+    def test_the_same_shape_keeps_the_spec_and_another_size_is_refused(self):
+        self.assertEqual(self.carried([4, 8], [["x1"], ["x0"]], [4, 8]), [("x1",), ("x0",)])
+        self.assertIsNone(self.carried([4, 8], [[], []], [4, 4]))
+
+
 if __name__ == "__main__":
     unittest.main()
