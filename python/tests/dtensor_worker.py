@@ -11,20 +11,25 @@ import pase
 import torch_models
 
 
-def step(rank, world, folder, name, plan_path):
+def step(rank, world, folder, name, plan_path, device="cpu", attention="eager"):
+    """On `device` "cuda", every rank uses the one GPU there is (gloo copies through the host)."""
     dist.init_process_group("gloo", rank=rank, world_size=world, init_method=f"file://{folder}/store")
     try:
-        model = torch_models.build(name)
+        if device == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.cuda.set_device(0)
+        model = torch_models.build(name, attention).to(device)
         plan = pase.read_plan(plan_path)
-        mesh = init_device_mesh("cpu", plan.mesh.shape, mesh_dim_names=plan.mesh.axes)
+        mesh = init_device_mesh(device, plan.mesh.shape, mesh_dim_names=plan.mesh.axes)
         applied = pase.apply_dtensor(model, plan, mesh)
-        batch = pase.distribute_inputs(plan, torch_models.inputs(name), mesh)
+        inputs = {n: value.to(device) for n, value in torch_models.inputs(name).items()}
+        batch = pase.distribute_inputs(plan, inputs, mesh)
         # Tensors the model makes in forward (positions, masks) are plain:
         # replicated, as the plan has them.
         with implicit_replication():
             loss = torch_models.loss(model, batch)
             loss.backward()
-        grads = {n: p.grad.full_tensor() for n, p in model.named_parameters()}
+        grads = {n: p.grad.full_tensor().cpu() for n, p in model.named_parameters()}
         if rank == 0:
             torch.save({"loss": loss.item(), "grads": grads, "skipped": applied.skipped,
                         "hooked": applied.hooked, "replicated": applied.replicated,

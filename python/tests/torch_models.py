@@ -10,10 +10,11 @@ VOCAB, SEQ = 4096, 32
 BATCH = {"gpt2": 4, "llama": 16}
 
 
-def build(name):
+def build(name, attention="eager"):
     """GPT-2 (its token table tied to lm_head) or LLaMA (grouped-query
-    attention), 2 layers of width 256, dropout off, eager attention: DTensor
-    has no sharding rule for the CPU's fused attention kernel."""
+    attention), 2 layers of width 256, dropout off, eager attention by
+    default: DTensor has no sharding rule for the CPU's fused attention
+    kernel (`attention="sdpa"` is Hugging Face's default)."""
     t = transformers
     if name == "gpt2":
         model = t.GPT2LMHeadModel(t.GPT2Config(n_layer=2, n_embd=256, n_head=4, n_positions=SEQ, vocab_size=VOCAB,
@@ -24,7 +25,7 @@ def build(name):
                                                  max_position_embeddings=SEQ))
     else:
         raise ValueError(f"no model '{name}'")
-    model.set_attn_implementation("eager")
+    model.set_attn_implementation(attention)
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for parameter in model.parameters():
