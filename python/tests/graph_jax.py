@@ -88,10 +88,13 @@ def run(graph, params, inputs, shardings=None):
     reshards = shardings.reshards if shardings is not None else None
     y = None
     for node in graph["nodes"]:
-        ins = [env[t] if t in env else params[t] for t in node["inputs"]]
-        outs = _layer(node, ins, params, tokens, reshards)
-        for k, y in enumerate(outs):
-            if shardings is not None and y.ndim:
-                y = jax.lax.with_sharding_constraint(y, shardings.outputs[node["name"]][k])
-            env[node["name"] if len(outs) == 1 else f"{node['name']}:{k}"] = y
+        # The layer's name scopes its ops, so that the compiled HLO's metadata
+        # says which layer each collective serves (hlo_collectives.py).
+        with jax.named_scope(node["name"]):
+            ins = [env[t] if t in env else params[t] for t in node["inputs"]]
+            outs = _layer(node, ins, params, tokens, reshards)
+            for k, y in enumerate(outs):
+                if shardings is not None and y.ndim:
+                    y = jax.lax.with_sharding_constraint(y, shardings.outputs[node["name"]][k])
+                env[node["name"] if len(outs) == 1 else f"{node['name']}:{k}"] = y
     return y

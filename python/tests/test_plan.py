@@ -137,5 +137,38 @@ class LayoutsOnViews(unittest.TestCase):
         self.assertIsNone(self.carried([4, 8], [[], []], [4, 4]))
 
 
+class ReadingHloCollectives(unittest.TestCase):
+    """hlo_collectives (scripts/hlo_comparison.py): XLA's collectives, each
+    attributed to the layer whose named scope its metadata carries."""
+
+    HLO = "\n".join([
+        '%all-reduce.1 = f32[4,32,256]{2,1,0} all-reduce(%b), channel_id=6, replica_groups={{0,1},{2,3}}, '
+        'to_apply=%add, metadata={op_name="jit(f)/jvp(model/layers.0/mlp/down_proj)/blf,ef->ble/dot_general"}',
+        '%all-reduce.45 = (f32[8,32,256]{2,1,0}, f32[256]{0}) all-reduce(%x, %y), channel_id=4, '
+        "replica_groups=mesh['axis_0'=4,'axis_1'=1,'axis_2'=2], device_ids=([2,4]T(1,0)) {'axis_0'}, "
+        'to_apply=%add, metadata={op_name="jit(f)/transpose(jvp(transformer/(wte))/gather:wpe))/gather)"}',
+        '%all-gather = f32[4,2,32,32]{3,2,0,1} all-gather(%c), channel_id=26, replica_groups=[4,2]<=[8], '
+        'dimensions={1}, metadata={op_name="jit(f)/transpose(jvp(model/layers.1/self_attn/context))/transpose"}',
+        '%add.3 = f32[4] add(%p, %q)'])
+    LAYERS = ["model/layers.0/mlp/down_proj", "transformer/wte", "transformer/wpe", "model/layers.1/self_attn/context"]
+
+    def test_each_collective_its_layer_direction_group_and_size(self):
+        import hlo_collectives
+        found = [(c.kind, c.elements, c.group, c.layer, c.backward)
+                 for c in hlo_collectives.collectives(self.HLO, self.LAYERS)]
+        self.assertEqual(found, [
+            ("all-reduce", 4 * 32 * 256, 2, "model/layers.0/mlp/down_proj", False),
+            ("all-reduce", 8 * 32 * 256, 4, "transformer/wte", True),
+            ("all-reduce", 256, 4, "transformer/wpe", True),
+            ("all-gather", 4 * 2 * 32 * 32, 2, "model/layers.1/self_attn/context", True)])
+
+    def test_elements_moved_as_a_ring_moves_them(self):
+        import hlo_collectives
+        ring = hlo_collectives.Collective("all-reduce", 1000, 4, None, False)
+        self.assertEqual(ring.moved, 1500.0)  # 2 (q - 1) / q of the buffer
+        self.assertEqual(hlo_collectives.Collective("all-gather", 1000, 4, None, False).moved, 750.0)
+        self.assertEqual(hlo_collectives.Collective("all-reduce", 1000, 1, None, False).moved, 0.0)
+
+
 if __name__ == "__main__":
     unittest.main()
