@@ -10,10 +10,10 @@ whose ops it serves (python/tests/hlo_collectives.py), and sets beside it,
 layer by layer, what `pase explain --all --json` prices for that layer: its
 all-reduces and its in-edges' redistribution, in elements moved per device
 (a cost over r = 8000·F/B FLOP per word, docs/formats.md). Forward and
-backward are kept apart: a layer's output all-reduce and half of each edge
-are forward, its input- and weight-gradient all-reduces and the other half
-of each edge backward; a norm's or softmax's all-reduces, which serve both,
-are counted forward.
+backward are kept apart: half of each edge is forward and half backward; a
+term that `explain` calls a gradient's (input-, weight- and a norm's
+parameter-gradient all-reduces) is backward, the others (an output
+all-reduce, a softmax's reductions, the loss's transfer) forward.
 
     PASE_EXE=build/pase python scripts/hlo_comparison.py [--layers]
 
