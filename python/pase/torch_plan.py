@@ -239,3 +239,98 @@ def distribute_inputs(plan: Plan, inputs: Dict[str, Any], device_mesh) -> Dict[s
         out[name] = distribute_tensor(value, device_mesh,
                                       dtensor_placements(layouts[name], list(plan.mesh.axes), f"input '{name}'"))
     return out
+
+
+@dataclass
+class ParallelizePlan:
+    """`styles` is the argument parallelize_module takes; `replicated` names
+    the modules whose weights the plan splits but no style can (a norm
+    split along its width): they stay replicated, their values the same."""
+    styles: Dict[str, Any]
+    replicated: List[str]
+
+
+def parallelize_plan(plan: Plan, module) -> ParallelizePlan:
+    """The plan as a `parallelize_module` plan, where it is one: per module
+    path, ColwiseParallel for an nn.Linear whose weight [out, in] the plan
+    splits along `out` (an nn.Embedding: along its width), RowwiseParallel
+    along `in` (an nn.Embedding: along its vocabulary), with the plan's
+    input and output layouts as the styles' layouts and local outputs.
+    Modules whose weights the plan replicates are left out. PlanError where
+    the plan is not tensor parallelism on a one-axis mesh (a weight layer
+    that splits its batch has no style)."""
+    import torch
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    if len(plan.mesh.shape) != 1:
+        raise PlanError(f"{plan.source}: parallelize_module takes a one-axis mesh; the plan's is "
+                        f"{list(plan.mesh.shape)}")
+    axes = list(plan.mesh.axes)
+    owners = _owners(module)
+    named = dict(module.named_parameters(remove_duplicate=False))
+    out = ParallelizePlan({}, [])
+    produced: Dict[str, Any] = {}  # styled layer -> the placement of the local output it leaves
+    # A layer read only by the loss keeps a DTensor output, for the loss to gather (or loss_parallel).
+    readers: Dict[str, List[str]] = {}
+    for layer in plan.layers:
+        for read in layer.inputs:
+            readers.setdefault(read.tensor.rpartition(":")[0] or read.tensor, []).append(layer.op)
+    for layer in plan.layers:
+        if layer.inputs and layer.inputs[0].layout.spec and layer.inputs[0].layout.spec[0]:
+            raise PlanError(f"{plan.source}: layer '{layer.name}' splits its batch: parallelize_module "
+                            "expresses tensor parallelism only")
+    for layer in plan.layers:
+        if not layer.weights or layer.weights[0].name not in named:
+            continue
+        owner = _layer_module(layer, named[layer.weights[0].name], owners)
+        if owner is None or owner[0] in out.styles or owner[0] in out.replicated:
+            continue
+        path, sub, _ = owner
+        placement = dtensor_placements(layer.weights[0].layout, axes)[0]
+        if not placement.is_shard():
+            continue
+        if not isinstance(sub, (torch.nn.Linear, torch.nn.Embedding)):
+            out.replicated.append(path)
+            continue
+        rowwise = placement.dim == (1 if isinstance(sub, torch.nn.Linear) else 0)
+        style = RowwiseParallel if rowwise else ColwiseParallel
+        to_loss = set(readers.get(layer.name, [])) == {"softmax_xent"}
+        output = _layout_placement(layer.outputs[0], axes)
+        out.styles[path] = style(input_layouts=_arriving(plan, layer, produced, axes), output_layouts=output,
+                                 use_local_output=not to_loss)
+        produced[layer.name] = output
+    return out
+
+
+def _arriving(plan: Plan, layer, produced: Dict[str, Any], axes: List[str]):
+    """The placement a styled module's input really has: that of the nearest
+    styled module upstream through layers without weights of their own
+    (elementwise, attention, reshapes keep a split of the last dimension),
+    else Replicate(): an unstyled weight layer (a norm) computes replicated."""
+    from torch.distributed.tensor import Replicate
+
+    seen = set()
+    name = layer.inputs[0].tensor if layer.inputs else ""
+    while name and name not in seen:
+        seen.add(name)
+        producer = name.rpartition(":")[0] or name
+        if producer in produced:
+            return produced[producer]
+        try:
+            source = plan.layer(producer)
+        except KeyError:
+            return Replicate()  # a graph input
+        if source.weights or not source.inputs:
+            return Replicate()
+        name = source.inputs[0].tensor
+    return Replicate()
+
+
+def _layout_placement(layout: TensorLayout, axes: List[str]):
+    """A one-axis layout as the one placement a style takes (a split of the last dimension as Shard(-1))."""
+    from torch.distributed.tensor import Shard
+
+    placement = dtensor_placements(layout, axes)[0]
+    if placement.is_shard() and placement.dim == len(layout.shape) - 1:
+        return Shard(-1)
+    return placement

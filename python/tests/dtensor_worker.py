@@ -38,3 +38,28 @@ def step(rank, world, folder, name, plan_path, device="cpu", attention="eager"):
         dist.barrier()  # no rank leaves while another may still talk to it
     finally:
         dist.destroy_process_group()
+
+
+def step_parallelized(rank, world, folder, name, plan_path):
+    """The same step with the plan as parallelize_module styles (pase.parallelize_plan)."""
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor.parallel import parallelize_module
+
+    dist.init_process_group("gloo", rank=rank, world_size=world, init_method=f"file://{folder}/store")
+    try:
+        model = torch_models.build(name)
+        plan = pase.read_plan(plan_path)
+        mesh = init_device_mesh("cpu", plan.mesh.shape, mesh_dim_names=plan.mesh.axes)
+        tp = pase.parallelize_plan(plan, model)
+        parallelize_module(model, mesh, tp.styles)
+        loss = torch_models.loss(model, torch_models.inputs(name))
+        loss.backward()
+        grads = {n: p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
+                 for n, p in model.named_parameters()}
+        if rank == 0:
+            torch.save({"loss": loss.item(), "grads": grads, "skipped": [], "styles": {
+                path: type(style).__name__ for path, style in tp.styles.items()}, "replicated": tp.replicated},
+                os.path.join(folder, "rank0.pt"))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()

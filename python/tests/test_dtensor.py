@@ -48,11 +48,11 @@ class PlansRunInDTensor(unittest.TestCase):
         run_pase(command, self.model(name), "--devices", "4", *options, "--out", path)
         return pase.read_plan(path)
 
-    def check_step(self, name, plan):
+    def check_step(self, name, plan, worker=dtensor_worker.step):
         """The step on 4 ranks with the plan applied against the step in this process; rank 0's report."""
         folder = plan.source + ".run"
         os.makedirs(folder)
-        mp.spawn(dtensor_worker.step, args=(plan.mesh.devices, folder, name, plan.source), nprocs=plan.mesh.devices)
+        mp.spawn(worker, args=(plan.mesh.devices, folder, name, plan.source), nprocs=plan.mesh.devices)
         report = torch.load(os.path.join(folder, "rank0.pt"))
         model = torch_models.build(name)
         loss = torch_models.loss(model, torch_models.inputs(name))
@@ -88,6 +88,24 @@ class PlansRunInDTensor(unittest.TestCase):
         # plan names it as the module holds it, [out, in].
         self.assertIn("model.layers.0.self_attn.q_proj.weight", report["placements"])
         self.assertEqual(report["replicated"], [])
+
+    def test_llama_tensor_parallel_as_parallelize_module_styles(self):
+        # At batch 4 LLaMA's optimum is tensor 4: every projection splits K
+        # (RowwiseParallel) but gate and up, which split N (ColwiseParallel).
+        plan = self.plan("solve", "llama_b4", "--bandwidth", "1000", "--mesh", "tp=4")
+        report = self.check_step("llama_b4", plan, dtensor_worker.step_parallelized)
+        self.assertEqual(report["styles"]["model.layers.0.self_attn.q_proj"], "RowwiseParallel")
+        self.assertEqual(report["styles"]["model.layers.1.mlp.up_proj"], "ColwiseParallel")
+        self.assertEqual(report["styles"]["model.embed_tokens"], "RowwiseParallel")
+        self.assertEqual(report["styles"]["lm_head"], "ColwiseParallel")
+        # The plan splits the input norms along their width, which no style does.
+        self.assertEqual(report["replicated"], ["model.layers.0.input_layernorm", "model.layers.1.input_layernorm"])
+
+    def test_a_data_parallel_plan_is_no_parallelize_module_plan(self):
+        plan = self.plan("evaluate", "llama", "--baseline", "data-parallel", "--mesh", "dp=4")
+        with self.assertRaisesRegex(pase.PlanError, "layer 'node_embedding' splits its batch: parallelize_module "
+                                                    "expresses tensor parallelism only"):
+            pase.parallelize_plan(plan, torch_models.build("llama"))
 
     def test_llama_data_parallel(self):
         plan = self.plan("evaluate", "llama", "--baseline", "data-parallel", "--mesh", "dp=4")

@@ -7,7 +7,7 @@ import transformers
 VOCAB, SEQ = 4096, 32
 # GPT-2 at batch 4, where pase's optima split its weights; LLaMA at batch
 # 16, where they are mostly data parallel.
-BATCH = {"gpt2": 4, "llama": 16}
+BATCH = {"gpt2": 4, "llama": 16, "llama_b4": 4}
 
 
 def build(name, attention="eager"):
@@ -19,7 +19,7 @@ def build(name, attention="eager"):
     if name == "gpt2":
         model = t.GPT2LMHeadModel(t.GPT2Config(n_layer=2, n_embd=256, n_head=4, n_positions=SEQ, vocab_size=VOCAB,
                                                resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0))
-    elif name == "llama":
+    elif name in ("llama", "llama_b4"):
         model = t.LlamaForCausalLM(t.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=2,
                                                  num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
                                                  max_position_embeddings=SEQ))
