@@ -74,8 +74,10 @@ def dtensor_on_gpu(name, label, plan_path, attention, folder):
     check = {"check": f"DTensor on the GPU: {name} {label}, {attention} attention"}
     started = time.time()
     try:
-        mp.spawn(dtensor_worker.step, args=(4, run, name, plan_path, "cuda", attention), nprocs=4)
-        report = torch.load(os.path.join(run, "rank0.pt"))
+        report_path = os.path.join(run, "rank0.pt")
+        mp.spawn(dtensor_worker.run, args=(4, os.path.join(run, "store"), [(name, plan_path, "dtensor", report_path)],
+                                           "cuda", attention), nprocs=4)
+        report = torch.load(report_path)
         torch.backends.cuda.matmul.allow_tf32 = False
         model = torch_models.build(name, attention).cuda()
         inputs = {n: v.cuda() for n, v in torch_models.inputs(name).items()}

@@ -3,7 +3,6 @@ small configs, exported by torch.onnx.export(dynamo=True), solved by pase
 from that ONNX file, distributed with DTensor by apply_dtensor over 4 gloo
 ranks on the CPU, compute one step's loss and gradients as the
 single-process model does (docs/python.md, "Checked against PyTorch")."""
-import os
 import unittest
 
 try:
@@ -25,35 +24,41 @@ from support import Scratch, run_pase
 TOLERANCE = 1e-4
 
 
+# (test, model, command, options, how the plan is applied): every plan runs
+# in one set of 4 processes (dtensor_worker.run), before the tests read the
+# reports.
+JOBS = [
+    ("gpt2_tensor", "gpt2", "solve", ["--bandwidth", "1000", "--mesh", "tp=4"], "dtensor"),
+    ("gpt2_mixed", "gpt2", "solve", ["--bandwidth", "200", "--mesh", "tp=4"], "dtensor"),
+    ("llama_mixed", "llama", "solve", ["--bandwidth", "1000", "--mesh", "tp=4"], "dtensor"),
+    ("llama_data", "llama", "evaluate", ["--baseline", "data-parallel", "--mesh", "dp=4"], "dtensor"),
+    ("llama_tensor_styles", "llama_b4", "solve", ["--bandwidth", "1000", "--mesh", "tp=4"], "parallelize"),
+]
+
+
 class PlansRunInDTensor(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.scratch = Scratch()
-        cls.onnx = {}
+        onnx, cls.plans, jobs = {}, {}, []
+        for test, name, command, options, mode in JOBS:
+            if name not in onnx:
+                onnx[name] = cls.scratch.path(name + ".onnx")
+                torch_models.export(name, onnx[name])
+            path = cls.scratch.path(test + ".json")
+            run_pase(command, onnx[name], "--devices", "4", *options, "--out", path)
+            cls.plans[test] = pase.read_plan(path)
+            jobs.append((name, path, mode, cls.scratch.path(test + ".pt")))
+        mp.spawn(dtensor_worker.run, args=(4, cls.scratch.path("store"), jobs), nprocs=4)
 
     @classmethod
     def tearDownClass(cls):
         cls.scratch.close()
 
-    def model(self, name):
-        if name not in self.onnx:
-            path = self.scratch.path(name + ".onnx")
-            torch_models.export(name, path)
-            self.onnx[name] = path
-        return self.onnx[name]
-
-    def plan(self, command, name, *options):
-        """`pase solve` or `pase evaluate` of the model's ONNX file on 4 devices, its plan read back."""
-        path = self.scratch.path(f"{command}-{name}-{'-'.join(o.strip('-') for o in options)}.json")
-        run_pase(command, self.model(name), "--devices", "4", *options, "--out", path)
-        return pase.read_plan(path)
-
-    def check_step(self, name, plan, worker=dtensor_worker.step):
-        """The step on 4 ranks with the plan applied against the step in this process; rank 0's report."""
-        folder = plan.source + ".run"
-        os.makedirs(folder)
-        mp.spawn(worker, args=(plan.mesh.devices, folder, name, plan.source), nprocs=plan.mesh.devices)
-        report = torch.load(os.path.join(folder, "rank0.pt"))
+    def check_step(self, test):
+        """Rank 0's report of the test's job against the step in this process."""
+        name = next(job[1] for job in JOBS if job[0] == test)
+        report = torch.load(self.scratch.path(test + ".pt"))
         model = torch_models.build(name)
         loss = torch_models.loss(model, torch_models.inputs(name))
         loss.backward()
@@ -65,8 +70,7 @@ class PlansRunInDTensor(unittest.TestCase):
         return report
 
     def test_gpt2_tensor_parallel_optimum(self):
-        plan = self.plan("solve", "gpt2", "--bandwidth", "1000", "--mesh", "tp=4")
-        report = self.check_step("gpt2", plan)
+        report = self.check_step("gpt2_tensor")
         # Every fc splits its reduction dimension K (Conv1D holds [K, N]); the
         # token table, tied to lm_head, its vocabulary.
         self.assertEqual(report["placements"]["transformer.h.0.attn.c_attn.weight"], ["Shard(dim=0)"])
@@ -75,25 +79,26 @@ class PlansRunInDTensor(unittest.TestCase):
         self.assertEqual(report["replicated"], ["transformer.wpe.weight"])
 
     def test_gpt2_mixed_optimum(self):
-        plan = self.plan("solve", "gpt2", "--bandwidth", "200", "--mesh", "tp=4")
-        self.assertTrue(any(layout.spec[0] or layout.spec[1] for layout in plan.weights().values()
+        self.assertTrue(any(layout.spec[0] or layout.spec[1] for layout in self.plans["gpt2_mixed"].weights().values()
                             if len(layout.spec) == 2))
-        self.check_step("gpt2", plan)
+        self.check_step("gpt2_mixed")
 
     def test_llama_data_and_tensor_parallel_optimum(self):
-        plan = self.plan("solve", "llama", "--bandwidth", "1000", "--mesh", "tp=4")
-        report = self.check_step("llama", plan)
+        report = self.check_step("llama_mixed")
         self.assertEqual(report["placements"]["lm_head.weight"], ["Shard(dim=0)"])  # the vocabulary split
         # The q projection was renamed val_N by the exporter's optimizer; the
         # plan names it as the module holds it, [out, in].
         self.assertIn("model.layers.0.self_attn.q_proj.weight", report["placements"])
         self.assertEqual(report["replicated"], [])
 
+    def test_llama_data_parallel(self):
+        self.assertEqual(self.plans["llama_data"].graph_inputs()["input_ids"].spec, (("dp",), ()))
+        self.check_step("llama_data")
+
     def test_llama_tensor_parallel_as_parallelize_module_styles(self):
         # At batch 4 LLaMA's optimum is tensor 4: every projection splits K
         # (RowwiseParallel) but gate and up, which split N (ColwiseParallel).
-        plan = self.plan("solve", "llama_b4", "--bandwidth", "1000", "--mesh", "tp=4")
-        report = self.check_step("llama_b4", plan, dtensor_worker.step_parallelized)
+        report = self.check_step("llama_tensor_styles")
         self.assertEqual(report["styles"]["model.layers.0.self_attn.q_proj"], "RowwiseParallel")
         self.assertEqual(report["styles"]["model.layers.1.mlp.up_proj"], "ColwiseParallel")
         self.assertEqual(report["styles"]["model.embed_tokens"], "RowwiseParallel")
@@ -102,15 +107,9 @@ class PlansRunInDTensor(unittest.TestCase):
         self.assertEqual(report["replicated"], ["model.layers.0.input_layernorm", "model.layers.1.input_layernorm"])
 
     def test_a_data_parallel_plan_is_no_parallelize_module_plan(self):
-        plan = self.plan("evaluate", "llama", "--baseline", "data-parallel", "--mesh", "dp=4")
         with self.assertRaisesRegex(pase.PlanError, "layer 'node_embedding' splits its batch: parallelize_module "
                                                     "expresses tensor parallelism only"):
-            pase.parallelize_plan(plan, torch_models.build("llama"))
-
-    def test_llama_data_parallel(self):
-        plan = self.plan("evaluate", "llama", "--baseline", "data-parallel", "--mesh", "dp=4")
-        self.assertEqual(plan.graph_inputs()["input_ids"].spec, (("dp",), ()))
-        self.check_step("llama", plan)
+            pase.parallelize_plan(self.plans["llama_data"], torch_models.build("llama"))
 
 
 if __name__ == "__main__":
