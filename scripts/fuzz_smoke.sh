@@ -5,10 +5,16 @@
 # out-of-memory. Skipped (exit 0) when clang++ is not installed.
 # docs/fuzzing.md explains the harnesses and how to run a longer campaign.
 #
-#   scripts/fuzz_smoke.sh [SECONDS_PER_HARNESS]   (default 30; two at a time)
+#   scripts/fuzz_smoke.sh [SECONDS_PER_HARNESS [BUILD_DIR]]   (default 30; two at a time)
+#
+# With BUILD_DIR (CI passes build-asan, whose preset links the harnesses with
+# PASE_FUZZ_SMOKE) it runs the harnesses built there instead of building the
+# `fuzz` preset: the libraries then carry no coverage, so the inputs are the
+# seeds and blind mutations of them, the same fixed sequence on every machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
+build_dir=${2:-}
 
 if ! command -v clang++ >/dev/null 2>&1; then
   echo "fuzz smoke: skipped (no clang++; install Debian's clang to run it)"
@@ -16,11 +22,14 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 
 start=$(date +%s)
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j2
+if [ -z "$build_dir" ]; then
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j2
+  build_dir=build-fuzz
+fi
 built=$(date +%s)
 
-artifacts=build-fuzz/fuzz-artifacts
+artifacts=$build_dir/fuzz-artifacts
 rm -rf "$artifacts" && mkdir -p "$artifacts"
 # Run one harness: new inputs go to a scratch corpus (the seeds stay as they
 # are), findings to $artifacts/HARNESS/, the log to $artifacts/HARNESS.log.
@@ -42,13 +51,13 @@ runs_for() {
 run_harness() {
   local name=$1
   mkdir -p "$artifacts/$name/corpus"
-  build-fuzz/fuzz/"$name" -seed=1 -runs="$(runs_for "$name")" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  "$build_dir"/fuzz/"$name" -seed=1 -runs="$(runs_for "$name")" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=2048 -dict=fuzz/json.dict -print_final_stats=1 -artifact_prefix="$artifacts/$name/" \
     "$artifacts/$name/corpus" "fuzz/corpus/$name" >"$artifacts/$name.log" 2>&1
 }
 
 harnesses=()
-for path in build-fuzz/fuzz/fuzz_*; do [ -x "$path" ] && harnesses+=("$(basename "$path")"); done
+for path in "$build_dir"/fuzz/fuzz_*; do [ -x "$path" ] && harnesses+=("$(basename "$path")"); done
 failed=()
 # Two at a time (CI has two cores).
 for ((i = 0; i < ${#harnesses[@]}; i += 2)); do
@@ -79,6 +88,6 @@ done
 end=$(date +%s)
 echo "fuzz smoke: build $((built - start)) s, ${#harnesses[@]} harnesses x ${seconds} s in $((end - built)) s"
 if ((${#failed[@]})); then
-  echo "fuzz smoke: failed: ${failed[*]} (reproduce: build-fuzz/fuzz/HARNESS FILE; docs/fuzzing.md)"
+  echo "fuzz smoke: failed: ${failed[*]} (reproduce: $build_dir/fuzz/HARNESS FILE; docs/fuzzing.md)"
   exit 1
 fi
