@@ -75,6 +75,7 @@ class Lowerer {
   void lower_layernorm(const onnx::NodeProto& node, const std::vector<int>& slots);  // LayerNormalization
   // data_movement.cc
   void lower_reshape(const onnx::NodeProto& node, const std::vector<int>& slots);  // Reshape, Flatten, Squeeze, Unsqueeze, Expand
+  void lower_tile(const onnx::NodeProto& node, const std::vector<int>& slots);  // Tile (of size-1 axes: an expand)
   void lower_transpose(const onnx::NodeProto& node, const std::vector<int>& slots);  // Transpose
   void lower_concat(const onnx::NodeProto& node, const std::vector<int>& slots);  // Concat
   void lower_split(const onnx::NodeProto& node, const std::vector<int>& slots);  // Split

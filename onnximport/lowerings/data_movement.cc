@@ -17,6 +17,21 @@ void Lowerer::lower_reshape(const onnx::NodeProto& node, const std::vector<int>&
   n.shape = out;
 }
 
+void Lowerer::lower_tile(const onnx::NodeProto& node, const std::vector<int>& slots) {
+  // repeat_interleave as the TorchScript exporter writes it (grouped-query
+  // attention's keys): Unsqueeze, then Tile along the new size-1 axis, which
+  // is the copy an Expand makes.
+  if (slots != std::vector<int>{0}) return unsupported(node, "its repeats depend on the data");
+  const Shape& in = shape_of(node, node.input(0));
+  const Shape& out = shape_of(node, node.output(0));
+  if (in.size() != out.size()) return unsupported(node, "changes the rank");
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] != out[d] && in[d] != 1) return unsupported(node, "repeats an axis longer than 1");
+  if (out == in) return alias(node.output(0), ref_of(node, node.input(0)));
+  NodeV1& n = emit(node, "expand", {ref_of(node, node.input(0)).ref}, {node.output(0)});
+  n.shape = out;
+}
+
 void Lowerer::lower_transpose(const onnx::NodeProto& node, const std::vector<int>& slots) {
   const std::string& x = node.input(slots[0]);
   int64_t rank = static_cast<int64_t>(shape_of(node, x).size());
@@ -91,6 +106,7 @@ std::vector<LoweringEntry> data_movement_lowerings() {
       {"Squeeze", &Lowerer::lower_reshape},
       {"Unsqueeze", &Lowerer::lower_reshape},
       {"Expand", &Lowerer::lower_reshape},
+      {"Tile", &Lowerer::lower_tile},
       {"Transpose", &Lowerer::lower_transpose},
       {"Concat", &Lowerer::lower_concat},
       {"Split", &Lowerer::lower_split},

@@ -189,4 +189,26 @@ TEST_CASE("import_onnx: a reduction whose axes never become known is refused by 
                        InputError);
 }
 
+TEST_CASE("import_onnx: repeat_interleave as the TorchScript exporter writes it, Tile of a size-1 axis, is an expand") {
+  auto model = [](int64_t axis_size) {
+    TinyModel m;
+    m.input("k", {2, 2, axis_size, 8, 16});
+    m.initializer_ints("repeats", {1, 1, 2, 1, 1});
+    m.node("tile", "Tile", {"k", "repeats"}, {"t"});
+    m.node("relu", "Relu", {"t"}, {"y"});
+    m.output("y");
+    return m.save("tile.onnx");
+  };
+  OnnxImport result = import_onnx(model(1), OnnxImportOptions{});
+  const NodeV1& tile = node_named(result.graph, "tile");
+  CHECK(tile.op == "expand");
+  CHECK(tile.shape == Shape{2, 2, 2, 8, 16});
+  std::string path = model(3);
+  CHECK_THROWS_WITH_AS((void)import_onnx(path, OnnxImportOptions{}),
+                       (path + ": node 'tile': unsupported Tile (repeats an axis longer than 1); 1 unsupported node(s): "
+                               "Tile x1 ('tile'); the import option 'lenient' imports them as zero-cost pass-through "
+                               "vertices").c_str(),
+                       InputError);
+}
+
 #endif  // PASE_HAVE_ONNX
