@@ -20,12 +20,6 @@ bool takes_axes_input_since_18(const std::string& op) {
   return ops.count(op) > 0;
 }
 
-bool has_attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const onnx::AttributeProto& attribute : node.attribute())
-    if (attribute.name() == name) return true;
-  return false;
-}
-
 void remove_attribute(onnx::NodeProto& node, const std::string& name) {
   auto& attributes = *node.mutable_attribute();
   for (int k = attributes.size(); k-- > 0;)
@@ -83,7 +77,7 @@ bool rewrite_newer_forms(onnx::ModelProto& model, const ConstantInts& constant) 
     if (!default_domain && node.domain() != kHeldOut) continue;
     if (takes_axes_input_since_18(node.op_type()) && node.input_size() == 2) {
       rewrote = axes_to_attribute(node, constant) || rewrote;
-    } else if (node.op_type() == "Split" && has_attribute(node, "num_outputs")) {
+    } else if (node.op_type() == "Split" && find_attribute(node, "num_outputs") != nullptr) {
       remove_attribute(node, "num_outputs");
       rewrote = true;
     }
