@@ -11,6 +11,7 @@
 
 #include "base/check.h"
 #include "base/error.h"
+#include "graphs/checkpoint_shapes.h"
 #include "graphs/graph.h"
 #include "graphs/layer_weights.h"
 #include "graphs/node_context.h"
@@ -41,7 +42,7 @@ class Builder {
     last_vertex_.assign(file_.nodes.size(), -1);
     owned_weights_.assign(file_.nodes.size(), {});
     for (int node : order) lower_node(node);
-    check_weight_names();
+    check_checkpoint_shapes(check_weight_names());
     graph_.parameters = file_.parameters;
     graph_.replaced = file_.replaced;
     for (int v = 0; v < static_cast<int>(graph_.vertices.size()); ++v) {
@@ -286,8 +287,8 @@ class Builder {
   // A weight name stands for one tensor: every layer that reads it (tied
   // embeddings) sees one shape, and no layer lists it twice. Checked in file
   // order, over the written names, the default NODE/weight names and the
-  // external tensors listed under `parameters`.
-  void check_weight_names() const {
+  // external tensors listed under `parameters`. Returns every weight's shape by name.
+  std::map<std::string, Shape> check_weight_names() const {
     struct Seen {
       const Shape* shape;
       int node;  // -1: an external tensor listed under `parameters`
@@ -320,6 +321,28 @@ class Builder {
       for (size_t k = 0; k < vertex.pointwise_weights.size(); ++k)
         claim(i, vertex.pointwise_weights[k].name, vertex.pointwise_weights[k].shape,
               [&] { return "pointwise_weights[" + std::to_string(k) + "].name"; }, false);
+    }
+    std::map<std::string, Shape> shapes;
+    for (const auto& [name, entry] : seen) shapes.emplace(name, *entry.shape);
+    return shapes;
+  }
+
+  // Each `checkpoint_shapes` entry names a weight and merges neighbouring
+  // dimensions of its declared shape.
+  void check_checkpoint_shapes(const std::map<std::string, Shape>& weights) {
+    for (const auto& [name, shape] : file_.checkpoint_shapes) {
+      const std::string field = "checkpoint_shapes." + name;
+      auto weight = weights.find(name);
+      if (weight == weights.end()) {
+        std::vector<std::string> names;
+        for (const auto& entry : weights) names.push_back(entry.first);
+        std::string hint = closest_name(name, names);
+        fail_field(field, "'" + name + "' names no weight" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+      }
+      if (!checkpoint_merges(weight->second, shape))
+        fail_field(field, shape_to_string(shape) + " is not the weight's shape " + shape_to_string(weight->second) +
+                              " with neighbouring dimensions merged");
+      if (!graph_.checkpoint_shapes.emplace(name, shape).second) fail_field(field, "'" + name + "' is listed twice");
     }
   }
 

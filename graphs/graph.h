@@ -3,6 +3,7 @@
 // in topological order with inferred shapes, one edge per tensor between two
 // vertices. Graph algorithms build the Boost.Graph view they need where they
 // run (component_count in build_graph.cc).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,9 @@ struct Graph {
   std::vector<Vertex> vertices;  ///< topological order
   std::vector<TensorEdge> edges;
   std::vector<std::string> parameters;  ///< external tensors that are trainable weights, in file order
+  /// Weights the model's checkpoint holds with neighbouring dimensions merged
+  /// (graphs/checkpoint_shapes.h): the checkpoint's shape by weight name.
+  std::map<std::string, Shape> checkpoint_shapes;
   std::vector<ReplacedNodeV1> replaced;  ///< source-model nodes a lenient import replaced by pass-throughs
 
   [[nodiscard]] int find_vertex(const std::string& vertex_name) const;  ///< -1 if absent

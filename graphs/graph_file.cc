@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -21,7 +22,8 @@ namespace {
 using json = nlohmann::json;
 
 const std::vector<std::string> kCommonNodeFields = {"name", "op", "inputs", "cutoff", "outputs", "pointwise_weights"};
-const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters", "nodes", "replaced"};
+const std::vector<std::string> kTopFields = {"format", "version", "name", "cutoff", "tensors", "parameters",
+                                           "checkpoint_shapes", "nodes", "replaced"};
 
 HeightWidth get_height_width(const JsonReader& field, bool allow_zero) {
   auto one = [&](const JsonReader& v) { return allow_zero ? v.as_non_negative() : v.as_positive(); };
@@ -176,6 +178,9 @@ GraphFileV1 parse_graph_file(const std::string& text, const std::string& source)
       graph.tensors.emplace_back(name, shape.as_subject("tensor '" + name + "'").as_shape());
   if (auto f = root.optional("parameters"))
     for (const JsonReader& name : f->items("tensor names")) graph.parameters.push_back(get_weight_name(name));
+  if (auto f = root.optional("checkpoint_shapes"))
+    for (const auto& [name, shape] : f->members("an object of weight name: shape"))
+      graph.checkpoint_shapes.emplace_back(name, shape.as_subject("checkpoint shape of '" + name + "'").as_shape());
   if (auto f = root.optional("replaced"))
     for (const JsonReader& entry : f->items("replaced nodes")) {
       ReplacedNodeV1 r;
@@ -207,6 +212,17 @@ std::string write_graph_file(const GraphFileV1& graph) {
     out << "  \"parameters\": [";
     for (size_t i = 0; i < graph.parameters.size(); ++i) out << (i ? ",\n    " : "\n    ") << json(graph.parameters[i]).dump();
     out << "\n  ],\n";
+  }
+  if (!graph.checkpoint_shapes.empty()) {
+    // By name, the order a JSON object reads back in.
+    std::map<std::string, Shape> by_name(graph.checkpoint_shapes.begin(), graph.checkpoint_shapes.end());
+    out << "  \"checkpoint_shapes\": {";
+    const char* separator = "\n    ";
+    for (const auto& [name, shape] : by_name) {
+      out << separator << json(name).dump() << ": " << json(shape).dump();
+      separator = ",\n    ";
+    }
+    out << "\n  },\n";
   }
   if (!graph.replaced.empty()) {
     out << "  \"replaced\": [";

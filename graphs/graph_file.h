@@ -68,6 +68,9 @@ struct GraphFileV1 {
   int64_t cutoff = 4;
   std::vector<std::pair<std::string, Shape>> tensors;  ///< in file order
   std::vector<std::string> parameters;  ///< external tensors that are trainable weights
+  /// `checkpoint_shapes`: per weight declared in more dimensions than the
+  /// model's checkpoint holds it in, the checkpoint's shape (in file order).
+  std::vector<std::pair<std::string, Shape>> checkpoint_shapes;
   std::vector<NodeV1> nodes;
   std::vector<ReplacedNodeV1> replaced;  ///< `replaced`: what a lenient import left out
 };

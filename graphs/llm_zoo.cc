@@ -67,6 +67,7 @@ NodeV1 with_pointwise_weights(NodeV1 node, std::vector<PointwiseWeightV1> weight
 // c_attn's output axis is (q|k|v, head, head_dim) row-major, so its weight is
 // declared [d, 3, heads, head_dim] and its bias [3, heads, head_dim]: the same
 // elements as [d, 3d] and [3d] with the head letters exposed to the einsum.
+// The graph names the checkpoint's shapes (`checkpoint_shapes`).
 GraphFileV1 gpt(const LlmShape& s, const std::string& name) {
   const int64_t d = s.d_model, h = s.heads, hd = s.d_model / s.heads;
   ZooBuilder z(name, 1);
@@ -104,6 +105,8 @@ GraphFileV1 gpt(const LlmShape& s, const std::string& name) {
     const std::string p = "transformer/" + block_path("h", l);
     std::string a = layer_norm(p + "/ln_1", x);
     const std::string qkv = projection(p + "/attn/c_attn", "ble,eshk->blshk", a, {d, 3, h, hd}, {3, h, hd}, 0);
+    z.checkpoint_shape(parameter_name(p + "/attn/c_attn", "weight"), {d, 3 * d});
+    z.checkpoint_shape(parameter_name(p + "/attn/c_attn", "bias"), {3 * d});
     NodeV1 unstack = ZooBuilder::node(p + "/attn/split", "unstack", {qkv});
     unstack.axis = 2;
     const std::string split = z.add(std::move(unstack));
@@ -114,6 +117,7 @@ GraphFileV1 gpt(const LlmShape& s, const std::string& name) {
     const std::string weights = z.add(std::move(softmax));
     const std::string context = z.einsum(p + "/attn/context", "bhlm,bmhk->blhk", {weights, split + ":2"});
     a = projection(p + "/attn/c_proj", "blhk,hke->ble", context, {h, hd, d}, {d}, dropout);
+    z.checkpoint_shape(parameter_name(p + "/attn/c_proj", "weight"), {d, d});
     x = z.elementwise(p + "/attn/residual", {x, a});
     std::string m = layer_norm(p + "/ln_2", x);
     m = projection(p + "/mlp/c_fc", "ble,ef->blf", m, {d, s.ff}, {s.ff}, /*activations=*/1);  // GELU
@@ -134,7 +138,8 @@ GraphFileV1 gpt(const LlmShape& s, const std::string& name) {
 // Linear weights are [out, in]. Query head j uses key/value head j / g, g =
 // heads / kv_heads (repeat_kv), so q_proj's [heads·hd, d] is declared
 // [kv_heads, g, hd, d] and o_proj's [d, heads·hd] as [d, kv_heads, g, hd]:
-// letter h is the key/value head, r the query head within its group.
+// letter h is the key/value head, r the query head within its group. The
+// graph names the checkpoint's shapes (`checkpoint_shapes`).
 GraphFileV1 llama(const LlmShape& s, const std::string& name) {
   const int64_t d = s.d_model, kv = s.kv_heads, g = s.heads / s.kv_heads, hd = s.d_model / s.heads;
   ZooBuilder z(name, 1);
@@ -170,6 +175,11 @@ GraphFileV1 llama(const LlmShape& s, const std::string& name) {
     const std::string weights = z.add(std::move(softmax));
     const std::string context = z.einsum(p + "/self_attn/context", "bhrlm,bhmk->bhrlk", {weights, v});
     const std::string o = projection(p + "/self_attn/o_proj", "bhrlk,ehrk->ble", context, {d, kv, g, hd});
+    for (const char* module : {"q_proj", "k_proj", "v_proj"}) {
+      const int64_t rows = module[0] == 'q' ? s.heads * hd : kv * hd;
+      z.checkpoint_shape(parameter_name(p + "/self_attn/" + module, "weight"), {rows, d});
+    }
+    z.checkpoint_shape(parameter_name(p + "/self_attn/o_proj", "weight"), {d, s.heads * hd});
     x = z.elementwise(p + "/self_attn/residual", {x, o});
     const std::string m = rms_norm(p + "/post_attention_layernorm", x);
     const std::string gate = projection(p + "/mlp/gate_proj", "ble,fe->blf", m, {s.ff, d}, /*activations=*/1);  // SiLU

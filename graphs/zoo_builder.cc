@@ -24,6 +24,10 @@ std::string ZooBuilder::parameter(const std::string& name, Shape shape) {
   return tensor(name, std::move(shape));
 }
 
+void ZooBuilder::checkpoint_shape(const std::string& name, Shape shape) {
+  file_.checkpoint_shapes.emplace_back(name, std::move(shape));
+}
+
 NodeV1 ZooBuilder::node(std::string name, std::string op, std::vector<std::string> inputs) {
   NodeV1 n;
   n.name = std::move(name);

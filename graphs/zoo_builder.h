@@ -23,6 +23,9 @@ class ZooBuilder {
   std::string tensor(const std::string& name, Shape shape);
   /// An external tensor that is a trainable weight (listed under "parameters").
   std::string parameter(const std::string& name, Shape shape);
+  /// The shape the model's checkpoint holds weight `name` in: its declared
+  /// shape with neighbouring dimensions merged (graphs/checkpoint_shapes.h).
+  void checkpoint_shape(const std::string& name, Shape shape);
 
   /// A node that has not been added yet.
   [[nodiscard]] static NodeV1 node(std::string name, std::string op, std::vector<std::string> inputs);

@@ -9,7 +9,9 @@
 
 #include "base/check.h"
 #include "base/error.h"
+#include "graphs/checkpoint_shapes.h"
 #include "graphs/layer_weights.h"
+#include "plans/checkpoint_layout.h"
 #include "graphs/redistribution_words.h"
 #include "plans/assignment_bound.h"
 #include "dp/dp.h"
@@ -340,6 +342,9 @@ void lay_out_plan(const Graph& graph, const CostTables& tables, const std::vecto
     for (const LayerWeight& weight : layer_weights(vertex, vm)) {
       layer.weights.push_back(lay_out(weight.name, weight.shape, weight.split, vm, config, chosen[v]));
       layer.weights.back().grad_allreduce_axes = gradient_axes(weight.split, chosen[v]);
+      if (auto held = graph.checkpoint_shapes.find(weight.name); held != graph.checkpoint_shapes.end())
+        if (auto merges = checkpoint_merges(weight.shape, held->second))  // build_graph checked it
+          layer.weights.back().checkpoint = checkpoint_view(layer.weights.back(), held->second, *merges);
     }
     plan.layers.push_back(std::move(layer));
   }

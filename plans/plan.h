@@ -32,6 +32,18 @@ struct Mesh {
 /// The mesh axes each tensor dimension is split over, major first (indices into Mesh::axes).
 using AxisSpec = std::vector<std::vector<int>>;
 
+/// A weight as the model's checkpoint holds it, where the graph declares it
+/// in more dimensions (graphs/checkpoint_shapes.h), and the weight's layout
+/// carried onto that shape (plans/checkpoint_layout.h).
+struct CheckpointView {
+  Shape shape;                           ///< the checkpoint's shape
+  std::vector<std::vector<int>> merges;  ///< per checkpoint dimension, the weight's dimensions it merges
+  std::vector<int64_t> split;            ///< pieces per checkpoint dimension
+  std::vector<std::string> dims;         ///< per checkpoint dimension, the letters of its merged dimensions
+  std::optional<AxisSpec> spec;          ///< nullopt: no device's piece is one block of the checkpoint's tensor
+  std::string note;                      ///< why spec is nullopt
+};
+
 /// One input, output or weight of a layer on the mesh.
 struct PlannedTensor {
   std::string name;                  ///< inputs: the tensor read ("conv1", "x"); weights: the parameter's name; outputs: ""
@@ -40,6 +52,7 @@ struct PlannedTensor {
   std::vector<std::string> dims;     ///< per dimension, the layer letters it follows, major first ("" for none)
   AxisSpec spec;                     ///< per dimension, the mesh axes; Π sizes = split
   std::vector<int> grad_allreduce_axes;  ///< weights only: axes the gradient is all-reduced over
+  std::optional<CheckpointView> checkpoint;  ///< weights only: where the checkpoint merges dimensions
   /// Inputs read from another layer's output: the cost model's words and the
   /// words the layouts really move (the most any device lacks).
   std::optional<double> model_words, realized_words;

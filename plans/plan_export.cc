@@ -59,6 +59,33 @@ Layout layout_of(const AxisSpec& spec, const Mesh& mesh, ExportFramework framewo
   return {json(nullptr), ""};
 }
 
+// The layout a framework holds the weight in: on its checkpoint's shape
+// where the graph declares it in more dimensions and the layout carries over.
+const AxisSpec& held_spec(const PlannedTensor& weight) {
+  return weight.checkpoint && weight.checkpoint->spec ? *weight.checkpoint->spec : weight.spec;
+}
+
+// "weight_shapes": per weight, the shape its layout is on; where the graph
+// declares it in more dimensions than the checkpoint, how the two relate.
+json weight_shape_entry(const PlannedTensor& weight) {
+  json entry = json::object();
+  if (!weight.checkpoint) {
+    entry["shape"] = weight.shape;
+    return entry;
+  }
+  const CheckpointView& view = *weight.checkpoint;
+  if (view.spec) {
+    entry["shape"] = view.shape;
+    entry["graph_shape"] = weight.shape;
+  } else {
+    entry["shape"] = weight.shape;
+    entry["checkpoint_shape"] = view.shape;
+  }
+  entry["merges"] = view.merges;
+  if (!view.spec) entry["note"] = view.note;
+  return entry;
+}
+
 const char* framework_name(ExportFramework framework) {
   switch (framework) {
     case ExportFramework::Jax: return "jax";
@@ -79,7 +106,7 @@ void append_weight_reshards(std::string& out, const PlanFile& file, ExportFramew
   out += "[";
   for (size_t i = 0; i < reshards.size(); ++i) {
     const WeightReshard& r = reshards[i];
-    Layout layout = layout_of(file.plan.layers[r.reader].weights[r.reader_weight].spec, file.plan.mesh, framework);
+    Layout layout = layout_of(held_spec(file.plan.layers[r.reader].weights[r.reader_weight]), file.plan.mesh, framework);
     json entry = json::object();
     entry["weight"] = r.weight;
     entry["layer"] = file.plan.layers[r.reader].name;
@@ -132,18 +159,23 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
   // Weights by name, in the order layers first read them, each held in its
   // first reader's layout; a later reader in another layout reshards it.
   std::set<std::string> seen;
-  std::string weights;
+  std::string weights, shapes;
   for (const PlannedLayer& layer : file.plan.layers)
     for (const PlannedTensor& weight : layer.weights) {
       if (!seen.insert(weight.name).second) continue;
-      Layout layout = layout_of(weight.spec, mesh, framework);
+      Layout layout = layout_of(held_spec(weight), mesh, framework);
       weights += weights.empty() ? "\n    " : ",\n    ";
       append_json_string(weights, weight.name);
       weights += ": " + layout.value.dump();
       if (!layout.note.empty()) notes.push_back(json{{"weight", weight.name}, {"note", layout.note}});
+      shapes += shapes.empty() ? "\n    " : ",\n    ";
+      append_json_string(shapes, weight.name);
+      shapes += ": " + weight_shape_entry(weight).dump();
     }
   field("weights");
   out += weights.empty() ? "{}" : "{" + weights + "\n  }";
+  field("weight_shapes");
+  out += shapes.empty() ? "{}" : "{" + shapes + "\n  }";
 
   std::string outputs;
   for (const PlannedLayer& layer : file.plan.layers) {

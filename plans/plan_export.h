@@ -5,12 +5,15 @@
 //   {"format": "pase-export", "version": 1, "framework": "jax", "graph": "...",
 //    "mesh": {"shape": [2,4], "axis_names": ["x0","x1"], "device_ids": [[0,1,2,3],[4,5,6,7]], "devices_per_node": 8},
 //    "weights": {"fc6.weight": [null,"x0"], ...},
+//    "weight_shapes": {"fc6.weight": {"shape": [4096,9216]}, ...},
 //    "outputs": {"fc6": [[null,"x0"]], ...}}
 //
 // One layout per weight name and a list (one per output) per layer name: jax,
 // a PartitionSpec's entries (null, "x0", ["x0","x1"]); dtensor, placements
 // (["Shard(0)","Replicate()"]) or null where DTensor cannot express the
-// layout (then "notes" says why); hlo, an HloSharding text.
+// layout (then "notes" says why); hlo, an HloSharding text. A weight is laid
+// out on the shape its checkpoint holds it in wherever its layout carries
+// over (plans/checkpoint_layout.h); weight_shapes says which shape that is.
 #include <cstdint>
 #include <string>
 

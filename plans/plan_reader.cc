@@ -7,6 +7,8 @@
 
 #include "base/json_document.h"
 #include "base/json_reader.h"
+#include "graphs/checkpoint_shapes.h"
+#include "plans/checkpoint_layout.h"
 
 namespace pase {
 namespace {
@@ -92,6 +94,50 @@ WrittenLayout read_written(const JsonReader& layout) {
   return written;
 }
 
+// A weight's "checkpoint": its shape must merge the weight's dimensions, and
+// what the file says of the merge and the layout must be what follows from
+// the weight's own layout (plans/checkpoint_layout.h).
+CheckpointView read_checkpoint(const JsonReader& entry, const PlannedTensor& weight, const Mesh& mesh) {
+  entry.expect_object();
+  JsonReader shape_field = entry.required("shape");
+  Shape shape;
+  for (const JsonReader& size : shape_field.items("sizes")) shape.push_back(size.as_positive());
+  std::optional<std::vector<std::vector<int>>> merges = checkpoint_merges(weight.shape, shape);
+  if (!merges)
+    shape_field.fail(shape_to_string(shape) + " is not the weight's shape " + shape_to_string(weight.shape) +
+                     " with neighbouring dimensions merged");
+  CheckpointView view = checkpoint_view(weight, shape, *merges);
+  JsonReader merges_field = entry.required("merges", "the weight's dimensions each checkpoint dimension merges");
+  std::vector<std::vector<int>> written;
+  for (const JsonReader& group : merges_field.items("lists of dimensions")) {
+    written.emplace_back();
+    for (const JsonReader& d : group.items("dimensions")) written.back().push_back(static_cast<int>(d.as_int()));
+  }
+  if (written != *merges) {
+    std::string expected = "[";
+    for (size_t c = 0; c < merges->size(); ++c) {
+      expected += c ? ", [" : "[";
+      for (size_t i = 0; i < (*merges)[c].size(); ++i) expected += (i ? ", " : "") + std::to_string((*merges)[c][i]);
+      expected += "]";
+    }
+    merges_field.fail("expected " + expected + "], the weight's " + shape_to_string(weight.shape) +
+                      " merged into " + shape_to_string(shape));
+  }
+  JsonReader layout = entry.required("layout");
+  if (layout.value().is_null() != !view.spec)
+    layout.fail(view.spec ? "the weight's layout carries onto the checkpoint's shape, so the layout cannot be null"
+                          : "expected null: " + view.note);
+  if (view.spec) {
+    layout.expect_object();
+    std::vector<std::string> taken(mesh.shape.size());
+    std::vector<JsonReader> spec = layout.required("spec").items("axis lists");
+    AxisSpec read;
+    for (size_t c = 0; c < spec.size(); ++c) read.push_back(read_axes(spec[c], mesh, taken, "in spec"));
+    if (read != *view.spec) layout.fail("expected the weight's layout carried onto the checkpoint's shape");
+  }
+  return view;
+}
+
 enum class TensorRole { Input, Output, Weight };
 
 PlannedTensor read_tensor(const JsonReader& entry, TensorRole role, const PlannedLayer& layer, const Mesh& mesh,
@@ -135,6 +181,7 @@ PlannedTensor read_tensor(const JsonReader& entry, TensorRole role, const Planne
     std::vector<std::string> reduced(mesh.shape.size());
     for (int axis : read_axes(entry.required("grad_allreduce_axes"), mesh, reduced, "earlier in the list"))
       tensor.grad_allreduce_axes.push_back(axis);
+    if (auto view = entry.optional("checkpoint")) tensor.checkpoint = read_checkpoint(*view, tensor, mesh);
   }
   if (role == TensorRole::Input)
     if (auto record = entry.optional("redistribution")) {

@@ -15,6 +15,51 @@ void append_axis_names(std::string& out, const std::vector<int>& axes, const Mes
   out += ']';
 }
 
+// {"spec": [...], "jax": "P(...)", "hlo": "{...}", "dtensor": [...]} (docs/plans.md).
+void append_layout(std::string& out, const AxisSpec& spec, const Mesh& mesh) {
+  out += "{\"spec\":[";
+  for (size_t t = 0; t < spec.size(); ++t) {
+    if (t) out += ',';
+    append_axis_names(out, spec[t], mesh);
+  }
+  out += "],\"jax\":";
+  append_json_string(out, jax_partition_spec(spec, mesh));
+  out += ",\"hlo\":";
+  append_json_string(out, hlo_sharding(spec, mesh));
+  out += ",\"dtensor\":";
+  DtensorLayout dtensor = dtensor_placements(spec, mesh);
+  if (dtensor.placements) {
+    append_json_array(out, *dtensor.placements);
+  } else {
+    out += "null,\"dtensor_note\":";
+    append_json_string(out, dtensor.note);
+  }
+  out += '}';
+}
+
+// "checkpoint": the weight on the shape its checkpoint holds it in.
+void append_checkpoint(std::string& out, const CheckpointView& view, const Mesh& mesh) {
+  out += ",\"checkpoint\":{\"shape\":";
+  append_json_array(out, view.shape);
+  out += ",\"merges\":[";
+  for (size_t c = 0; c < view.merges.size(); ++c) {
+    if (c) out += ',';
+    append_json_array(out, view.merges[c]);
+  }
+  out += "],\"dims\":";
+  append_json_array(out, view.dims);
+  out += ",\"split\":";
+  append_json_array(out, view.split);
+  out += ",\"layout\":";
+  if (view.spec) {
+    append_layout(out, *view.spec, mesh);
+  } else {
+    out += "null,\"note\":";
+    append_json_string(out, view.note);
+  }
+  out += '}';
+}
+
 }  // namespace
 
 void append_mesh(std::string& out, const Mesh& mesh) {
@@ -43,24 +88,8 @@ void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mes
     out += ",\"dims\":";
     append_json_array(out, tensor.dims);
   }
-  out += ",\"layout\":{\"spec\":[";
-  for (size_t t = 0; t < tensor.spec.size(); ++t) {
-    if (t) out += ',';
-    append_axis_names(out, tensor.spec[t], mesh);
-  }
-  out += "],\"jax\":";
-  append_json_string(out, jax_partition_spec(tensor.spec, mesh));
-  out += ",\"hlo\":";
-  append_json_string(out, hlo_sharding(tensor.spec, mesh));
-  out += ",\"dtensor\":";
-  DtensorLayout dtensor = dtensor_placements(tensor.spec, mesh);
-  if (dtensor.placements) {
-    append_json_array(out, *dtensor.placements);
-  } else {
-    out += "null,\"dtensor_note\":";
-    append_json_string(out, dtensor.note);
-  }
-  out += '}';
+  out += ",\"layout\":";
+  append_layout(out, tensor.spec, mesh);
   if (tensor.model_words && tensor.realized_words) {
     out += ",\"redistribution\":{\"model_words\":";
     append_json_number(out, *tensor.model_words);
@@ -71,6 +100,7 @@ void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mes
   if (is_weight) {
     out += ",\"grad_allreduce_axes\":";
     append_axis_names(out, tensor.grad_allreduce_axes, mesh);
+    if (tensor.checkpoint) append_checkpoint(out, *tensor.checkpoint, mesh);
   }
 }
 

@@ -10,7 +10,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 
 class PlanError(ValueError):
@@ -54,10 +54,33 @@ class Input:
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """A weight the graph declares in more dimensions than its checkpoint holds
+    it in (LLaMA's q_proj.weight: [kv heads, group, head dim, model] in the
+    graph, [heads · head dim, model] in the checkpoint): the checkpoint's shape,
+    the graph dimensions each of its dimensions merges, and the weight's
+    layout on it, or None (with the note) where no layout of that shape holds
+    the same pieces."""
+    shape: Tuple[int, ...]
+    merges: Tuple[Tuple[int, ...], ...]
+    layout: Optional[TensorLayout]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Weight:
     name: str
-    layout: TensorLayout
+    layout: TensorLayout       # on the graph's shape
     grad_allreduce_axes: Tuple[str, ...]
+    checkpoint: Optional[Checkpoint] = None
+
+    @property
+    def held(self) -> TensorLayout:
+        """The layout a framework holds the weight in: on its checkpoint's shape
+        where the layout carries over, else on the graph's (a view of it)."""
+        if self.checkpoint is not None and self.checkpoint.layout is not None:
+            return self.checkpoint.layout
+        return self.layout
 
 
 @dataclass(frozen=True)
@@ -97,13 +120,14 @@ class Plan:
         raise KeyError(f"the plan has no layer '{name}'")
 
     def weights(self) -> Dict[str, TensorLayout]:
-        """Each weight's one layout: its first reader's (a later reader in another
-        layout reshards it: weight_reshards()). PlanError where two layers read a
-        weight with different shapes, the line `pase export` prints."""
+        """Each weight's one layout, as a framework holds it (Weight.held: on the
+        checkpoint's shape where it has one): its first reader's (a later reader
+        in another layout reshards it: weight_reshards()). PlanError where two
+        layers read a weight with different shapes, the line `pase export` prints."""
         out: Dict[str, TensorLayout] = {}
         for layer in self.layers:
             for weight in layer.weights:
-                out.setdefault(weight.name, weight.layout)
+                out.setdefault(weight.name, weight.held)
         self.weight_reshards()  # refuses a weight read with two shapes
         return out
 
@@ -111,17 +135,19 @@ class Plan:
         """Every later read of a weight in another layout than its first reader
         holds it in (a tied weight: GPT's token table in lm_head), in layer order."""
         out: List[WeightReshard] = []
-        first: Dict[str, Tuple[str, TensorLayout]] = {}
+        first: Dict[str, Tuple[str, Weight]] = {}
         for layer in self.layers:
             for weight in layer.weights:
-                holder = first.setdefault(weight.name, (layer.name, weight.layout))
-                if holder[1].spec == weight.layout.spec:  # the first read itself, or the same layout
+                holder_name, holder = first.setdefault(weight.name, (layer.name, weight))
+                # Shapes as the graph declares them, as `pase export` compares them.
+                if holder.layout.shape != weight.layout.shape:
+                    raise PlanError(f"{self.source}: weight '{weight.name}' has shape "
+                                    f"{_shape_text(holder.layout.shape)} in layer '{holder_name}' but "
+                                    f"{_shape_text(weight.layout.shape)} in layer '{layer.name}'; a framework "
+                                    "holds one tensor per weight")
+                if holder.held.spec == weight.held.spec:  # the first read itself, or the same layout
                     continue
-                if holder[1].shape != weight.layout.shape:
-                    raise PlanError(f"{self.source}: weight '{weight.name}' has shape {_shape_text(holder[1].shape)} "
-                                    f"in layer '{holder[0]}' but {_shape_text(weight.layout.shape)} in layer "
-                                    f"'{layer.name}'; a framework holds one tensor per weight")
-                out.append(WeightReshard(weight.name, layer.name, holder[0], weight.layout))
+                out.append(WeightReshard(weight.name, layer.name, holder_name, weight.held))
         return out
 
     def graph_inputs(self) -> Dict[str, TensorLayout]:
@@ -193,5 +219,12 @@ def _layer(layer: dict) -> Layer:
         mesh_axes={letter: tuple(axes) for letter, axes in layer["mesh_axes"].items()},
         inputs=tuple(Input(read["tensor"], _layout(read)) for read in layer.get("inputs", [])),
         outputs=tuple(_layout(out) for out in layer.get("outputs", [])),
-        weights=tuple(Weight(w["name"], _layout(w), tuple(w.get("grad_allreduce_axes", [])))
+        weights=tuple(Weight(w["name"], _layout(w), tuple(w.get("grad_allreduce_axes", [])),
+                             _checkpoint(w["checkpoint"]) if "checkpoint" in w else None)
                       for w in layer.get("weights", [])))
+
+
+def _checkpoint(view: dict) -> Checkpoint:
+    layout = _layout(view) if view["layout"] is not None else None
+    return Checkpoint(tuple(view["shape"]), tuple(tuple(group) for group in view["merges"]), layout,
+                      view.get("note", ""))

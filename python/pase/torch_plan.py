@@ -71,7 +71,10 @@ class DTensorApplication:
     placements: Dict[str, list] = field(default_factory=dict)
     replicated: List[str] = field(default_factory=list)   # parameters the plan does not name
     hooked: Dict[str, str] = field(default_factory=dict)  # module path -> plan layer
-    skipped: List[Tuple[str, str]] = field(default_factory=list)  # (plan layer, why)
+    # (plan layer, why) for a layer whose output layout it could not carry;
+    # (weight, why) for a weight held replicated because the module holds it
+    # in its checkpoint's shape, on which no placement holds the plan's pieces.
+    skipped: List[Tuple[str, str]] = field(default_factory=list)
     handles: List[Any] = field(default_factory=list)
 
     def remove_hooks(self) -> None:
@@ -107,8 +110,10 @@ def apply_dtensor(module, plan: Plan, device_mesh) -> DTensorApplication:
     """Distributes `module`'s parameters by name with the plan's placements
     on `device_mesh` (shaped as the plan's mesh), in place, and hooks each
     weight layer's module so that its output leaves in the plan's layout.
-    Parameters the plan does not name are replicated. PlanError where a
-    weight is missing from the module or has another shape."""
+    Parameters the plan does not name are replicated, and so is a weight the
+    module holds in its checkpoint's shape where the plan's layout does not
+    carry onto it (listed in `skipped` with the plan's note). PlanError where
+    a weight is missing from the module or has another shape."""
     import torch
     from torch.distributed.tensor import Replicate, distribute_tensor
 
@@ -128,10 +133,18 @@ def apply_dtensor(module, plan: Plan, device_mesh) -> DTensorApplication:
         distributed[id(parameter)] = new
 
     layouts = plan.weights()
+    views = {w.name: w.checkpoint for layer in plan.layers for w in layer.weights if w.checkpoint is not None}
     for name, layout in layouts.items():
         parameter = named.get(name)
         if parameter is None:
             raise PlanError(f"{plan.source}: weight '{name}' is not a parameter of the module")
+        view = views.get(name)
+        if view is not None and view.layout is None and tuple(parameter.shape) == view.shape:
+            # The module holds the checkpoint's shape, on which no DTensor
+            # placement holds the plan's pieces: replicated, and said.
+            done.skipped.append((name, view.note))
+            place(parameter, [Replicate() for _ in axes])
+            continue
         if tuple(parameter.shape) != tuple(layout.shape):
             raise PlanError(f"{plan.source}: weight '{name}' has shape {list(layout.shape)} in the plan but "
                             f"{list(parameter.shape)} in the module")
@@ -286,7 +299,7 @@ def parallelize_plan(plan: Plan, module) -> ParallelizePlan:
         if owner is None or owner[0] in out.styles or owner[0] in out.replicated:
             continue
         path, sub, _ = owner
-        placement = dtensor_placements(layer.weights[0].layout, axes)[0]
+        placement = dtensor_placements(layer.weights[0].held, axes)[0]
         if not placement.is_shard():
             continue
         if not isinstance(sub, (torch.nn.Linear, torch.nn.Embedding)):

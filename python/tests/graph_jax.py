@@ -6,7 +6,8 @@ unsharded run compute alike; where the graph leaves an op's arithmetic open
 → tanh, two inputs → their sum, or SiLU(a)·b for a layer named `…/act`; an
 einsum with more than one pointwise op per element → tanh after its bias.
 Each layer's output can be constrained to a sharding, as a framework that
-applies the plan would.
+applies the plan would. Parameters are held as the plan's weights() say: in
+their checkpoint's shape where the graph declares them in more dimensions.
 """
 import jax
 import jax.numpy as jnp
@@ -42,7 +43,8 @@ def _weight(node, params, name, reshards):
 
 
 def _pointwise_weights(node, params):
-    return [params[w["name"]] for w in node.get("pointwise_weights", [])]
+    # Held as the checkpoint holds them (GPT-2's c_attn bias [3d]), read in the graph's shape.
+    return [params[w["name"]].reshape(w["shape"]) for w in node.get("pointwise_weights", [])]
 
 
 def _layer(node, ins, params, tokens, reshards):
@@ -91,7 +93,9 @@ def run(graph, params, inputs, shardings=None):
         # The layer's name scopes its ops, so that the compiled HLO's metadata
         # says which layer each collective serves (hlo_collectives.py).
         with jax.named_scope(node["name"]):
-            ins = [env[t] if t in env else params[t] for t in node["inputs"]]
+            # A parameter is held in its checkpoint's shape (q_proj.weight [heads·hd, d]) and
+            # read in the graph's ([kv heads, group, hd, d]): a reshape, as a model's forward does.
+            ins = [env[t] if t in env else params[t].reshape(graph["tensors"][t]) for t in node["inputs"]]
             outs = _layer(node, ins, params, tokens, reshards)
             for k, y in enumerate(outs):
                 if shardings is not None and y.ndim:

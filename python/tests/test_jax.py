@@ -84,6 +84,10 @@ class PlansRunInJax(unittest.TestCase):
         plan = pase.solve(path, 8, ["--bandwidth", "200"])
         split = [n for n, layout in plan.weights().items() if any(layout.spec)]
         self.assertGreater(len(split), 10)  # a plan that splits weights, not one that replicates all
+        # The attention weights are held as the checkpoint holds them ([heads · head dim, model]),
+        # and the program reads them in the graph's shape.
+        self.assertEqual(plan.weights()["model.layers.0.self_attn.q_proj.weight"].shape, (256, 256))
+        self.assertEqual(plan.weights()["model.layers.0.self_attn.k_proj.weight"].shape, (64, 256))
         self.check_step("llama", plan)
 
     def test_llama_megatron(self):

@@ -3,6 +3,8 @@
 // line with exit status 2.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.h"
 #include "base/text_file.h"
 
@@ -120,4 +122,38 @@ TEST_CASE("pase solve without --mesh: the PaSE optimum, placed on the default me
   test::CommandResult both = test::run_pase("solve " + alexnet + " --devices 8 --no-plan --mesh auto");
   CHECK(both.status == 2);
   CHECK(both.error == "error: --mesh excludes --no-plan\n");
+}
+
+TEST_CASE("pase export: pase's LLaMA graph lays its attention weights out on the checkpoint's shapes") {
+  const std::string graph = test::write_temp_file("llama-ckpt.json", "");
+  const std::string plan = test::write_temp_file("llama-ckpt.plan.json", "");
+  REQUIRE(test::run_pase("models export llama --layers 1 --d-model 256 --heads 4 --kv-heads 2 --ff 512 --seq 32 "
+                         "--vocab 4096 --batch 4 -o " + graph).status == 0);
+  REQUIRE(test::run_pase("solve " + graph + " --devices 4 --bandwidth 1000 --mesh tp=4 -o " + plan).status == 0);
+  const nlohmann::json exported = nlohmann::json::parse(test::run_pase("export " + plan + " --format dtensor").output);
+  // q_proj splits its input dimension: [2, 2, 64, 256] with Shard(3) in the
+  // graph, [256, 256] with Shard(1) as Hugging Face's Linear holds it.
+  CHECK(exported["weights"]["model.layers.0.self_attn.q_proj.weight"] == nlohmann::json{"Shard(1)"});
+  CHECK(exported["weight_shapes"]["model.layers.0.self_attn.q_proj.weight"] ==
+        nlohmann::json::parse(R"({"shape": [256, 256], "graph_shape": [2, 2, 64, 256], "merges": [[0, 1, 2], [3]]})"));
+  // o_proj splits the head dimension, the minor one of the merged [heads · head dim]:
+  // laid out on the graph's shape, and the note says why.
+  const nlohmann::json& o = exported["weight_shapes"]["model.layers.0.self_attn.o_proj.weight"];
+  CHECK(o["shape"] == nlohmann::json{256, 2, 2, 64});
+  CHECK(o["checkpoint_shape"] == nlohmann::json{256, 256});
+  CHECK(o["note"].get<std::string>().find("dimension 3 is split 4 ways while dimension 1 is split 1 of 2") !=
+        std::string::npos);
+  CHECK(exported["weights"]["model.layers.0.self_attn.o_proj.weight"] == nlohmann::json{"Shard(3)"});
+  CHECK(exported["weight_shapes"]["model.embed_tokens.weight"] == nlohmann::json::parse(R"({"shape": [4096, 256]})"));
+
+  // The plan's "checkpoint" must follow from the weight's layout.
+  nlohmann::json document = nlohmann::json::parse(read_text_file(plan));
+  for (nlohmann::json& layer : document["layers"])
+    if (layer["name"] == "model/layers.0/self_attn/q_proj") layer["weights"][0]["checkpoint"]["merges"] = {{0, 1}, {2, 3}};
+  const std::string tampered = test::write_temp_file("llama-ckpt.tampered.json", document.dump());
+  test::CommandResult refused = test::run_pase("export " + tampered + " --format jax");
+  CHECK(refused.status == 1);
+  CHECK(refused.error == "error: " + tampered + ": layer 'model/layers.0/self_attn/q_proj': field "
+                         "'weights[0].checkpoint.merges': expected [[0, 1, 2], [3]], the weight's [2, 2, 64, 256] "
+                         "merged into [256, 256]\n");
 }

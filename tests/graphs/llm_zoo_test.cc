@@ -123,6 +123,15 @@ TEST_CASE("build_llm_graph: gpt blocks, weights and parameter count") {
   CHECK(w.shapes.at("transformer.h.0.attn.c_attn.weight") == Shape{64, 3, 4, 16});
   CHECK(w.shapes.at("transformer.h.0.attn.c_attn.bias") == Shape{3, 4, 16});
   CHECK(w.shapes.at("transformer.h.1.mlp.c_fc.weight") == Shape{64, 256});  // Conv1D: [in, out]
+  // The checkpoint holds them as Hugging Face's Conv1D does: [d, 3d], [3d], [d, d].
+  CHECK(graph.checkpoint_shapes == std::map<std::string, Shape>{
+                                       {"transformer.h.0.attn.c_attn.weight", {64, 192}},
+                                       {"transformer.h.0.attn.c_attn.bias", {192}},
+                                       {"transformer.h.0.attn.c_proj.weight", {64, 64}},
+                                       {"transformer.h.1.attn.c_attn.weight", {64, 192}},
+                                       {"transformer.h.1.attn.c_attn.bias", {192}},
+                                       {"transformer.h.1.attn.c_proj.weight", {64, 64}},
+                                   });
   CHECK(vertex(graph, "transformer/h.0/attn/logits").outputs[0] == Shape{2, 4, 16, 16});
   CHECK(vertex(graph, "transformer/h.0/mlp/c_fc").pointwise == 2);  // bias and GELU
 }
@@ -177,6 +186,12 @@ TEST_CASE("build_llm_graph: llama blocks, grouped-query attention and parameter 
   CHECK(w.shapes.at("model.layers.0.self_attn.q_proj.weight") == Shape{2, 4, 8, 64});
   CHECK(w.shapes.at("model.layers.0.self_attn.k_proj.weight") == Shape{2, 8, 64});
   CHECK(w.shapes.at("model.layers.0.self_attn.o_proj.weight") == Shape{64, 2, 4, 8});
+  // Hugging Face's Linear weights: q and o [64, 64], k and v [16, 64].
+  CHECK(graph.checkpoint_shapes.at("model.layers.1.self_attn.q_proj.weight") == Shape{64, 64});
+  CHECK(graph.checkpoint_shapes.at("model.layers.1.self_attn.k_proj.weight") == Shape{16, 64});
+  CHECK(graph.checkpoint_shapes.at("model.layers.1.self_attn.v_proj.weight") == Shape{16, 64});
+  CHECK(graph.checkpoint_shapes.at("model.layers.1.self_attn.o_proj.weight") == Shape{64, 64});
+  CHECK(graph.checkpoint_shapes.size() == 8);
   CHECK(vertex(graph, "model/layers.0/self_attn/q_proj").outputs[0] == Shape{2, 2, 4, 16, 8});
   CHECK(vertex(graph, "model/layers.0/self_attn/v_proj").outputs[0] == Shape{2, 2, 16, 8});
   const Vertex& logits = vertex(graph, "model/layers.0/self_attn/logits");
