@@ -27,10 +27,12 @@ struct ShapeFlag {
 struct ModelsOptions {
   std::string name;
   int64_t batch = 0;  // read only when given; else the paper's batch, or kLlmDefaultBatch for a language model
+  int64_t image = 0;  // 0: the paper's
   std::string out;
   std::string preset;
   bool dropout = false;
   CLI::Option* batch_option = nullptr;
+  CLI::Option* image_option = nullptr;
   CLI::Option* preset_option = nullptr;
   std::vector<ShapeFlag> shape_flags = {
       {"layers", "--layers", &LlmShape::layers, "gpt/llama: transformer blocks"},
@@ -82,9 +84,15 @@ GraphFileV1 zoo_graph(const ModelsOptions& options) {
     for (const ZooEntry& entry : zoo_entries())
       if (entry.name == options.name) batch = entry.default_batch;
   }
+  if (options.image_option->count() > 0) {
+    if (options.image <= 0) throw UsageError("--image " + std::to_string(options.image) + ": expected a positive size");
+    for (const ZooEntry& entry : zoo_entries())
+      if (entry.name == options.name && entry.image == 0)
+        throw UsageError("--image: only alexnet and resnet101 take it, not '" + options.name + "'");
+  }
   GraphFileV1 graph;
-  with_option_spellings({{"batch", "--batch"}}, [&] {
-    graph = build_zoo_graph(options.name, batch);
+  with_option_spellings({{"batch", "--batch"}, {"image", "--image"}}, [&] {
+    graph = build_zoo_graph(options.name, batch, options.image);
     return 0;
   });
   return graph;
@@ -93,6 +101,8 @@ GraphFileV1 zoo_graph(const ModelsOptions& options) {
 // A family (`gpt`) with a preset or every option, or a preset by name (`gpt3-175b`).
 GraphFileV1 language_model(const ModelsOptions& options, LlmFamily family, const LlmPreset* preset) {
   const std::string family_name = llm_family_name(family);
+  if (options.image_option->count() > 0)
+    throw UsageError("--image: only alexnet and resnet101 take it, not '" + options.name + "'");
   if (options.preset_option->count() > 0) {
     if (preset != nullptr) throw UsageError("--preset: '" + options.name + "' is a preset already");
     preset = find_llm_preset(options.preset);
@@ -152,6 +162,8 @@ CommandRunner register_models(CLI::App& app) {
       ->required();
   options->batch_option = exporter->add_option(
       "--batch,-b", options->batch, "Batch size (default: the paper's, 128 for CNNs, 64 otherwise; language models 8)");
+  options->image_option = exporter->add_option("--image", options->image,
+                                               "alexnet/resnet101: image height and width (default: the paper's, 227)");
   exporter->add_option("--out,-o", options->out, "Output file (default: stdout)");
   options->preset_option = exporter->add_option("--preset", options->preset, "gpt/llama: start from a preset");
   for (ShapeFlag& f : options->shape_flags) f.option = exporter->add_option(f.flag, f.value, f.help);

@@ -9,9 +9,17 @@
 namespace pase {
 namespace {
 
-GraphFileV1 alexnet(int64_t b) {
+// AlexNet's side after conv1 (11, stride 4) and pool1, conv2 and pool2, and
+// pool5, each pool 3 with stride 2: the fc layers read 256 of these squared.
+int64_t alexnet_pool5_side(int64_t image) {
+  int64_t side = image < 11 ? 0 : (image - 11) / 4 + 1;
+  for (int pool = 0; pool < 3; ++pool) side = side < 3 ? 0 : (side - 3) / 2 + 1;
+  return side;
+}
+
+GraphFileV1 alexnet(int64_t b, int64_t image) {
   ZooBuilder z("alexnet", 4);
-  std::string x = z.tensor("image", {b, 3, 227, 227});
+  std::string x = z.tensor("image", {b, 3, image, image});
   x = z.conv("conv1", x, {96, 3, 11, 11}, {4, 4}, {0, 0}, 1);
   x = z.pool("pool1", x, {3, 3}, {2, 2});
   x = z.conv("conv2", x, {256, 96, 5, 5}, {1, 1}, {2, 2}, 1);
@@ -21,7 +29,8 @@ GraphFileV1 alexnet(int64_t b) {
   x = z.conv("conv5", x, {256, 384, 3, 3}, {1, 1}, {1, 1}, 1);
   x = z.pool("pool5", x, {3, 3}, {2, 2});
   NodeV1 flat = ZooBuilder::node("flat", "reshape", {x});
-  flat.shape = Shape{b, 9216};
+  const int64_t side = alexnet_pool5_side(image);
+  flat.shape = Shape{b, 256 * side * side};  // 9216 at 227
   x = z.add(flat);
   x = z.fc("fc6", x, 4096, 1);
   x = z.fc("fc7", x, 4096, 1);
@@ -30,9 +39,9 @@ GraphFileV1 alexnet(int64_t b) {
   return z.finish();
 }
 
-GraphFileV1 resnet101(int64_t b) {
+GraphFileV1 resnet101(int64_t b, int64_t image) {
   ZooBuilder z("resnet101", 4);
-  std::string x = z.tensor("image", {b, 3, 227, 227});
+  std::string x = z.tensor("image", {b, 3, image, image});
   x = z.conv("conv1", x, {64, 3, 7, 7}, {2, 2}, {3, 3});
   x = z.batchnorm("bn1", x);
   x = z.pool("pool1", x, {3, 3}, {2, 2}, {1, 1});
@@ -67,7 +76,7 @@ GraphFileV1 resnet101(int64_t b) {
   return z.finish();
 }
 
-GraphFileV1 inception3(int64_t b) {
+GraphFileV1 inception3(int64_t b, int64_t /*image: 299 only*/) {
   ZooBuilder z("inception3", 4);
   using HW = HeightWidth;
   std::string x = z.tensor("image", {b, 3, 299, 299});
@@ -237,23 +246,39 @@ GraphFileV1 transformer(int64_t b) {
 
 const std::vector<ZooEntry>& zoo_entries() {
   static const std::vector<ZooEntry> entries = {
-      {"alexnet", 128, "AlexNet: 5 conv, 3 pool, 3 fc (14 vertices), image 227x227"},
-      {"resnet101", 128, "ResNet-101: bottleneck blocks (3, 4, 23, 3), image 227x227"},
-      {"inception3", 128, "Inception-v3: modules A x3, B, C x4, D, E x2, image 299x299"},
-      {"rnnlm", 64, "RNN language model: embedding, 2-layer LSTM 2048, vocabulary 100000 (4 vertices)"},
-      {"transformer", 64, "Transformer: 6+6 layers, model 512, 8 heads, ff 2048, vocabulary 50000"},
+      {"alexnet", 128, "AlexNet: 5 conv, 3 pool, 3 fc (14 vertices), image 227x227", 227},
+      {"resnet101", 128, "ResNet-101: bottleneck blocks (3, 4, 23, 3), image 227x227", 227},
+      {"inception3", 128, "Inception-v3: modules A x3, B, C x4, D, E x2, image 299x299", 0},
+      {"rnnlm", 64, "RNN language model: embedding, 2-layer LSTM 2048, vocabulary 100000 (4 vertices)", 0},
+      {"transformer", 64, "Transformer: 6+6 layers, model 512, 8 heads, ff 2048, vocabulary 50000", 0},
   };
   return entries;
 }
 
-GraphFileV1 build_zoo_graph(const std::string& name, int64_t batch) {
+GraphFileV1 build_zoo_graph(const std::string& name, int64_t batch, int64_t image) {
   if (batch <= 0) throw OptionError({"batch", "batch size", "", ": expected a positive number, got " + std::to_string(batch)});
-  static const std::vector<std::pair<std::string, std::function<GraphFileV1(int64_t)>>> builders = {
-      {"alexnet", alexnet}, {"resnet101", resnet101}, {"inception3", inception3}, {"rnnlm", rnnlm}, {"transformer", transformer}};
+  using Builder = std::function<GraphFileV1(int64_t, int64_t)>;
+  static const std::vector<std::pair<std::string, Builder>> builders = {
+      {"alexnet", alexnet},
+      {"resnet101", resnet101},
+      {"inception3", inception3},
+      {"rnnlm", [](int64_t b, int64_t) { return rnnlm(b); }},
+      {"transformer", [](int64_t b, int64_t) { return transformer(b); }}};
   std::vector<std::string> names;
-  for (const auto& [n, build] : builders) {
-    if (n == name) return build(batch);
+  for (size_t k = 0; k < builders.size(); ++k) {
+    const auto& [n, build] = builders[k];
     names.push_back(n);
+    if (n != name) continue;
+    const int64_t paper_image = zoo_entries()[k].image;
+    if (image == 0) return build(batch, paper_image);
+    if (paper_image == 0)
+      throw OptionError({"image", "the image size", "",
+                         ": only alexnet and resnet101 take it, not '" + name + "'"});
+    if (image < 0 || (name == "alexnet" && alexnet_pool5_side(image) == 0))
+      throw OptionError({"image", "the image size", "",
+                         " " + std::to_string(image) + ": " + name + " needs " +
+                             (name == "alexnet" ? "at least 67 (below, pool5 has no pixels)" : "a positive size")});
+    return build(batch, image);
   }
   std::string hint = closest_name(name, names);
   throw InputError("unknown model '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +

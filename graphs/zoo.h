@@ -15,12 +15,15 @@ struct ZooEntry {
   std::string name;
   int64_t default_batch;  ///< the paper's batch size
   std::string summary;
+  int64_t image = 0;  ///< the image's height and width a CNN can be built at (the paper's); 0: fixed or none
 };
 
 /// alexnet, resnet101, inception3, rnnlm, transformer.
 [[nodiscard]] const std::vector<ZooEntry>& zoo_entries();
 
-/// Builds one zoo graph at a batch size; unknown names are an InputError.
-[[nodiscard]] GraphFileV1 build_zoo_graph(const std::string& name, int64_t batch);
+/// Builds one zoo graph at a batch size and, for alexnet and resnet101, an
+/// image size (0: the paper's, 227); unknown names are an InputError, a bad
+/// size an OptionError ("batch", "image").
+[[nodiscard]] GraphFileV1 build_zoo_graph(const std::string& name, int64_t batch, int64_t image = 0);
 
 }  // namespace pase

@@ -3,8 +3,8 @@
 what pase prices (run on demand; docs/plans.md, "Checked against XLA's
 collectives", has the last table).
 
-For the five plans of python/tests/test_jax.py (a small LLaMA and a GPT on
-8 host devices) it compiles the training step with the plan's shardings,
+For the seven plans of python/tests/test_jax.py (a small LLaMA and a GPT,
+AlexNet and ResNet-101 at small images, on 8 host devices) it compiles the training step with the plan's shardings,
 reads every collective of the compiled HLO and attributes it to the layer
 whose ops it serves (python/tests/hlo_collectives.py), and sets beside it,
 layer by layer, what `pase explain --all --json` prices for that layer: its
@@ -35,7 +35,7 @@ import jax  # noqa: E402
 import pase  # noqa: E402
 import graph_jax  # noqa: E402
 import hlo_collectives  # noqa: E402
-from support import GPT_TIED, LLAMA, run_pase  # noqa: E402
+from support import ALEXNET, GPT_TIED, LLAMA, RESNET, run_pase  # noqa: E402
 
 FLOPS_TFLOPS = 10.0  # pase's default peak, which these runs keep
 
@@ -44,7 +44,9 @@ PLANS = [("llama", "optimum at 200 GB/s", "solve", ["--bandwidth", "200"]),
          ("llama", "Megatron", "evaluate", ["--baseline", "megatron", "--bandwidth", "16"]),
          ("llama", "Megatron + SP", "evaluate", ["--baseline", "megatron", "--sequence-parallel", "--bandwidth", "16"]),
          ("gpt", "optimum at 200 GB/s", "solve", ["--bandwidth", "200"]),
-         ("gpt", "Megatron", "evaluate", ["--baseline", "megatron", "--bandwidth", "16"])]
+         ("gpt", "Megatron", "evaluate", ["--baseline", "megatron", "--bandwidth", "16"]),
+         ("alexnet", "optimum at 16 GB/s", "solve", ["--bandwidth", "16"]),
+         ("resnet", "data parallel", "evaluate", ["--baseline", "data-parallel", "--bandwidth", "16"])]
 
 
 def priced(graph_path, plan_path, options):
@@ -71,7 +73,7 @@ def measured(graph, plan):
     shardings = pase.jax_shardings(plan)
     params = {n: jax.device_put(v, shardings.params[n]) for n, v in graph_jax.random_params(plan).items()}
     inputs = {n: jax.device_put(v, shardings.inputs[n])
-              for n, v in graph_jax.random_inputs(graph, graph["nodes"][0]["vocab"]).items()}
+              for n, v in graph_jax.random_inputs(graph).items()}
     replicated = jax.sharding.NamedSharding(shardings.mesh, jax.sharding.PartitionSpec())
     step = jax.jit(jax.value_and_grad(lambda p, i: graph_jax.run(graph, p, i, shardings)),
                    out_shardings=(replicated, shardings.params))
@@ -91,7 +93,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         graphs = {}
-        for name, model in (("llama", LLAMA), ("gpt", GPT_TIED)):
+        for name, model in (("llama", LLAMA), ("gpt", GPT_TIED), ("alexnet", ALEXNET), ("resnet", RESNET)):
             path = os.path.join(folder, name + ".json")
             run_pase("models", "export", *model, "-o", path)
             with open(path, encoding="utf-8") as f:

@@ -1,7 +1,8 @@
 """JAX applies pase's plans: a small LLaMA and a small GPT (its token table
-tied to lm_head), written as JAX programs from their pase-graphs, jit-compiled
-with the plans' shardings on 8 host devices, compute the loss and gradients of
-the unsharded programs (docs/python.md, "Checked against JAX")."""
+tied to lm_head), and the zoo's AlexNet and ResNet-101 at small images,
+written as JAX programs from their pase-graphs, jit-compiled with the plans'
+shardings on 8 host devices, compute the loss and gradients of the unsharded
+programs (docs/python.md, "Checked against JAX")."""
 import json
 import os
 import unittest
@@ -17,7 +18,7 @@ except ImportError:  # pragma: no cover - the ctest run with the package's Pytho
 
 import pase
 import graph_jax
-from support import GPT_TIED, LLAMA, Scratch, run_pase
+from support import ALEXNET, GPT_TIED, LLAMA, RESNET, Scratch, run_pase
 
 # float32 sums in another order: the gradients agree to this share of the largest.
 TOLERANCE = 1e-4
@@ -47,7 +48,7 @@ class PlansRunInJax(unittest.TestCase):
         if name not in self.unsharded:
             _, graph = self.graphs[name]
             params = graph_jax.random_params(plan)
-            inputs = graph_jax.random_inputs(graph, graph["nodes"][0]["vocab"])
+            inputs = graph_jax.random_inputs(graph)
             step = jax.jit(jax.value_and_grad(lambda p, i: graph_jax.run(graph, p, i)))
             self.unsharded[name] = (inputs, params, *step(params, inputs))
         return self.unsharded[name]
@@ -112,6 +113,25 @@ class PlansRunInJax(unittest.TestCase):
     def test_gpt_megatron(self):
         path, _ = self.graph("gpt", GPT_TIED)
         self.check_step("gpt", self.baseline_plan(path, "gpt-megatron.json", "--baseline", "megatron"))
+
+    def test_alexnet_the_optimum_of_the_pase_model(self):
+        path, _ = self.graph("alexnet", ALEXNET)
+        plan = pase.solve(path, 8)
+        # A mixed plan: the convolutions split their batch or their channels,
+        # the fcs their units or their inputs, not all alike.
+        configs = {layer.config for layer in plan.layers if layer.op in ("conv2d", "fc")}
+        self.assertGreater(len(configs), 2)
+        self.assertTrue(any(layout.spec[0] for layout in [plan.layer("conv1").outputs[0]]))
+        self.check_step("alexnet", plan)
+
+    def test_resnet_data_parallel(self):
+        # Every batchnorm's statistics are over the batch split 8 ways: XLA
+        # all-reduces them, and the step still equals the unsharded one.
+        path, _ = self.graph("resnet", RESNET)
+        plan = self.baseline_plan(path, "resnet-data.json", "--baseline", "data-parallel")
+        self.assertEqual(plan.graph_inputs()["image"].spec[0], ("x0", "x1", "x2"))
+        self.check_step("resnet", plan)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -193,6 +193,29 @@ TEST_CASE("pase models") {
     CHECK(result.status == 0);
     CHECK(result.output.find("\"image\": [32,3,227,227]") != std::string::npos);
   }
+  SUBCASE("alexnet and resnet101 at another image size") {
+    auto alexnet = run_pase("models export alexnet --image 67 --batch 32");
+    CHECK(alexnet.status == 0);
+    CHECK(alexnet.output.find("\"image\": [32,3,67,67]") != std::string::npos);
+    // 67 -> conv1 15 -> pool1 7 -> pool2 3 -> pool5 1: fc6 reads 256 features.
+    CHECK(alexnet.output.find("\"shape\": [32,256] }") != std::string::npos);
+    auto resnet = run_pase("models export resnet101 --image 16");
+    CHECK(resnet.status == 0);
+    CHECK(resnet.output.find("\"image\": [128,3,16,16]") != std::string::npos);
+    struct Case {
+      std::string args, error;
+      int status;
+    };
+    for (const Case& c : {Case{"alexnet --image 66", "error: --image 66: alexnet needs at least 67 (below, pool5 has no pixels)\n", 1},
+                          Case{"resnet101 --image 0", "error: --image 0: expected a positive size\n", 2},
+                          Case{"inception3 --image 99", "error: --image: only alexnet and resnet101 take it, not 'inception3'\n", 2},
+                          Case{"llama2-7b --image 99", "error: --image: only alexnet and resnet101 take it, not 'llama2-7b'\n", 2}}) {
+      CAPTURE(c.args);
+      auto refused = run_pase("models export " + c.args);
+      CHECK(refused.status == c.status);
+      CHECK(refused.error == c.error);
+    }
+  }
   SUBCASE("unknown model") {
     auto result = run_pase("models export alexnett");
     CHECK(result.status == 1);
