@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .plan import Plan, PlanError, TensorLayout
+from .torch_local import localize, localize_pooling
 
 
 def dtensor_placements(layout: TensorLayout, mesh_axes: Sequence[str], what: str = "tensor") -> list:
@@ -71,6 +72,8 @@ class DTensorApplication:
     placements: Dict[str, list] = field(default_factory=dict)
     replicated: List[str] = field(default_factory=list)   # parameters the plan does not name
     hooked: Dict[str, str] = field(default_factory=dict)  # module path -> plan layer
+    # Convolutions and batchnorms run on each device's pieces (torch_local.py).
+    local: List[str] = field(default_factory=list)
     # (plan layer, why) for a layer whose output layout it could not carry;
     # (weight, why) for a weight held replicated because the module holds it
     # in its checkpoint's shape, on which no placement holds the plan's pieces.
@@ -131,6 +134,11 @@ def apply_dtensor(module, plan: Plan, device_mesh) -> DTensorApplication:
         for _, owner, attribute in owners[id(parameter)]:
             owner.register_parameter(attribute, new)
         distributed[id(parameter)] = new
+        if new.requires_grad:
+            # The gradient leaves laid out as its weight, where an optimizer
+            # needs it: a partial sum over the batch axes is all-reduced here
+            # (the gradient all-reduce of data parallelism).
+            done.handles.append(new.register_hook(lambda grad: _as_placed(grad, new)))
 
     layouts = plan.weights()
     views = {w.name: w.checkpoint for layer in plan.layers for w in layer.weights if w.checkpoint is not None}
@@ -157,6 +165,11 @@ def apply_dtensor(module, plan: Plan, device_mesh) -> DTensorApplication:
             done.replicated.append(name)
             place(parameter, [Replicate() for _ in axes])
 
+    for path, sub in module.named_modules():
+        pooled = localize_pooling(sub)
+        if pooled is not None:
+            done.handles.append(pooled)
+            done.local.append(path)
     for layer in plan.layers:
         if not layer.weights or len(layer.outputs) != 1:
             continue
@@ -169,7 +182,21 @@ def apply_dtensor(module, plan: Plan, device_mesh) -> DTensorApplication:
             continue
         done.hooked[path] = layer.name
         done.handles.extend(_layer_hooks(sub, layer, plan, device_mesh, done))
+        handle, why = localize(sub, layer, plan, device_mesh)
+        if handle is not None:
+            done.handles.append(handle)
+            done.local.append(path)
+        elif why is not None:
+            done.skipped.append((layer.name, why))
     return done
+
+
+def _as_placed(grad, parameter):
+    from torch.distributed.tensor import DTensor
+
+    if isinstance(grad, DTensor) and tuple(grad.placements) != tuple(parameter.placements):
+        return grad.redistribute(parameter.device_mesh, parameter.placements)
+    return grad
 
 
 _PINNED = None
@@ -190,7 +217,8 @@ def _pinned(x):
             @staticmethod
             def forward(ctx, value):
                 ctx.mesh, ctx.placements = value.device_mesh, value.placements
-                return value.view_as(value)
+                # A copy, not a view: a module after it may work in place (ReLU(inplace=True)).
+                return value.clone()
 
             @staticmethod
             def backward(ctx, grad):

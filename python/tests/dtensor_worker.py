@@ -48,7 +48,7 @@ def applied_step(name, plan_path, device, attention):
         loss = torch_models.loss(model, batch)
         loss.backward()
     return {"loss": loss.item(), "grads": gathered_grads(model), "skipped": applied.skipped,
-            "hooked": applied.hooked, "replicated": applied.replicated,
+            "hooked": applied.hooked, "replicated": applied.replicated, "local": applied.local,
             "placements": {n: [repr(p) for p in ps] for n, ps in applied.placements.items()}}
 
 

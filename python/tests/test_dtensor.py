@@ -1,5 +1,6 @@
 """PyTorch applies pase's plans: Hugging Face GPT-2 and LLaMA, built from
-small configs, exported by torch.onnx.export(dynamo=True), solved by pase
+small configs, and torchvision's ResNet-18, exported by
+torch.onnx.export(dynamo=True), solved by pase
 from that ONNX file, distributed with DTensor by apply_dtensor over 4 gloo
 ranks on the CPU, compute one step's loss and gradients as the
 single-process model does (docs/python.md, "Checked against PyTorch")."""
@@ -42,6 +43,8 @@ JOBS = [
     ("llama_data", "llama", "evaluate", ["--baseline", "data-parallel", "--mesh", "dp=4"], "dtensor", "onnx"),
     ("llama_tensor_styles", "llama_b4", "solve", ["--bandwidth", "1000", "--mesh", "tp=4"], "parallelize", "onnx"),
     ("llama_builder", "llama_b4", "solve", ["--bandwidth", "1000", "--mesh", "tp=4"], "dtensor", LLAMA_B4_BUILDER),
+    ("resnet_data", "resnet18", "evaluate", ["--baseline", "data-parallel", "--mesh", "dp=4"], "dtensor", "onnx"),
+    ("resnet_mixed", "resnet18", "solve", ["--bandwidth", "200", "--mesh", "tp=4"], "dtensor", "onnx"),
 ]
 
 
@@ -143,6 +146,27 @@ class PlansRunInDTensor(unittest.TestCase):
         self.assertEqual(report["placements"]["model.layers.0.self_attn.q_proj.weight"], ["Shard(dim=1)"])
         self.assertEqual(report["placements"]["model.layers.0.self_attn.k_proj.weight"], ["Shard(dim=1)"])
         self.assertEqual(report["skipped"][0][1], o.checkpoint.note)
+
+    def test_resnet_data_parallel(self):
+        # DTensor runs no convolution on a batch-split input and no batchnorm
+        # or max pooling at all: apply_dtensor runs them on each rank's
+        # piece (torch_local.py), the batchnorms' statistics summed over the
+        # ranks, so the step is the single-process one.
+        report = self.check_step("resnet_data")
+        self.assertEqual(len(report["local"]), 20 + 20 + 2)  # convolutions, batchnorms, max and average pool
+        self.assertEqual(report["placements"]["layer1.0.conv1.weight"], ["Replicate()"])
+        self.assertEqual(report["replicated"], [])
+
+    def test_resnet_mixed_optimum(self):
+        # At 200 GB/s the optimum runs the first stages data parallel and
+        # the later ones split over their input channels: those
+        # convolutions leave partial sums, reduced at the layer's boundary.
+        plan = self.plans["resnet_mixed"]
+        configs = {layer.config for layer in plan.layers if layer.op == "conv2d"}
+        self.assertIn((4, 1, 1, 1, 1, 1, 1), configs)
+        self.assertIn((1, 4, 1, 1, 1, 1, 1), configs)
+        report = self.check_step("resnet_mixed")
+        self.assertEqual(report["placements"]["layer3.1.conv2.weight"], ["Shard(dim=1)"])
 
     def test_a_data_parallel_plan_is_no_parallelize_module_plan(self):
         with self.assertRaisesRegex(pase.PlanError, "layer 'node_embedding' splits its batch: parallelize_module "

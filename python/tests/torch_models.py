@@ -1,13 +1,31 @@
-"""Small Hugging Face models for the DTensor checks of test_dtensor.py: built
-from configs (no checkpoint), with the same random parameters in every
-process, exported to ONNX by today's exporter, and their training loss."""
+"""Small models for the DTensor checks of test_dtensor.py: Hugging Face's
+built from configs (no checkpoint) and torchvision's ResNet-18, with the same
+random parameters in every process, exported to ONNX by today's exporter,
+and their training loss."""
 import torch
 import transformers
 
 VOCAB, SEQ = 4096, 32
 # GPT-2 at batch 4, where pase's optima split its weights; LLaMA at batch
-# 16, where they are mostly data parallel.
-BATCH = {"gpt2": 4, "llama": 16, "llama_b4": 4}
+# 16, where they are mostly data parallel; ResNet-18 at batch 16 of 64x64
+# images, 10 classes.
+BATCH = {"gpt2": 4, "llama": 16, "llama_b4": 4, "resnet18": 16}
+IMAGE, CLASSES = 64, 10
+
+
+def _smooth_resnet18():
+    """torchvision's ResNet-18 with SiLU in place of its ReLUs: a ReLU's
+    gradient jumps at 0, so an activation within float32 rounding of 0 in
+    the one run and not in the other flips one element of a gradient (seen:
+    3% of the largest entry in one batchnorm's), while the step is right."""
+    import torchvision
+
+    model = torchvision.models.resnet18(num_classes=CLASSES)
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, torch.nn.ReLU):
+                setattr(module, name, torch.nn.SiLU())
+    return model
 
 
 def build(name, attention="eager"):
@@ -23,9 +41,12 @@ def build(name, attention="eager"):
         model = t.LlamaForCausalLM(t.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=2,
                                                  num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
                                                  max_position_embeddings=SEQ))
+    elif name == "resnet18":
+        model = _smooth_resnet18()
     else:
         raise ValueError(f"no model '{name}'")
-    model.set_attn_implementation(attention)
+    if name != "resnet18":
+        model.set_attn_implementation(attention)
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for parameter in model.parameters():
@@ -35,21 +56,35 @@ def build(name, attention="eager"):
 
 def inputs(name):
     generator = torch.Generator().manual_seed(2)
+    if name == "resnet18":
+        return {"x": torch.randn(BATCH[name], 3, IMAGE, IMAGE, generator=generator)}
     return {"input_ids": torch.randint(0, VOCAB, (BATCH[name], SEQ), generator=generator)}
 
 
+def _whole(value):
+    return value.full_tensor() if hasattr(value, "full_tensor") else value
+
+
 def loss(model, batch):
-    """Next-token cross entropy against the input tokens themselves (any fixed target will do)."""
-    logits = model(**batch, use_cache=False).logits
-    if hasattr(logits, "full_tensor"):
-        logits = logits.full_tensor()
-    ids = batch["input_ids"]
-    ids = ids.full_tensor() if hasattr(ids, "full_tensor") else ids
+    """A language model's next-token cross entropy against the input tokens
+    themselves, a classifier's against class (image index mod 10): any fixed
+    target will do."""
+    if "x" in batch:
+        logits = _whole(model(batch["x"]))
+        return torch.nn.functional.cross_entropy(logits, torch.arange(logits.shape[0]) % CLASSES)
+    logits = _whole(model(**batch, use_cache=False).logits)
+    ids = _whole(batch["input_ids"])
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1))
 
 
 def export(name, path):
-    """torch.onnx.export(dynamo=True) with the exporter's defaults, as a user would."""
+    """torch.onnx.export(dynamo=True) with the exporter's defaults, as a user
+    would; a CNN with optimize=False, which keeps its batchnorms (the
+    optimizer folds them into the convolutions, docs/onnx.md)."""
     model = build(name)
+    if name == "resnet18":
+        torch.onnx.export(model, (inputs(name)["x"],), path, dynamo=True, optimize=False, input_names=["x"],
+                          output_names=["logits"], external_data=False, verbose=False)
+        return
     torch.onnx.export(model, (), path, kwargs={**inputs(name), "use_cache": False}, dynamo=True,
                       input_names=["input_ids"], output_names=["logits"], external_data=False, verbose=False)
