@@ -81,6 +81,7 @@ class Lowerer {
   void lower_split(const onnx::NodeProto& node, const std::vector<int>& slots);  // Split
   void lower_slice(const onnx::NodeProto& node, const std::vector<int>& slots);  // Slice (strided; step-1 cuts join a split)
   void lower_gather(const onnx::NodeProto& node, const std::vector<int>& slots);  // Gather (an embedding, or an index)
+  void lower_gather_nd(const onnx::NodeProto& node, const std::vector<int>& slots);  // GatherND (experts at routed ids)
   // reduction.cc
   void lower_reduce_mean(const onnx::NodeProto& node, const std::vector<int>& slots);  // ReduceMean, ReduceSum
   void lower_softmax(const onnx::NodeProto& node, const std::vector<int>& slots);  // Softmax, LogSoftmax

@@ -74,6 +74,7 @@ class DataSlotFinder {
     // Ids are [batch, sequence]; a 1-D index (Swin's relative-position index
     // into its bias table) is a buffer.
     if (op == "Gather") return use.slot == 1 && (rank < 0 || rank >= 2) ? Slot::kStrong : Slot::kNone;
+    if (op == "GatherND") return use.slot == 1 ? Slot::kStrong : Slot::kNone;  // ids into a table of experts
     if (op == "MatMul") return use.slot == 0 ? Slot::kStrong : rank != 2 ? Slot::kWeak : Slot::kNone;
     if (op == "Where") return use.slot == 0 ? Slot::kNone : rank < 0 || rank >= 2 ? Slot::kWeak : Slot::kNone;
     if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"}))

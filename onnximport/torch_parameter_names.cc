@@ -53,6 +53,27 @@ std::optional<std::string> linear_module(const onnx::NodeProto& node) {
   return module;
 }
 
+// The parameter an indexing node (aten.index.Tensor: GatherND of a mixture
+// of experts' weights) read, where its metadata names it: the FX argument
+// `%p_<module path with '.' as '_'>_<attribute>` of the module the node ran
+// in, as "<module>.<attribute>" ("model.layers.0.mlp.experts.gate_up_proj").
+std::optional<std::string> indexed_parameter(const onnx::NodeProto& node) {
+  std::map<std::string, std::string> metadata = node_metadata(node);
+  const std::string& fx = metadata["pkg.torch.onnx.fx_node"];
+  if (fx.find("aten.index.Tensor") == std::string::npos) return std::nullopt;
+  std::vector<std::string> scopes = quoted_strings(metadata["pkg.torch.onnx.name_scopes"]);
+  if (scopes.size() < 2 || scopes[scopes.size() - 2].empty()) return std::nullopt;
+  const std::string& module = scopes[scopes.size() - 2];
+  std::string prefix = "(%p_" + module + "_";
+  for (char& c : prefix)
+    if (c == '.') c = '_';
+  const size_t at = fx.find(prefix);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t start = at + prefix.size(), end = fx.find_first_of(",)", start);
+  if (end == std::string::npos || end == start) return std::nullopt;
+  return module + "." + fx.substr(start, end - start);
+}
+
 }  // namespace
 
 std::map<std::string, ParameterView> folded_linear_weights(const onnx::GraphProto& graph) {
@@ -65,6 +86,16 @@ std::map<std::string, ParameterView> folded_linear_weights(const onnx::GraphProt
   }
   std::map<std::string, ParameterView> out;
   for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() == "GatherND" && node.input_size() == 2) {
+      auto init = initializers.find(node.input(0));
+      std::optional<std::string> name = indexed_parameter(node);
+      if (init != initializers.end() && name && !names.count(*name)) {
+        std::vector<int64_t> identity(static_cast<size_t>(init->second->dims_size()));
+        for (size_t d = 0; d < identity.size(); ++d) identity[d] = static_cast<int64_t>(d);
+        out[node.input(0)] = ParameterView{*name, identity};
+      }
+      continue;
+    }
     if (node.op_type() != "MatMul" || node.input_size() != 2) continue;
     auto init = initializers.find(node.input(1));
     if (init == initializers.end() || init->second->dims_size() != 2) continue;

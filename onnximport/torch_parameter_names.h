@@ -19,7 +19,9 @@ namespace pase {
 /// Per initializer that is such a folded transpose: the Linear weight it is a
 /// view of (the parameter's name and perm {1, 0}). An initializer is taken
 /// only where the metadata's module path, mangled as the exporter mangles it,
-/// is the argument the node read, and no tensor already has that name.
+/// is the argument the node read, and no tensor already has that name. The
+/// same holds for a renamed parameter a GatherND indexes (a mixture of
+/// experts' weights, `experts.gate_up_proj`), held as the model holds it.
 [[nodiscard]] std::map<std::string, ParameterView> folded_linear_weights(const onnx::GraphProto& graph);
 
 }  // namespace pase

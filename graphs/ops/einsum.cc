@@ -74,9 +74,8 @@ std::vector<Vertex> infer_matmul(const NodeContext& node, Vertex v) {
   return infer_with_equation(node, std::move(v), "inputs");
 }
 
+// The ids are a graph input (tokens) or computed (a router's top-k experts).
 std::vector<Vertex> infer_embedding(const NodeContext& node, Vertex v) {
-  if (!node.input_is_external(0))
-    node.fail("inputs[0]", "embedding ids '" + node.node().inputs[0] + "' must be an external tensor (listed in 'tensors')");
   node.expect_rank(0, 2, "batch, sequence");
   v.vocab = node.required(node.node().vocab, "vocab");
   v.dim = node.required(node.node().dim, "dim");

@@ -1,5 +1,5 @@
 // Data movement: reshapes, transposes, concatenation, splits, slices and
-// gathers (an embedding when the table is a weight).
+// gathers (an embedding when the table is a weight, also at a router's ids).
 #include "onnximport/lowerings/lowerings.h"
 
 #include "onnximport/onnx_model.h"
@@ -99,6 +99,31 @@ void Lowerer::lower_gather(const onnx::NodeProto& node, const std::vector<int>& 
   unsupported(node, "gathers along a computed or multi-element index");
 }
 
+// GatherND of a weight at computed ids: a mixture of experts as today's
+// exporter writes Hugging Face's `batched_mm` experts, each (token, choice)
+// pair reading its routed expert's whole matrix, W[e] of W [E, a, b] at ids
+// [N, 1]. That is an embedding of E rows of a·b (the one-hot of the ids
+// times the table), whose [N, 1, a·b] output is viewed as [N, a, b].
+void Lowerer::lower_gather_nd(const onnx::NodeProto& node, const std::vector<int>& /*slots*/) {
+  const std::string& table = node.input(0);
+  const std::string& ids = node.input(1);
+  if (is_active(table)) return unsupported(node, "gathers from a computed tensor");
+  if (int_attribute(node, "batch_dims", 0) != 0) return unsupported(node, "has batch_dims");
+  const Shape& weight = shape_of(node, table);
+  const Shape& index = shape_of(node, ids);
+  if (weight.size() < 2 || index.size() != 2 || index[1] != 1)
+    return unsupported(node, "expects a weight of rank 2 or more gathered along its first axis at ids [N, 1]");
+  int64_t row = 1;
+  for (size_t d = 1; d < weight.size(); ++d) row *= weight[d];
+  NodeV1& gathered = emit(node, "embedding", {ref_of(node, ids).ref}, {});
+  gathered.vocab = weight[0];
+  gathered.dim = row;
+  gathered.outputs = std::vector<Shape>{{index[0], 1, row}};
+  name_weight(gathered, table);
+  NodeV1& viewed = emit(node, "reshape", {gathered.name}, {node.output(0)});
+  viewed.shape = shape_of(node, node.output(0));
+}
+
 std::vector<LoweringEntry> data_movement_lowerings() {
   return {
       {"Reshape", &Lowerer::lower_reshape},
@@ -111,7 +136,8 @@ std::vector<LoweringEntry> data_movement_lowerings() {
       {"Concat", &Lowerer::lower_concat},
       {"Split", &Lowerer::lower_split},
       {"Slice", &Lowerer::lower_slice},
-      {"Gather", &Lowerer::lower_gather}};
+      {"Gather", &Lowerer::lower_gather},
+      {"GatherND", &Lowerer::lower_gather_nd}};
 }
 
 }  // namespace pase

@@ -51,7 +51,7 @@ TEST_CASE("import_onnx: today's exporter's models import strictly, keep their na
   const std::map<std::string, size_t> vertices = {
       {"gpt2", 70}, {"llama", 87},    {"mistral", 87},           {"bert", 56},
       {"t5", 155},  {"vit", 58},      {"resnet18", 33},          {"resnet18_unoptimized", 53},
-      {"mobilenet_v3_small", 81}};
+      {"mobilenet_v3_small", 81}, {"mixtral", 137}};
   for (const auto& [name, count] : vertices) {
     CAPTURE_BOUND(name);
     OnnxImport result = import_onnx(dynamo_fixture(name), OnnxImportOptions{});
@@ -68,13 +68,55 @@ TEST_CASE("import_onnx: today's exporter's models import strictly, keep their na
   }
 }
 
-TEST_CASE("import_onnx: today's exporter's Mixtral gathers its experts' weights at the routed ids: refused by name") {
-  std::string path = dynamo_fixture("mixtral");
-  CHECK_THROWS_WITH_AS((void)import_onnx(path, OnnxImportOptions{}),
-                       (path + ": node 'node_GatherND_247': unsupported GatherND; 4 unsupported node(s): GatherND x4 "
-                               "('node_GatherND_247', 'node_GatherND_256', 'node_GatherND_424', 'node_GatherND_432'); "
-                               "the import option 'lenient' imports them as zero-cost pass-through vertices").c_str(),
-                       InputError);
+TEST_CASE("import_onnx: today's exporter's Mixtral gathers its experts' weights at the routed ids: an embedding") {
+  // Each (token, choice) pair reads its expert's whole matrix: GatherND of
+  // gate_up_proj [4, 352, 64] at the top-2 ids [2048, 1] is an embedding of
+  // 4 rows of 352·64 at computed ids, viewed as [2048, 352, 64].
+  OnnxImport mixtral = import_onnx(dynamo_fixture("mixtral"), OnnxImportOptions{});
+  const NodeV1& gathered = node_named(mixtral.graph, "node_GatherND_247");
+  CHECK(gathered.op == "embedding");
+  CHECK(gathered.inputs == std::vector<std::string>{"node_Unsqueeze_245"});  // the router's clamped top-2 ids
+  CHECK(gathered.vocab == 4);
+  CHECK(gathered.dim == 352 * 64);
+  // The exporter renamed the parameter "val_241"; the node's metadata names it.
+  CHECK(gathered.weights == std::vector<std::string>{"model.layers.0.mlp.experts.gate_up_proj"});
+  const NodeV1& viewed = node_named(mixtral.graph, "node_GatherND_247_2");
+  CHECK(viewed.op == "reshape");
+  CHECK(viewed.shape == Shape{2048, 352, 64});
+  std::set<std::string> names = weight_names(mixtral.graph);
+  CHECK(names.count("model.layers.1.mlp.experts.down_proj") == 1);
+  CHECK(names.count("model.layers.0.mlp.gate.weight") == 1);
+}
+
+TEST_CASE("import_onnx: a GatherND other than a weight's rows at [N, 1] ids is refused with the reason") {
+  auto refusal = [](bool table_is_weight, const std::vector<int64_t>& ids) {
+    TinyModel m;
+    m.input("ids", ids, onnx::TensorProto::INT64);
+    if (table_is_weight) {
+      m.initializer("w", {4, 8, 16});
+    } else {
+      m.input("x", {4, 8, 16});
+      m.node("computed", "Relu", {"x"}, {"w"});
+    }
+    m.node("g", "GatherND", {"w", "ids"}, {"y"});
+    m.node("out", "Relu", {"y"}, {"z"});
+    m.output("z");
+    try {
+      (void)import_onnx(m.save("gathernd.onnx"), OnnxImportOptions{});
+    } catch (const InputError& e) {
+      const std::string text = e.what();
+      const size_t at = text.find("node 'g'");
+      return at == std::string::npos ? text : text.substr(at);
+    }
+    return std::string("imported");
+  };
+  CHECK(refusal(false, {6, 1}) == "node 'g': unsupported GatherND (gathers from a computed tensor); 1 unsupported "
+                                  "node(s): GatherND x1 ('g'); the import option 'lenient' imports them as zero-cost "
+                                  "pass-through vertices");
+  CHECK(refusal(true, {6, 2}) == "node 'g': unsupported GatherND (expects a weight of rank 2 or more gathered along "
+                                 "its first axis at ids [N, 1]); 1 unsupported node(s): GatherND x1 ('g'); the import "
+                                 "option 'lenient' imports them as zero-cost pass-through vertices");
+  CHECK(refusal(true, {6, 1}) == "imported");
 }
 
 TEST_CASE("import_onnx: the exporter's optimizer folds a training ResNet's batchnorms into its convolutions") {
