@@ -38,9 +38,13 @@ std::optional<uint64_t> parse_byte_size(const std::string& text) {
     uint64_t bytes;
   };
   constexpr uint64_t k = 1000;
+  // "80G" and "80Gi" as Kubernetes and Slurm users write them: G = GB, Gi = GiB.
   const Unit units[] = {{"", 1},         {"b", 1},          {"kb", k},           {"mb", k * k},
                         {"gb", k * k * k}, {"tb", k * k * k * k}, {"kib", uint64_t{1} << 10}, {"mib", uint64_t{1} << 20},
-                        {"gib", uint64_t{1} << 30}, {"tib", uint64_t{1} << 40}};
+                        {"gib", uint64_t{1} << 30}, {"tib", uint64_t{1} << 40},
+                        {"k", k},          {"m", k * k},      {"g", k * k * k},    {"t", k * k * k * k},
+                        {"ki", uint64_t{1} << 10}, {"mi", uint64_t{1} << 20}, {"gi", uint64_t{1} << 30},
+                        {"ti", uint64_t{1} << 40}};
   for (const Unit& u : units) {
     if (unit != u.name) continue;
     if (whole > kMax / u.bytes) return std::nullopt;

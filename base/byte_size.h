@@ -8,8 +8,9 @@
 namespace pase {
 
 /// A positive size in bytes: a decimal number (digits, optionally a fraction)
-/// then optionally a unit: B, kB/KB, MB, GB, TB (powers of 1000) or KiB, MiB,
-/// GiB, TiB (powers of 1024), units case-insensitive, nothing else (no
+/// then optionally a unit: B, kB/KB, MB, GB, TB or K, M, G, T (powers of
+/// 1000) or KiB, MiB, GiB, TiB or Ki, Mi, Gi, Ti (powers of 1024), units
+/// case-insensitive, nothing else (no
 /// spaces), at most six decimals. A fraction of a byte is dropped. nullopt when malformed, zero or
 /// above 2^64 - 1.
 [[nodiscard]] std::optional<uint64_t> parse_byte_size(const std::string& text);

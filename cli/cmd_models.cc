@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -68,6 +69,19 @@ void list_models() {
     if (s.kv_heads != s.heads) std::cout << " (" << s.kv_heads << " kv)";
     std::cout << ", ff " << s.ff << ", seq " << s.seq << ", vocab " << s.vocab << "\n";
   }
+}
+
+// A name that is no built-in graph, family or preset is a command-line mistake (exit 2).
+void check_model_name(const std::string& name) {
+  std::vector<std::string> names;
+  for (const ZooEntry& entry : zoo_entries()) names.push_back(entry.name);
+  names.push_back(llm_family_name(LlmFamily::Gpt));
+  names.push_back(llm_family_name(LlmFamily::Llama));
+  for (const LlmPreset& preset : llm_presets()) names.push_back(preset.name);
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  const std::string hint = closest_name(name, names);
+  throw UsageError("unknown model '" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                   "; `pase models` lists them");
 }
 
 GraphFileV1 zoo_graph(const ModelsOptions& options) {
@@ -176,6 +190,7 @@ CommandRunner register_models(CLI::App& app) {
       list_models();
       return 0;
     }
+    check_model_name(options->name);
     const LlmPreset* preset = find_llm_preset(options->name);
     std::optional<LlmFamily> family = find_llm_family(options->name);
     if (preset != nullptr) family = preset->family;

@@ -1,6 +1,8 @@
 // pase: finds how to parallelize DNN training across devices (PaSE, IPDPS 2021).
 // This file only parses the command line, dispatches, and turns errors into
 // one-line messages and exit codes.
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <string>
@@ -49,6 +51,53 @@ std::string unknown_option(CLI::App& app) {
   return "";
 }
 
+// The command the arguments name (`models export`: the innermost), and the
+// first argument after it that looks like an option it does not have
+// ("--device" for "--devices"): CLI11 would report a required option missing
+// first, or leave a value behind ("The following arguments were not
+// expected: 8 --device").
+std::string misspelt_option(CLI::App& app, int argc, char** argv) {
+  CLI::App* command = &app;
+  std::string path;
+  int at = 1;
+  for (; at < argc; ++at) {
+    CLI::App* sub = nullptr;
+    for (CLI::App* candidate : command->get_subcommands([](const CLI::App*) { return true; }))
+      if (candidate->get_name() == argv[at]) sub = candidate;
+    if (sub == nullptr) break;
+    command = sub;
+    path += (path.empty() ? "" : " ") + sub->get_name();
+  }
+  if (command == &app) return "";
+  std::vector<std::string> names = {"--help"};
+  for (const CLI::Option* option : command->get_options())
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  for (; at < argc; ++at) {
+    const std::string word = argv[at];
+    if (word == "--") break;
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
+    const std::string flag = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), flag) != names.end()) continue;
+    return path + ": unknown option '" + flag + "'" + did_you_mean(flag, names) + " (pase " + path +
+           " --help lists them)";
+  }
+  return "";
+}
+
+// CLI11's "Could not convert: --devices = 8x" as a sentence.
+std::string conversion_message(const std::string& what) {
+  const std::string prefix = "Could not convert: ";
+  const size_t equals = what.find(" = ");
+  if (what.compare(0, prefix.size(), prefix) != 0 || equals == std::string::npos) return what;
+  const std::string option = what.substr(prefix.size(), equals - prefix.size());
+  const std::string value = what.substr(equals + 3);
+  // A number that did not convert was a fraction given to a count ("8.5").
+  char* end = nullptr;
+  (void)std::strtod(value.c_str(), &end);
+  const bool is_number = !value.empty() && end == value.c_str() + value.size();
+  return option + ": expected " + (is_number ? "a whole number" : "a number") + ", got '" + value + "'";
+}
+
 }  // namespace
 }  // namespace pase
 
@@ -69,6 +118,10 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << unknown << "\n";
     return kExitUsage;
   }
+  if (const std::string unknown = misspelt_option(app, argc, argv); !unknown.empty()) {
+    std::cerr << "error: " << unknown << "\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& error) {
@@ -80,7 +133,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     // One line, like every other error; a misspelt option gets a suggestion.
     std::string message = dynamic_cast<const CLI::ExtrasError*>(&error) ? unknown_option(app) : "";
-    if (message.empty()) message = error.what();
+    if (message.empty()) message = dynamic_cast<const CLI::ConversionError*>(&error) ? conversion_message(error.what())
+                                                                                     : error.what();
     std::cerr << "error: " << message << "\n";
     return kExitUsage;
   }

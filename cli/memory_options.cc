@@ -115,7 +115,7 @@ std::optional<uint64_t> memory_cap(const MemoryCliOptions& options, const CostMo
     throw UsageError("--memory-reserve: applies to --memory-per-device machine (a size given is what training may use)");
   std::optional<uint64_t> cap = parse_byte_size(options.cap);
   if (!cap)
-    throw UsageError("--memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '" +
+    throw UsageError("--memory-per-device: expected a size such as 80GB, 80G, 16GiB, 16Gi, 512MiB or a number of bytes, got '" +
                            options.cap + "'");
   return cap;
 }
@@ -126,7 +126,7 @@ std::optional<uint64_t> memory_reserve(const MemoryCliOptions& options, const Co
   // parse_byte_size takes positive sizes; no reserve at all is 0.
   std::optional<uint64_t> reserve = options.reserve == "0" ? std::optional<uint64_t>(0) : parse_byte_size(options.reserve);
   if (!reserve)
-    throw UsageError("--memory-reserve: expected a size such as 6GiB, 512MiB or a number of bytes, got '" +
+    throw UsageError("--memory-reserve: expected a size such as 6GiB, 6Gi, 512MiB or a number of bytes, got '" +
                      options.reserve + "'");
   if (!machine)
     throw UsageError("--memory-reserve: the reserve is kept from a machine profile's memory (add --cost-model calibrated "

@@ -1,5 +1,7 @@
 #include "cli/model_options.h"
 
+#include <iostream>
+
 #include "cli/exit_status.h"
 #include "costmodel/builtin_machines.h"
 #include "costmodel/calibrated_cost_model.h"
@@ -13,9 +15,20 @@ namespace pase {
 void add_cost_model_options(CLI::App* command, CostModelOptions& options) {
   command->add_option("--flops", options.flops, "Peak TFLOP/s per device (default 10)");
   command->add_option("--bandwidth", options.bandwidth, "Link bandwidth in GB/s (default 16)");
-  command->add_option("--cost-model", options.cost_model, "Cost model: pase (default, FLOP) or calibrated (seconds, needs --machine)");
-  command->add_option("--machine", options.machine_file,
-                      "Machine profile: a built-in name (dgx1, dgx-a100, dgx-h100, rtx4090-node, ...) or a pase-machine file");
+  CLI::Option* cost_model = command->add_option(
+      "--cost-model", options.cost_model, "Cost model: pase (default, FLOP) or calibrated (seconds, needs --machine)");
+  CLI::Option* machine = command->add_option(
+      "--machine", options.machine_file,
+      "Machine profile: a built-in name (dgx1, dgx-a100, dgx-h100, rtx4090-node, ...) or a pase-machine file; "
+      "without --cost-model it implies --cost-model calibrated");
+  // A machine profile is read only by the calibrated model: naming one and
+  // no model asks for that model. Said in one line, on standard error.
+  command->parse_complete_callback([cost_model, machine, &options] {
+    if (machine->count() > 0 && cost_model->count() == 0) {
+      options.cost_model = "calibrated";
+      std::cerr << "note: --machine implies --cost-model calibrated\n";
+    }
+  });
   command->add_option("--gradient-overlap", options.gradient_overlap,
                       "calibrated: on (default) hides weight-gradient all-reduces behind the backward pass; off adds them");
   command->add_option("--batchnorm", options.batchnorm,
@@ -56,7 +69,7 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options, int6
     throw UsageError("--memory-format: expected nhwc or nchw, got '" + options.memory_format + "'");
   if (options.cost_model == "pase") {
     if (!options.machine_file.empty())
-      throw UsageError("--machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)");
+      throw UsageError("--machine: a machine profile is used only by the calibrated model, not with --cost-model pase");
     if (options.gradient_overlap != defaults.gradient_overlap || options.batchnorm != defaults.batchnorm ||
         options.memory_format != defaults.memory_format)
       throw UsageError(

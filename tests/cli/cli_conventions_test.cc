@@ -33,6 +33,15 @@ TEST_CASE("bad flag values exit 2 with one line") {
        "solve: unknown option '--thread' (did you mean '--threads'?) (pase solve --help lists them)"},
       {"batch " + alexnet() + " -p 8 --sumary=x.json",
        "batch: unknown option '--sumary' (did you mean '--summary'?) (pase batch --help lists them)"},
+      // Named before CLI11 would report the required --devices missing.
+      {"solve " + alexnet() + " --device 8",
+       "solve: unknown option '--device' (did you mean '--devices'?) (pase solve --help lists them)"},
+      {"models export gpt --layrs 2",
+       "models export: unknown option '--layrs' (did you mean '--layers'?) (pase models export --help lists them)"},
+      {"solve " + alexnet() + " --devices 8x", "--devices: expected a number, got '8x'"},
+      {"solve " + alexnet() + " --devices 8.5", "--devices: expected a whole number, got '8.5'"},
+      {"solve " + alexnet() + " -p 8 --bandwidth fast", "--bandwidth: expected a number, got 'fast'"},
+      {"models export lama", "unknown model 'lama' (did you mean 'llama'?); `pase models` lists them"},
   };
   for (const auto& [args, message] : cases) {
     CAPTURE_BOUND(args);

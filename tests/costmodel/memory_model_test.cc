@@ -137,7 +137,13 @@ TEST_CASE("parse_byte_size: units, fractions and strictness") {
   CHECK(parse_byte_size("1.5KiB") == 1536);
   CHECK(parse_byte_size("0.3KiB") == 307);  // 307.2: the fraction of a byte dropped
   CHECK(parse_byte_size("18446744073709551615") == ~uint64_t{0});
+  // As Kubernetes and Slurm write sizes: G is GB, Gi is GiB.
+  CHECK(parse_byte_size("80G") == uint64_t{80} * 1000 * 1000 * 1000);
+  CHECK(parse_byte_size("80Gi") == uint64_t{80} << 30);
+  CHECK(parse_byte_size("1.5T") == uint64_t{1500} * 1000 * 1000 * 1000);
+  CHECK(parse_byte_size("512mi") == uint64_t{512} << 20);
+  CHECK(parse_byte_size("2k") == 2000);
   for (const char* bad : {"", "GB", "16 GiB", "16GiBs", "-1", "1e9", "0", "0GB", "1.", ".5GB", "1.1234567GB",
-                          "18446744073709551616", "17179869184GiB", "16Gi", "0x10"})
+                          "18446744073709551616", "17179869184GiB", "16Gib2", "16Gx", "16iB", "0x10"})
     CHECK_MESSAGE(!parse_byte_size(bad), bad);
 }

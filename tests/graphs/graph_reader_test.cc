@@ -218,18 +218,30 @@ TEST_CASE("pase models") {
   }
   SUBCASE("unknown model") {
     auto result = run_pase("models export alexnett");
-    CHECK(result.status == 1);
+    CHECK(result.status == 2);
     CHECK(result.error == "error: unknown model 'alexnett' (did you mean 'alexnet'?); `pase models` lists them\n");
   }
 }
 
 TEST_CASE("pase solve: cost-model options that would be ignored are refused") {
   std::string graph = pase::test::source_path("data/graphs/alexnet.json");
-  SUBCASE("--machine without the calibrated model") {
-    auto result = run_pase("solve " + graph + " --devices 8 --machine " + pase::test::source_path("data/machines/gtx1080ti-node.json"));
+  SUBCASE("--machine with the pase model") {
+    auto result = run_pase("solve " + graph + " --devices 8 --cost-model pase --machine " +
+                           pase::test::source_path("data/machines/gtx1080ti-node.json"));
     CHECK(result.status == 2);
     CHECK(result.error ==
-          "error: --machine: a machine profile is used only by the calibrated model (add --cost-model calibrated)\n");
+          "error: --machine: a machine profile is used only by the calibrated model, not with --cost-model pase\n");
+  }
+  SUBCASE("--machine alone implies the calibrated model, and says so") {
+    auto alone = run_pase("solve " + graph + " --devices 8 --machine dgx-a100 --no-plan");
+    auto both = run_pase("solve " + graph + " --devices 8 --machine dgx-a100 --cost-model calibrated --no-plan");
+    CHECK(alone.status == 0);
+    CHECK(alone.error == "note: --machine implies --cost-model calibrated\n");
+    // The same table and total; only the solve time differs.
+    auto before_time = [](const std::string& text) { return text.substr(0, text.find(", solved in ")); };
+    CHECK(before_time(alone.output) == before_time(both.output));
+    CHECK(alone.output.find("cost model calibrated (seconds)") != std::string::npos);
+    CHECK(both.error == "");
   }
   SUBCASE("--flops with the calibrated model") {
     auto result = run_pase("solve " + graph + " --devices 8 --cost-model calibrated --flops 20 --machine " +

@@ -300,7 +300,7 @@ TEST_CASE("pase solve --memory-per-device: refusals") {
     test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --memory-per-device 16GiBs");
     CHECK(r.status == 2);
     CHECK(r.error ==
-          "error: --memory-per-device: expected a size such as 80GB, 16GiB, 512MiB or a number of bytes, got '16GiBs'\n");
+          "error: --memory-per-device: expected a size such as 80GB, 80G, 16GiB, 16Gi, 512MiB or a number of bytes, got '16GiBs'\n");
   }
   SUBCASE("a bad dtype: exit 2, one line") {
     test::CommandResult r = test::run_pase("solve " + alexnet + " -p 8 --dtype fp8");
