@@ -29,5 +29,7 @@ CommandRunner register_export(CLI::App& app);
 CommandRunner register_plan_check(CLI::App& app);
 /// `pase explain GRAPH --devices N (--layer NAME | --all) [--strategy FILE] [--top K] [--json]`
 CommandRunner register_explain(CLI::App& app);
+/// `pase pipedream PROFILE --machines N [--bandwidth GBps] [--activation-compression-ratio R] [--json]`
+CommandRunner register_pipedream(CLI::App& app);
 
 }  // namespace pase
