@@ -12,6 +12,28 @@ namespace {
 
 using Antichain = std::vector<int>;
 
+// A set of layers, one bit each: the closures of a chain of n layers hold
+// n²/2 members in all.
+class LayerSet {
+ public:
+  explicit LayerSet(size_t layers = 0) : bits_((layers + 63) / 64, 0) {}
+  void insert(int layer) { bits_[static_cast<size_t>(layer) / 64] |= uint64_t{1} << (layer % 64); }
+  void insert_all(const LayerSet& other) {
+    for (size_t w = 0; w < bits_.size(); ++w) bits_[w] |= other.bits_[w];
+  }
+  [[nodiscard]] bool count(int layer) const { return bits_[static_cast<size_t>(layer) / 64] >> (layer % 64) & 1; }
+  [[nodiscard]] std::vector<int> members() const {
+    std::vector<int> out;
+    for (size_t w = 0; w < bits_.size(); ++w)
+      for (uint64_t word = bits_[w]; word; word &= word - 1)
+        out.push_back(static_cast<int>(w * 64 + static_cast<size_t>(__builtin_ctzll(word))));
+    return out;
+  }
+
+ private:
+  std::vector<uint64_t> bits_;
+};
+
 // The profile graph as the optimizer holds it after its removals: node
 // order and edge order as in the file.
 class LayerGraph {
@@ -39,8 +61,8 @@ class LayerGraph {
   const ProfileNode& node(int n) const { return profile_.nodes[n]; }
 
   // Every node before `node` (its predecessors, transitively), memoised.
-  const std::set<int>& ancestors(int node) { return closure(node, in_, ancestors_); }
-  const std::set<int>& descendants(int node) { return closure(node, out_, descendants_); }
+  const LayerSet& ancestors(int node) { return closure(node, in_, ancestors_); }
+  const LayerSet& descendants(int node) { return closure(node, out_, descendants_); }
 
   // Depth-first from every node, to refuse a cycle before the closures recurse into it.
   bool has_cycle() const {
@@ -75,21 +97,36 @@ class LayerGraph {
     return out;
   }
 
-  const std::set<int>& closure(int node, const std::vector<std::vector<int>>& edges, std::map<int, std::set<int>>& memo) {
-    if (auto it = memo.find(node); it != memo.end()) return it->second;
-    std::set<int> all;
-    for (int next : edges[node]) {
-      all.insert(next);
-      const std::set<int>& further = closure(next, edges, memo);
-      all.insert(further.begin(), further.end());
+  // Every layer reachable from `node` along `edges`, memoised; depth first
+  // with a stack of its own (a chain of thousands of layers).
+  const LayerSet& closure(int node, const std::vector<std::vector<int>>& edges, std::map<int, LayerSet>& memo) {
+    std::vector<std::pair<int, size_t>> stack = {{node, 0}};
+    while (!stack.empty()) {
+      const int n = stack.back().first;
+      if (memo.count(n)) {
+        stack.pop_back();
+        continue;
+      }
+      const size_t next = stack.back().second++;
+      if (next < edges[n].size()) {
+        if (!memo.count(edges[n][next])) stack.push_back({edges[n][next], 0});
+        continue;
+      }
+      LayerSet all(profile_.nodes.size());
+      for (int to : edges[n]) {
+        all.insert(to);
+        all.insert_all(memo.at(to));
+      }
+      memo.emplace(n, std::move(all));
+      stack.pop_back();
     }
-    return memo.emplace(node, std::move(all)).first->second;
+    return memo.at(node);
   }
 
   const ProfileGraph& profile_;
   std::vector<char> alive_;
   std::vector<std::vector<int>> out_, in_;
-  std::map<int, std::set<int>> ancestors_, descendants_;
+  std::map<int, LayerSet> ancestors_, descendants_;
 };
 
 // The antichain DAG, as graph.py's antichain_dag builds it.
@@ -177,10 +214,12 @@ class AntichainDag {
   // (graph.py's augment_antichain; its set of them taken in id order).
   Antichain augment(const Antichain& antichain) {
     std::set<int> extra;
-    for (int a : antichain)
-      for (int p : graph_.ancestors(a))
+    for (int a : antichain) {
+      const LayerSet& before = graph_.ancestors(a);
+      for (int p : before.members())
         for (int o : graph_.out(p))
-          if (!graph_.ancestors(a).count(o) && o != a) extra.insert(p);
+          if (!before.count(o) && o != a) extra.insert(p);
+    }
     std::vector<int> sorted(extra.begin(), extra.end());
     std::sort(sorted.begin(), sorted.end(), [&](int x, int y) { return graph_.node(x).id < graph_.node(y).id; });
     sorted.insert(sorted.end(), antichain.begin(), antichain.end());
@@ -228,6 +267,9 @@ bool starts_with(const std::string& text, const std::string& prefix) { return te
 }  // namespace
 
 std::vector<PipeDreamState> pipedream_states(const ProfileGraph& profile, const std::string& source) {
+  if (profile.nodes.size() > kMaxPipeDreamStates)
+    throw ResourceError(source + ": " + std::to_string(profile.nodes.size()) + " layers, more than the " +
+                        std::to_string(kMaxPipeDreamStates) + " states the planner takes");
   LayerGraph graph(profile);
   if (graph.has_cycle()) throw InputError(source + ": the profile's graph has a cycle");
   for (int n : graph.sources())
@@ -257,8 +299,7 @@ std::vector<PipeDreamState> pipedream_states(const ProfileGraph& profile, const 
       state.antichain.push_back(profile.nodes[a].id);
       state.output_activation_bytes += profile.nodes[a].activation_bytes;
       covered.insert(a);
-      const std::set<int>& before = graph.ancestors(a);
-      covered.insert(before.begin(), before.end());
+      for (int b : graph.ancestors(a).members()) covered.insert(b);
     }
     for (int n : covered) {
       const ProfileNode& layer = profile.nodes[n];
