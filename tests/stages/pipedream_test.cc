@@ -236,4 +236,10 @@ TEST_CASE("pase pipedream: JSON and text from the command line, and bad input") 
   test::CommandResult lone = test::run_pase("pipedream " + single + " --machines 2");
   CHECK(lone.status == 1);
   CHECK(lone.error == "error: " + single + ": one layer after the inputs (x): there is nothing to partition\n");
+  std::string long_chain;
+  for (int l = 0; l <= 5000; ++l) long_chain += node_line("l" + std::to_string(l), "Linear", 1, 2, "3.0", 4);
+  const std::string too_long = test::write_temp_file("long.txt", long_chain);
+  test::CommandResult refused = test::run_pase("pipedream " + too_long + " --machines 2");
+  CHECK(refused.status == 3);
+  CHECK(refused.error == "error: refused: " + too_long + ": 5001 layers, more than the 5000 states the planner takes\n");
 }
