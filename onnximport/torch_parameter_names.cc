@@ -37,20 +37,33 @@ std::vector<std::string> quoted_strings(const std::string& text) {
   return out;
 }
 
-// The module a Linear's node ran in, where its metadata says it read that module's weight.
-std::optional<std::string> linear_module(const onnx::NodeProto& node) {
+// A call the exporter recorded: its FX node's text, and the module it ran
+// in with '.' as the FX argument names spell it ('_').
+struct RecordedCall {
+  std::string fx, module, mangled_module;
+};
+
+// The node's call, where its FX node calls `target` inside a module.
+std::optional<RecordedCall> recorded_call(const onnx::NodeProto& node, const std::string& target) {
   std::map<std::string, std::string> metadata = node_metadata(node);
-  const std::string& fx = metadata["pkg.torch.onnx.fx_node"];
-  if (fx.find("aten.linear.default") == std::string::npos) return std::nullopt;
+  RecordedCall call{metadata["pkg.torch.onnx.fx_node"], "", ""};
+  if (call.fx.find(target) == std::string::npos) return std::nullopt;
   std::vector<std::string> scopes = quoted_strings(metadata["pkg.torch.onnx.name_scopes"]);
   if (scopes.size() < 2 || scopes[scopes.size() - 2].empty()) return std::nullopt;
-  const std::string& module = scopes[scopes.size() - 2];
-  std::string argument = "%p_" + module + "_weight";
-  for (char& c : argument)
+  call.module = call.mangled_module = scopes[scopes.size() - 2];
+  for (char& c : call.mangled_module)
     if (c == '.') c = '_';
-  if (fx.find(argument + ")") == std::string::npos && fx.find(argument + ",") == std::string::npos)
+  return call;
+}
+
+// The module a Linear's node ran in, where its metadata says it read that module's weight.
+std::optional<std::string> linear_module(const onnx::NodeProto& node) {
+  std::optional<RecordedCall> call = recorded_call(node, "aten.linear.default");
+  if (!call) return std::nullopt;
+  const std::string argument = "%p_" + call->mangled_module + "_weight";
+  if (call->fx.find(argument + ")") == std::string::npos && call->fx.find(argument + ",") == std::string::npos)
     return std::nullopt;
-  return module;
+  return call->module;
 }
 
 // The parameter an indexing node (aten.index.Tensor: GatherND of a mixture
@@ -58,20 +71,14 @@ std::optional<std::string> linear_module(const onnx::NodeProto& node) {
 // `%p_<module path with '.' as '_'>_<attribute>` of the module the node ran
 // in, as "<module>.<attribute>" ("model.layers.0.mlp.experts.gate_up_proj").
 std::optional<std::string> indexed_parameter(const onnx::NodeProto& node) {
-  std::map<std::string, std::string> metadata = node_metadata(node);
-  const std::string& fx = metadata["pkg.torch.onnx.fx_node"];
-  if (fx.find("aten.index.Tensor") == std::string::npos) return std::nullopt;
-  std::vector<std::string> scopes = quoted_strings(metadata["pkg.torch.onnx.name_scopes"]);
-  if (scopes.size() < 2 || scopes[scopes.size() - 2].empty()) return std::nullopt;
-  const std::string& module = scopes[scopes.size() - 2];
-  std::string prefix = "(%p_" + module + "_";
-  for (char& c : prefix)
-    if (c == '.') c = '_';
-  const size_t at = fx.find(prefix);
+  std::optional<RecordedCall> call = recorded_call(node, "aten.index.Tensor");
+  if (!call) return std::nullopt;
+  const std::string prefix = "(%p_" + call->mangled_module + "_";
+  const size_t at = call->fx.find(prefix);
   if (at == std::string::npos) return std::nullopt;
-  const size_t start = at + prefix.size(), end = fx.find_first_of(",)", start);
+  const size_t start = at + prefix.size(), end = call->fx.find_first_of(",)", start);
   if (end == std::string::npos || end == start) return std::nullopt;
-  return module + "." + fx.substr(start, end - start);
+  return call->module + "." + call->fx.substr(start, end - start);
 }
 
 }  // namespace
