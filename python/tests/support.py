@@ -17,10 +17,10 @@ GPT_TIED = ["gpt", "--layers", "2", "--d-model", "256", "--heads", "8", "--ff", 
 
 
 # The zoo's CNNs at small images: AlexNet at 67x67 (the least its pools
-# leave a pixel at; fc6 reads 256 features) and ResNet-101 at 16x16, batch 32
+# leave a pixel at; fc6 reads 256 features) and ResNet-101 at 8x8, batch 32
 # (the least batch a data-parallel 8 may split under the zoo's cutoff of 4).
 ALEXNET = ["alexnet", "--image", "67", "--batch", "32"]
-RESNET = ["resnet101", "--image", "16", "--batch", "32"]
+RESNET = ["resnet101", "--image", "8", "--batch", "32"]
 
 
 def pase_exe():
