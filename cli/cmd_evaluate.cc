@@ -110,6 +110,7 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
   // The calibrated model prices a plan's layouts over the links they cross,
   // so it reads the plan too (the pase model prices configurations alone).
   StrategyDocument file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");
+  refuse_pipeline_strategy(file, o.strategy, "evaluate");
   if (devices == 0 && file.devices) {
     devices = *file.devices;
     // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).

@@ -222,6 +222,7 @@ int run_explain(const ExplainCliOptions& o) {
   int64_t devices = o.devices;
   if (!o.strategy.empty()) {
     file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");  // a searched plan: priced on its axes
+    refuse_pipeline_strategy(*file, o.strategy, "explain");
     if (devices == 0 && file->devices) devices = *file->devices;
     if (devices == 0) throw InputError(o.strategy + ": field 'devices': missing; pass --devices");
   } else if (devices == 0) {

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/graph_input.h"
 #include "base/error.h"
 #include "plans/plan_export.h"
 #include "plans/plan_reader.h"
@@ -27,7 +28,7 @@ int run_export(const ExportCliOptions& o) {
     return kExitUsage;
   }
   std::optional<PlanFile> file = read_plan(read_text_file(o.plan), o.plan);
-  if (!file) throw InputError(o.plan + ": has no plan (solve with --mesh to make one)");
+  if (!file) throw InputError(no_plan_words(read_text_file(o.plan), o.plan));
   std::string text = export_plan(*file, *framework, o.max_devices);
   if (o.out.empty())
     std::cout << text;

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/graph_input.h"
 #include "base/error.h"
 #include "plans/plan_check.h"
 #include "plans/plan_reader.h"
@@ -23,7 +24,7 @@ struct PlanCheckCliOptions {
 int run_plan_check(const PlanCheckCliOptions& cli) {
   const PlanCheckCliOptions* o = &cli;
   std::optional<PlanFile> file = read_plan(read_text_file(o->plan), o->plan);
-  if (!file) throw InputError(o->plan + ": has no plan (solve with --mesh to make one)");
+  if (!file) throw InputError(no_plan_words(read_text_file(o->plan), o->plan));
   PlanCheckOptions options;
   options.seed = o->seed;
   options.max_devices = o->max_devices;

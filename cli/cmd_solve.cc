@@ -18,6 +18,7 @@
 #include "cli/mesh_choice.h"
 #include "cli/model_options.h"
 #include "cli/onnx_loader.h"
+#include "cli/pipeline_solve.h"
 #include "cli/process_memory.h"
 #include "cli/progress_line.h"
 #include "cli/text_output.h"
@@ -52,6 +53,7 @@ struct SolveCliOptions {
   bool no_fold = false;
   bool timings = false;
   bool uniform_blocks = false;
+  PipelineCliOptions pipeline;
   int64_t devices_per_node = 0;  // 0: from the machine profile, if any
   // Import options for an ONNX model, as `pase import` takes them.
   int64_t batch = 0;  // 0: as exported
@@ -369,6 +371,30 @@ void print_solve_stats(std::ostream& out, const SolveCliOptions& o, const Graph&
         << format_total(outcome.capped->lower_bound, unit) << " " << unit << "\n";
 }
 
+// With pipeline stages: what the stage search does not take yet is refused by name.
+int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::vector<int64_t>& counts,
+                 const SolveRequest& request) {
+  const char* refused = o.mesh == "search"  ? "--mesh search"
+                        : !o.mesh.empty()   ? "--mesh"
+                        : o.uniform_blocks  ? "--uniform-blocks"
+                        : o.plan_only       ? "--plan-only"
+                        : o.stats           ? "--stats"
+                                            : nullptr;
+  if (refused)
+    throw UsageError(std::string(refused) +
+                     ": not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
+  PipelineSolveInput input;
+  input.file = &file;
+  input.path = o.graph;
+  input.devices = o.devices;
+  input.micro_batch_counts = counts;
+  input.request = request;
+  input.make_model = [&o](const TrainingSetup& setup, int64_t devices) { return make_cost_model(o.model, devices, setup); };
+  input.out = o.out;
+  input.json = o.json;
+  return run_pipeline_solve(o.pipeline, input);
+}
+
 // `pase solve` once its options are parsed.
 int run_solve(const SolveCliOptions& o) {
   const TrainingSetup training = memory_options(o.memory);
@@ -380,6 +406,7 @@ int run_solve(const SolveCliOptions& o) {
   const double load_seconds = std::chrono::duration<double>(Clock::now() - loading).count();
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
+  if (o.pipeline.requested()) return run_pipeline(o, file, counts, request);
   ProgressLine progress;
   if (progress.active() && !request.cap && !o.plan_only && counts.size() == 1)
     request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
@@ -471,6 +498,7 @@ CommandRunner register_solve(CLI::App& app) {
       ->excludes(mesh_option);
   cmd->add_option("--devices-per-node", o->devices_per_node, "Devices per node, recorded in the mesh (default: the --machine profile's)");
   cmd->add_flag("--uniform-blocks", o->uniform_blocks, "Give every block of a run of identical blocks one configuration per layer (as Megatron-LM, FSDP and a scan over layers run), and print what that costs against the free optimum");
+  add_pipeline_options(cmd, o->pipeline);
   cmd->add_flag("--timings", o->timings, "Also write solver.seconds and solver.peak_table_bytes to the strategy file (they vary from run to run)");
   cmd->add_option("--threads", o->threads, "Worker threads (default: all cores, or one for a DP under 2e7 steps, where threads cost more than they save)");
   return [cmd, o]() -> int {

@@ -120,4 +120,18 @@ int64_t micro_batch_size(const GraphFileV1& file, const TrainingSetup& setup) {
   return batch ? *batch / setup.micro_batches : 0;
 }
 
+void refuse_pipeline_strategy(const StrategyDocument& file, const std::string& path, const std::string& command) {
+  if (!file.training || file.training->stages <= 1) return;
+  throw InputError(path + ": training.pipeline: " + std::to_string(file.training->stages) + " stages; " + command +
+                   " prices a strategy of one stage (pase solve --pipeline-stages prices pipelines)");
+}
+
+std::string no_plan_words(const std::string& text, const std::string& path) {
+  const StrategyDocument file = parse_strategy_file(text, path);
+  if (file.training && file.training->stages > 1)
+    return path + ": has no plan: its " + std::to_string(file.training->stages) +
+           " pipeline stages are not placed on meshes yet (docs/pipeline.md)";
+  return path + ": has no plan (solve with --mesh to make one)";
+}
+
 }  // namespace pase

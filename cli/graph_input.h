@@ -48,4 +48,14 @@ void apply_layer_techniques(Graph& graph, const StrategyDocument& file, const Tr
 /// whole batch of a graph without data inputs).
 [[nodiscard]] int64_t micro_batch_size(const GraphFileV1& file, const TrainingSetup& setup);
 
+/// Refuses a strategy of several pipeline stages (docs/pipeline.md) in a
+/// command that prices one stage on every device (evaluate, explain):
+/// "PATH: training.pipeline: 4 stages; COMMAND prices a strategy of one
+/// stage (pase solve --pipeline-stages prices pipelines)".
+void refuse_pipeline_strategy(const StrategyDocument& file, const std::string& path, const std::string& command);
+
+/// Why the strategy file `text` has no plan: "PATH: has no plan (solve with
+/// --mesh to make one)", or for a pipeline that its stages are not placed yet.
+[[nodiscard]] std::string no_plan_words(const std::string& text, const std::string& path);
+
 }  // namespace pase

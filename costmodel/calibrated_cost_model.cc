@@ -188,10 +188,11 @@ namespace {
 // micro-batch, and their forward parts again when the layer recomputes.
 struct CostSum {
   double micro_batches = 1;
+  double step_weight = 1;  // TrainingSetup::step_weight
   double total = 0, forward = 0;
   void operator()(CostTermKind, const char*, const char*, double cost, double, double, double, CostPhase phase,
                   double forward_part) {
-    total += phase == CostPhase::Step ? cost : micro_batches * cost;
+    total += phase == CostPhase::Step ? step_weight * cost : micro_batches * cost;
     forward += forward_part;
   }
   [[nodiscard]] double step(bool recompute) const { return recompute ? total + micro_batches * forward : total; }
@@ -201,11 +202,12 @@ struct CostSum {
 // and the recomputed forward as one more term.
 struct TermList {
   double micro_batches = 1;
+  double step_weight = 1;  // as CostSum's
   CostTerms terms;
   double forward = 0;
   void operator()(CostTermKind kind, const char* what, const char* suffix, double cost, double words, double group,
                   double times, CostPhase phase, double forward_part) {
-    const double m = phase == CostPhase::Step ? 1.0 : micro_batches;
+    const double m = phase == CostPhase::Step ? step_weight : micro_batches;
     terms.push_back({kind, std::string(what) + suffix, m * cost, words, group, m * times, phase, m * forward_part});
     forward += forward_part;
   }
@@ -533,6 +535,7 @@ double step_cost(const CalibratedCostModel& calibrated, const VertexModel& model
                  const NodeGroups& nodes) {
   CostSum sum;
   sum.micro_batches = static_cast<double>(calibrated.options().training.micro_batches);
+  sum.step_weight = calibrated.options().training.step_weight;
   price_layer(calibrated, model, config, nodes, sum);
   return sum.step(model.recompute);
 }
@@ -541,6 +544,7 @@ CostTerms step_terms(const CalibratedCostModel& calibrated, const VertexModel& m
                      const NodeGroups& nodes) {
   TermList list;
   list.micro_batches = static_cast<double>(calibrated.options().training.micro_batches);
+  list.step_weight = calibrated.options().training.step_weight;
   price_layer(calibrated, model, config, nodes, list);
   return list.take(model.recompute);
 }

@@ -1,5 +1,7 @@
 #include "costmodel/cost_tables.h"
 
+#include "base/check.h"
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -247,6 +249,31 @@ TableFootprint table_footprint(const CostTables& tables) {
     add(pair.cost.get(), pair.cost ? pair.cost->size() * sizeof(double) : 0);
   }
   return footprint;
+}
+
+CostTables slice_cost_tables(const CostTables& tables, const Graph& graph, int begin, int end) {
+  PASE_ASSERT(tables.objective.pairs.size() == graph.edges.size(), tables.objective.pairs.size(), graph.edges.size());
+  CostTables slice;
+  slice.machine = tables.machine;
+  slice.cost_model = tables.cost_model;
+  slice.unit = tables.unit;
+  const size_t first = static_cast<size_t>(begin), last = static_cast<size_t>(end);
+  slice.models.resize(last - first);
+  for (size_t v = first; v < last; ++v) {
+    slice.models.set(v - first, tables.models.shared(v));
+    slice.configs.push_back(tables.configs[v]);
+    if (!tables.per_node.empty()) slice.per_node.push_back(tables.per_node[v]);
+    slice.objective.vertex_cost.push_back(tables.objective.vertex_cost[v]);
+  }
+  for (size_t e = 0; e < graph.edges.size(); ++e) {
+    const TensorEdge& edge = graph.edges[e];
+    if (edge.src < begin || edge.dst < begin || edge.dst >= end) continue;
+    PairCost pair = tables.objective.pairs[e];
+    pair.u -= begin;
+    pair.v -= begin;
+    slice.objective.pairs.push_back(std::move(pair));
+  }
+  return slice;
 }
 
 double evaluate_strategy_direct(const Graph& graph, const CostTables& tables, const CostModel& model,

@@ -51,6 +51,13 @@ inline constexpr size_t kDefaultMaxConfigs = size_t{1} << 20;
 /// device mesh realizes, those kernels run well (kernel_splits.h); empty: all.
 using ConfigFilter = std::function<bool(const VertexModel& model, const int32_t* config)>;
 
+/// The vertices [begin, end) of `tables` (which price `graph`, one pair per
+/// edge in edge order) as the tables of graphs/stage_graph.h's stage graph:
+/// its vertices' models, configurations and costs, the edges inside the
+/// range renumbered, every array shared with `tables`. Equal to pricing the
+/// stage graph, since each vertex and edge is priced on its own.
+[[nodiscard]] CostTables slice_cost_tables(const CostTables& tables, const Graph& graph, int begin, int end);
+
 /// Builds models, enumerates configurations (those `keep` accepts) and
 /// prices layers and edges with `model`.
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const CostModel& model,

@@ -118,6 +118,7 @@ CostTerms work_terms(const LayerWork& work, double r, const TrainingSetup& setup
   const double m = static_cast<double>(setup.micro_batches);
   for (CostTerm& term : terms)
     if (term.phase == CostPhase::MicroBatch) term.cost *= m, term.times *= m, term.forward *= m;
+    else if (setup.step_weight != 1.0) term.cost *= setup.step_weight, term.forward *= setup.step_weight;
   return terms;
 }
 
@@ -142,7 +143,7 @@ uint64_t default_memory_reserve(uint64_t device_bytes) {
 double PaseCostModel::layer(const VertexModel& model, const int32_t* config) const {
   // The PaSE step keeps its own sum (and its golden bits); a training setup
   // that reshapes the step sums its terms.
-  if (training_.micro_batches == 1 && zero_stage_of(training_, model.zero) == 0 && !model.recompute &&
+  if (training_.micro_batches == 1 && training_.step_weight == 1.0 && zero_stage_of(training_, model.zero) == 0 && !model.recompute &&
       !model.fused_scores && model.sequence_parallel == SequenceParallel::None)
     return layer_cost(model, config, machine_.word_cost());
   double total = 0;

@@ -60,10 +60,17 @@ struct TrainingSetup {
   Recompute recompute = Recompute::None;
   /// How attention runs (the graph's vertices carry it: Vertex::fused_scores).
   Attention attention = Attention::Naive;
+  /// The weight of the once-per-step terms (weight-gradient collectives, the
+  /// optimizer's update): 1 in a step; a pipeline search bounds a stage's
+  /// time with other weights (0: one micro-batch's time alone; stages/).
+  double step_weight = 1.0;
+  /// Micro-batches whose activations a device holds at once: 1 without
+  /// pipeline stages; a stage of a pipeline holds several (stages/pipeline_schedule.h).
+  int64_t activations_in_flight = 1;
 
   /// The step the PaSE model prices: one micro-batch, no sharded state (any
   /// dtype and optimizer); layers may still recompute (Vertex::recompute).
-  [[nodiscard]] bool whole_batch_unsharded() const { return micro_batches == 1 && zero == 0; }
+  [[nodiscard]] bool whole_batch_unsharded() const { return micro_batches == 1 && zero == 0 && step_weight == 1.0; }
   /// Whether the solver chooses recomputation or ZeRO stages per layer.
   [[nodiscard]] bool per_layer_auto() const { return zero == kZeroAuto || recompute == Recompute::Auto; }
   /// Every option at its default but the dtype and optimizer: nothing to record under `training`.
@@ -72,7 +79,8 @@ struct TrainingSetup {
   }
   bool operator==(const TrainingSetup& other) const {
     return dtype == other.dtype && optimizer == other.optimizer && micro_batches == other.micro_batches &&
-           zero == other.zero && recompute == other.recompute && attention == other.attention;
+           zero == other.zero && recompute == other.recompute && attention == other.attention &&
+           step_weight == other.step_weight && activations_in_flight == other.activations_in_flight;
   }
 };
 

@@ -1,5 +1,7 @@
 #include "dp/chain_fold.h"
 
+#include "dp/block_table_cache.h"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -220,10 +222,18 @@ DpResult run_parts(const ChainParts& parts, const Objective& objective, const st
   DpOptions block_options = options;
   block_options.same_as.clear();
   block_options.progress = progress.part();
-  const PartialDp block = eliminate_dp(r.block.objective, parts.block_plan, r.block.names, block_options, 2);
+  auto compute_block = [&] { return eliminate_dp(r.block.objective, parts.block_plan, r.block.names, block_options, 2); };
+  const std::shared_ptr<const PartialDp> kept =
+      options.block_tables ? options.block_tables->block(r.block.objective, compute_block)
+                           : std::make_shared<const PartialDp>(compute_block());
+  const PartialDp& block = *kept;
   progress.finish(parts.block_tables, block.sizes.total_work);
-  r.reduced.objective.pairs[r.run_edge].cost = std::make_shared<const std::vector<double>>(
-      min_plus_power(block.table, c, k, options.threads, [&] { progress.finish(1, parts.product_work); }));
+  auto compute_power = [&] {
+    return min_plus_power(block.table, c, k, options.threads, [&] { progress.finish(1, parts.product_work); });
+  };
+  r.reduced.objective.pairs[r.run_edge].cost = options.block_tables
+                                                   ? options.block_tables->power(r.block.objective, k, compute_power)
+                                                   : std::make_shared<const std::vector<double>>(compute_power());
   DpResult rest;
   if (parts.inner) {
     rest = run_parts(*parts.inner, r.reduced.objective, r.reduced.names, options, progress);

@@ -28,6 +28,8 @@ struct DpProgress {
   uint64_t work_done = 0, work = 0;
 };
 
+class BlockTableCache;
+
 struct DpOptions {
   uint64_t max_table_bytes = uint64_t{8} << 30;  ///< refuse plans whose tables and working buffers may need more
   uint64_t max_work = uint64_t{2000} * 1000 * 1000 * 1000;  ///< refuse plans needing more (entry, configuration) steps
@@ -41,6 +43,8 @@ struct DpOptions {
   /// instead of computing them. Empty: no followers. The caller guarantees the
   /// equality (fold.h checks it).
   std::vector<int> same_as;
+  /// Folded block tables kept across solves (block_table_cache.h); null: none kept.
+  std::shared_ptr<BlockTableCache> block_tables;
 };
 
 /// With threads = 0, a DP of fewer (entry, configuration) steps than this runs

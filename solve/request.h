@@ -2,9 +2,11 @@
 // What a command asks of a solve (solve_request.h): where the strategy comes
 // from, the memory model and cap, the DP's options, the mesh.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "costmodel/cost_tables.h"
 #include "costmodel/memory_model.h"
 #include "dp/solve.h"
 #include "memorycap/memory_cap.h"
@@ -56,6 +58,11 @@ struct SolveRequest {
   /// block position (dp/uniform_blocks.h; under a cap, memorycap/uniform_memory.h),
   /// and the free optimum is solved beside it.
   bool uniform_blocks = false;
+  /// The graph already priced by the model over the configurations searched
+  /// (no mesh): pricing is skipped. A pipeline's stages slice one pricing
+  /// of the whole graph (costmodel/cost_tables.h, slice_cost_tables), so
+  /// equal blocks share their arrays and the DP's folded block tables.
+  std::shared_ptr<const CostTables> priced;
 };
 
 /// The request of a command that prices a strategy rather than placing one

@@ -47,6 +47,10 @@ ConfigFilter searched_configurations(const SolveRequest& request) {
 // The graph priced, over the configurations searched; with search_layouts
 // each of them on every way the mesh runs it.
 void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  if (request.priced) {
+    out.tables = *request.priced;
+    return;
+  }
   out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
   if (!request.mesh || !request.search_layouts) return;
   MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model, layout_space(*request.mesh));
@@ -400,6 +404,10 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
   place(out, out.graph ? *out.graph : graph, model, request);
   out.seconds.place = seconds_since(placed);
   return out;
+}
+
+CostTables price_graph(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  return build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
 }
 
 double least_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request) {

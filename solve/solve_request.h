@@ -38,6 +38,10 @@ class BaselineNotApplicable : public OptionError {
 /// caller to refuse in its words (no_fit_words).
 [[nodiscard]] SolveOutcome solve_request(const Graph& graph, const CostModel& model, const SolveRequest& request);
 
+/// The graph priced as solve_request prices it (over the configurations the
+/// request searches; no mesh): what SolveRequest::priced takes.
+[[nodiscard]] CostTables price_graph(const Graph& graph, const CostModel& model, const SolveRequest& request);
+
 /// A lower bound on the cost of every strategy `request` (an Optimum) could
 /// find for `graph`: each layer at its least cost over the configurations
 /// searched (and, with per-layer techniques left to the solver, over those),

@@ -75,10 +75,14 @@ struct TrainingRecord {
   Recompute recompute = Recompute::None;  ///< as asked
   int zero = 0;                           ///< as asked
   Attention attention = Attention::Naive;
-  /// `pipeline`: one stage of every device (pipeline stages are not modelled yet).
-  int64_t stage_devices = 0;
-  double stage_cost = 0;
-  uint64_t stage_memory_bytes = 0;
+  /// `pipeline` (docs/pipeline.md): its stages and schedule, and per stage
+  /// its devices, its time per micro-batch (one stage: the whole step's cost)
+  /// and the bytes a device of it holds.
+  int64_t stages = 1;
+  std::string schedule = "1f1b";
+  std::vector<int64_t> stage_devices;
+  std::vector<double> stage_cost;
+  std::vector<uint64_t> stage_memory_bytes;
 };
 
 /// One `layers[]` entry. A hand-written file may give only `name` and
@@ -94,6 +98,7 @@ struct StrategyLayer {
   std::optional<bool> recompute;  ///< with a `training` object: whether the layer recomputes
   std::optional<int> zero;        ///< with a `training` object: its ZeRO stage
   std::optional<bool> fused_attention;  ///< with a `training` object: its outputs are scores inside a fused attention kernel
+  std::optional<int> stage;       ///< with pipeline stages: the stage that runs it (0-based)
   /// Megatron's sequence parallelism: "scatter_output" or "gather_input"
   /// (graphs/sequence_parallel.h); "" where the layer plays no part.
   std::string sequence_parallel;

@@ -79,8 +79,8 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
   d.summary = plan_summary(graph, tables, choice, memory ? memory->options : TrainingSetup{}, plan);
   if (memory && !memory->options.plain_step()) {
     const TrainingSetup& t = memory->options;
-    d.training = TrainingRecord{t.micro_batches, memory->micro_batch_size, t.recompute, t.zero, t.attention,
-                                tables.machine.devices, total_cost, memory->bytes.total()};
+    d.training = TrainingRecord{t.micro_batches, memory->micro_batch_size, t.recompute, t.zero, t.attention, 1, "1f1b",
+                                {tables.machine.devices}, {total_cost}, {memory->bytes.total()}};
   }
   d.layers.reserve(graph.vertices.size());
   for (size_t v = 0; v < graph.vertices.size(); ++v) {

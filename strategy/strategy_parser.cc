@@ -85,6 +85,11 @@ StrategyLayer read_layer(const JsonReader& layer) {
   if (auto f = layer.optional("cost")) out.cost = f->as_number();
   if (auto f = layer.optional("recompute")) out.recompute = f->as_bool();
   if (auto f = layer.optional("zero")) out.zero = zero_stage(*f);
+  if (auto f = layer.optional("stage")) {
+    const int64_t stage = f->as_non_negative();
+    if (stage >= (int64_t{1} << 30)) f->fail("expected a stage below 2^30, got " + std::to_string(stage));
+    out.stage = static_cast<int>(stage);
+  }
   if (auto f = layer.optional("fused_attention")) out.fused_attention = f->as_bool();
   if (auto f = layer.optional("sequence_parallel")) {
     out.sequence_parallel = f->as_string();
@@ -139,7 +144,7 @@ MemoryReport read_memory(const JsonReader& memory) {
   return out;
 }
 
-// The `training` object; its one-stage `pipeline` is derived, not read.
+// The `training` object with its `pipeline`.
 TrainingRecord read_training(const JsonReader& training) {
   training.expect_object();
   TrainingRecord out;
@@ -150,17 +155,18 @@ TrainingRecord read_training(const JsonReader& training) {
   if (auto f = training.optional("attention")) out.attention = parse_name(*f, parse_attention);
   if (auto pipeline = training.optional("pipeline")) {
     pipeline->expect_object();
-    if (pipeline->required("stages").as_positive("number of stages") != 1)
-      pipeline->required("stages").fail("pipeline stages are not supported yet: expected 1");
-    // One stage: each list has one entry, the whole step's.
-    auto only = [&](const char* key) {
+    out.stages = pipeline->required("stages").as_positive("number of stages");
+    if (auto f = pipeline->optional("schedule")) out.schedule = f->as_string();
+    // Each list has one entry per stage.
+    auto per_stage = [&](const char* key) {
       std::vector<JsonReader> items = pipeline->required(key).items();
-      if (items.size() != 1) pipeline->required(key).fail("expected one entry per stage (1)");
-      return items[0];
+      if (items.size() != static_cast<size_t>(out.stages))
+        pipeline->required(key).fail("expected one entry per stage (" + std::to_string(out.stages) + ")");
+      return items;
     };
-    out.stage_devices = only("stage_devices").as_positive("number of devices");
-    out.stage_cost = only("stage_cost").as_number();
-    out.stage_memory_bytes = as_count(only("stage_memory_bytes"));
+    for (const JsonReader& item : per_stage("stage_devices")) out.stage_devices.push_back(item.as_positive("number of devices"));
+    for (const JsonReader& item : per_stage("stage_cost")) out.stage_cost.push_back(item.as_number());
+    for (const JsonReader& item : per_stage("stage_memory_bytes")) out.stage_memory_bytes.push_back(as_count(item));
   }
   return out;
 }

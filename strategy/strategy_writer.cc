@@ -88,7 +88,7 @@ void append_memory(std::string& out, const MemoryReport& memory) {
   out += '}';
 }
 
-// The `training` object (docs/training.md), with its one-stage `pipeline`.
+// The `training` object (docs/training.md), with its `pipeline` (docs/pipeline.md).
 void append_training(std::string& out, const TrainingRecord& t) {
   append_json_top_level_key(out, "training");
   out += '{';
@@ -99,13 +99,22 @@ void append_training(std::string& out, const TrainingRecord& t) {
   if (t.zero == kZeroAuto) append_json_string(member("zero"), "auto");
   else append_json_number(member("zero"), int64_t{t.zero});
   append_json_string(member("attention"), attention_name(t.attention));
-  member("pipeline") += "{\"stages\":1,\"schedule\":\"1f1b\",\"stage_devices\":[";
-  append_json_number(out, t.stage_devices);
-  out += "],\"stage_cost\":[";
-  append_json_number(out, t.stage_cost);
-  out += "],\"stage_memory_bytes\":[";
-  append_json_number(out, t.stage_memory_bytes);
-  out += "]}}";
+  member("pipeline") += "{\"stages\":";
+  append_json_number(out, t.stages);
+  out += ",\"schedule\":";
+  append_json_string(out, t.schedule);
+  auto list = [&](const char* key, const auto& values) {
+    out += std::string(",\"") + key + "\":[";
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (k) out += ',';
+      append_json_number(out, values[k]);
+    }
+    out += ']';
+  };
+  list("stage_devices", t.stage_devices);
+  list("stage_cost", t.stage_cost);
+  list("stage_memory_bytes", t.stage_memory_bytes);
+  out += "}}";
 }
 
 // A layer's inputs, outputs or weights; with a plan, each tensor's layout too.
@@ -143,6 +152,7 @@ void append_layer(std::string& out, const StrategyLayer& layer, const Plan* plan
   append_json_number(member("cost"), layer.cost);
   if (layer.recompute) member("recompute") += *layer.recompute ? "true" : "false";
   if (layer.zero) append_json_number(member("zero"), int64_t{*layer.zero});
+  if (layer.stage) append_json_number(member("stage"), int64_t{*layer.stage});
   if (layer.fused_attention) member("fused_attention") += *layer.fused_attention ? "true" : "false";
   if (!layer.sequence_parallel.empty()) append_json_string(member("sequence_parallel"), layer.sequence_parallel);
   append_tensors(out, "inputs", layer.inputs, planned ? &planned->inputs : nullptr, mesh, member);

@@ -1,0 +1,240 @@
+#include "cli/pipeline_solve.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+#include "base/byte_size.h"
+#include "base/error.h"
+#include "base/text_file.h"
+#include "cli/exit_status.h"
+#include "cli/graph_input.h"
+#include "cli/text_output.h"
+#include "graphs/rebatch.h"
+#include "stages/pipeline_document.h"
+#include "strategy/strategy_document.h"
+
+namespace pase {
+namespace {
+
+// "12,4": each stage's devices.
+std::vector<int64_t> parse_stage_devices(const std::string& text) {
+  std::vector<int64_t> devices;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const bool digits = !item.empty() && item.size() <= 10 &&
+                        item.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(item) < 1)
+      throw UsageError("--stage-devices: expected positive device counts separated by commas (12,4), got '" + text + "'");
+    devices.push_back(std::stoll(item));
+    at = comma + 1;
+  }
+  return devices;
+}
+
+// The stage counts to try: the one given, the stage devices' count, or under
+// auto every divisor of the devices.
+std::vector<int> stage_counts(const PipelineCliOptions& o, const std::vector<int64_t>& stage_devices, int64_t devices) {
+  if (!stage_devices.empty()) {
+    if (o.stages != "1" && o.stages != std::to_string(stage_devices.size()))
+      throw UsageError("--stage-devices: gives " + std::to_string(stage_devices.size()) +
+                       " stages, but --pipeline-stages is " + o.stages);
+    return {static_cast<int>(stage_devices.size())};
+  }
+  if (o.stages == "auto") {
+    std::vector<int> counts;
+    for (int64_t s = 1; s <= devices && s <= 4096; ++s)
+      if (devices % s == 0) counts.push_back(static_cast<int>(s));
+    return counts;
+  }
+  const bool digits = !o.stages.empty() && o.stages.size() <= 6 && o.stages.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(o.stages) < 1)
+    throw UsageError("--pipeline-stages: expected a number of stages or auto, got '" + o.stages + "'");
+  return {std::stoi(o.stages)};
+}
+
+PipelineSchedule schedule_of(const PipelineCliOptions& o) {
+  PipelineSchedule schedule;
+  try {
+    schedule = parse_schedule(o.schedule);
+  } catch (const OptionError& error) {
+    throw UsageError(error.words().with("--schedule"));
+  }
+  if (schedule.kind == ScheduleKind::Interleaved)
+    throw UsageError("--schedule " + o.schedule +
+                     ": the search places each stage's layers in one contiguous range; interleaved stages (V ranges "
+                     "per device) are not searched yet (1f1b or gpipe)");
+  return schedule;
+}
+
+struct PipelineBest {
+  PipelineOutcome outcome;
+  Graph graph;
+  TrainingSetup setup;
+  int64_t micro_batch_size = 0;
+};
+
+struct SearchCounts {
+  size_t tried = 0, fitted = 0, stage_solves = 0, ranges = 0, bounded_out = 0;
+  /// No pipeline of the counts tried steps faster: the least of the solved
+  /// ones' bounds and of the bounds that ruled the others out.
+  double lower_bound = std::numeric_limits<double>::infinity();
+  std::string first_refusal;
+};
+
+std::string format_seconds(double cost) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.6g", cost);
+  return buffer;
+}
+
+std::string layer_range(const Graph& graph, const PipelineStage& stage) {
+  return graph.vertices[static_cast<size_t>(stage.begin)].name + " .. " +
+         graph.vertices[static_cast<size_t>(stage.end - 1)].name + " (" + std::to_string(stage.end - stage.begin) + ")";
+}
+
+void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSchedule& schedule, int64_t devices,
+                  double lower_bound, const std::string& unit) {
+  const PipelineOutcome& o = best.outcome;
+  out << best.graph.name << " on " << devices << " devices in " << o.stages.size() << " pipeline stages ("
+      << schedule_name(schedule) << "), " << best.setup.micro_batches << " micro-batches of " << best.micro_batch_size
+      << ", cost in " << unit << "\n";
+  size_t width = 6;
+  for (const PipelineStage& stage : o.stages) width = std::max(width, layer_range(best.graph, stage).size());
+  char line[2048];
+  std::snprintf(line, sizeof line, "%5s  %-*s  %11s  %9s  %12s  %12s  %12s  %10s\n", "stage", int(width), "layers",
+                "devices", "in flight", "t", "sends", "step work", "memory");
+  out << line;
+  for (size_t k = 0; k < o.stages.size(); ++k) {
+    const PipelineStage& s = o.stages[k];
+    const std::string range = std::to_string(s.first_device) + "-" + std::to_string(s.first_device + s.devices - 1);
+    std::snprintf(line, sizeof line, "%5zu  %-*s  %11s  %9lld  %12s  %12s  %12s  %6s GiB\n", k, int(width),
+                  layer_range(best.graph, s).c_str(), range.c_str(), static_cast<long long>(s.in_flight),
+                  format_seconds(s.value.t).c_str(), format_seconds(s.send_time).c_str(),
+                  format_seconds(s.value.w).c_str(), format_gib(s.bytes.total()).c_str());
+    out << line;
+  }
+  const double gap = lower_bound > 0 ? (o.step - lower_bound) / lower_bound : 0.0;
+  out << "step time " << format_total(o.step, unit) << " " << unit
+      << " (sum of t + (micro-batches - 1) x the largest t + the largest step work), lower bound "
+      << format_total(lower_bound, unit) << " " << unit << ", gap "
+      << (gap <= 1e-12 ? std::string("0 (optimal)") : format_seconds(100 * gap) + "%") << "\n";
+}
+
+}  // namespace
+
+void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
+  command->add_option("--pipeline-stages", options.stages,
+                      "Pipeline stages: a number, or auto (every divisor of the devices); each stage a contiguous range "
+                      "of layers on its own devices (docs/pipeline.md; default 1, no pipeline)");
+  command->add_option("--schedule", options.schedule, "Pipeline schedule: 1f1b (default) or gpipe");
+  command->add_option("--stage-devices", options.stage_devices,
+                      "Each stage's devices, e.g. 12,4 (default: the devices split evenly)");
+}
+
+int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
+  const auto start = std::chrono::steady_clock::now();
+  const PipelineSchedule schedule = schedule_of(o);
+  const std::vector<int64_t> stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
+  const std::vector<int> counts = stage_counts(o, stage_devices, input.devices);
+  const bool searching = counts.size() > 1 || input.micro_batch_counts.size() > 1;
+  std::optional<PipelineBest> best;
+  SearchCounts searched;
+  // Every (micro-batch count, stage count) with a bound no DP is needed for;
+  // solved least bound first, each only while its bound is below the best found.
+  struct Candidate {
+    size_t graph = 0;
+    TrainingSetup setup;
+    int stages = 1;
+    double bound = 0;
+  };
+  std::vector<Graph> graphs;
+  std::vector<Candidate> candidates;
+  auto request_for = [&](const TrainingSetup& setup, int s) {
+    PipelineRequest request;
+    request.stages = s;
+    request.stage_devices = stage_devices;
+    request.devices = input.devices;
+    request.schedule = schedule;
+    request.stage = input.request;
+    request.stage.memory = setup;
+    request.make_model = input.make_model;
+    return request;
+  };
+  auto option_mistake = [&](const OptionError& error) {
+    const std::string field = error.words().option;
+    return UsageError(error.words().with(field == "stage_devices" ? "--stage-devices" : "--pipeline-stages"));
+  };
+  for (int64_t m : input.micro_batch_counts) {
+    TrainingSetup setup = input.request.memory;
+    setup.micro_batches = m;
+    try {
+      graphs.push_back(training_graph(*input.file, input.path, setup));
+    } catch (const InputError& error) {
+      if (!searching) throw;
+      if (searched.first_refusal.empty()) searched.first_refusal = error.what();
+      continue;
+    }
+    for (int s : counts) {
+      try {
+        candidates.push_back({graphs.size() - 1, setup, s, pipeline_least_step(graphs.back(), request_for(setup, s))});
+      } catch (const OptionError& error) {
+        if (!searching) throw option_mistake(error);  // a stage count the devices do not allow
+      }
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
+  for (const Candidate& c : candidates) {
+    if (best && c.bound >= best->outcome.step) {
+      ++searched.bounded_out;
+      searched.lower_bound = std::min(searched.lower_bound, c.bound);
+      continue;
+    }
+    PipelineOutcome outcome;
+    try {
+      outcome = solve_pipeline(graphs[c.graph], request_for(c.setup, c.stages));
+    } catch (const OptionError& error) {
+      if (searching) continue;  // more stages than places to cut
+      throw option_mistake(error);
+    }
+    ++searched.tried;
+    searched.stage_solves += outcome.stage_solves;
+    searched.ranges += outcome.ranges;
+    if (!outcome.solved()) continue;
+    ++searched.fitted;
+    searched.lower_bound = std::min(searched.lower_bound, outcome.lower_bound);
+    if (!best || outcome.step < best->outcome.step)
+      best = PipelineBest{std::move(outcome), graphs[c.graph], c.setup, micro_batch_size(*input.file, c.setup)};
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!best) {
+    if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);
+    throw ResourceError("no pipeline of the stages tried fits the memory cap: some stage of every partition needs "
+                        "more than " + std::to_string(input.request.cap.value_or(0)) + " bytes (" +
+                        format_gib(input.request.cap.value_or(0)) + " GiB) per device");
+  }
+  const std::string unit = best->outcome.stages[0].solve->outcome.tables.unit;
+  best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
+  searched.lower_bound = best->outcome.lower_bound;
+  const StrategyDocument document = pipeline_document(best->graph, best->outcome, best->setup, best->micro_batch_size,
+                                                      schedule, input.devices, input.request.cap);
+  const std::string text = write_strategy(document);
+  if (!input.out.empty()) write_text_file(input.out, text);
+  if (input.json) std::cout << text;
+  std::ostream& out = input.json ? std::cerr : std::cout;
+  if (!input.json) print_stages(out, *best, schedule, input.devices, searched.lower_bound, unit);
+  out << "searched " << searched.tried << " pipelines of " << counts.size() << " stage counts x "
+      << input.micro_batch_counts.size() << " micro-batch counts (" << searched.fitted << " fit"
+      << (searched.bounded_out ? ", " + std::to_string(searched.bounded_out) + " bounded out: a bound reached the best step found"
+                               : std::string())
+      << "): " << searched.stage_solves << " distinct stages solved for " << searched.ranges << " stage ranges in "
+      << format_seconds(seconds) << " s\n";
+  return 0;
+}
+
+}  // namespace pase

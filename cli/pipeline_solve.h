@@ -1,0 +1,45 @@
+#pragma once
+// `pase solve` with pipeline stages (docs/pipeline.md): the search over
+// stage counts and micro-batch counts, each a pipeline search
+// (stages/pipeline_search.h), the best printed as a table of stages and
+// written as one strategy document.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/training_solve.h"
+#include "graphs/graph_file.h"
+#include "solve/request.h"
+#include "stages/pipeline_search.h"
+
+namespace pase {
+
+struct PipelineCliOptions {
+  std::string stages = "1";   ///< --pipeline-stages S|auto
+  std::string schedule = "1f1b";
+  std::string stage_devices;  ///< --stage-devices 12,4
+  /// Whether any option asks for a pipeline (one stage under 1f1b is the plain solve).
+  [[nodiscard]] bool requested() const { return stages != "1" || schedule != "1f1b" || !stage_devices.empty(); }
+};
+
+void add_pipeline_options(CLI::App* command, PipelineCliOptions& options);
+
+/// What the command asks, besides the pipeline options.
+struct PipelineSolveInput {
+  const GraphFileV1* file = nullptr;
+  std::string path;
+  int64_t devices = 0;
+  std::vector<int64_t> micro_batch_counts;
+  SolveRequest request;  ///< the training setup, cap and DP options of every stage's solve
+  StageModelMaker make_model;
+  std::string out;       ///< write the strategy file here (empty: no file)
+  bool json = false;     ///< print the strategy file instead of the table
+};
+
+/// Solves and prints; returns the exit status (3 when nothing fits).
+[[nodiscard]] int run_pipeline_solve(const PipelineCliOptions& options, const PipelineSolveInput& input);
+
+}  // namespace pase

@@ -1,0 +1,25 @@
+#pragma once
+// A pipeline's strategy as one `pase-strategy` document (docs/pipeline.md):
+// every layer with its stage's configuration and its `stage`, the step's
+// time, and `training.pipeline` with each stage's devices, time per
+// micro-batch and bytes per device.
+#include <cstdint>
+
+#include "graphs/graph.h"
+#include "stages/pipeline_search.h"
+#include "strategy/strategy_document.h"
+
+namespace pase {
+
+/// The document of `outcome` (solved) over `graph` (one micro-batch of
+/// `micro_batch_size`), solved on `devices` devices under `setup`.
+[[nodiscard]] StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& outcome,
+                                                 const TrainingSetup& setup, int64_t micro_batch_size,
+                                                 const PipelineSchedule& schedule, int64_t devices,
+                                                 std::optional<uint64_t> cap);
+
+/// A stage's graph as its strategy names it: the vertices [begin, end) of
+/// `graph`, each with the techniques its solve chose (recomputation, ZeRO stage).
+[[nodiscard]] Graph solved_stage_graph(const Graph& graph, const PipelineStage& stage);
+
+}  // namespace pase

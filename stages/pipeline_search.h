@@ -1,0 +1,82 @@
+#pragma once
+// pase's own pipeline search (docs/pipeline.md): the layers cut into S stages
+// contiguous in topological order, each stage on its own devices, every
+// layer's configuration the optimum of its stage, the boundaries placed by
+// the outer DP (pipeline_partition.h) for the least step time under the
+// schedule, the memory cap holding on every stage.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+#include "graphs/graph.h"
+#include "solve/outcome.h"
+#include "solve/request.h"
+#include "stages/pipeline_partition.h"
+#include "stages/pipeline_schedule.h"
+#include "stages/stage_cuts.h"
+
+namespace pase {
+
+/// A cost model of a training setup on a number of devices.
+using StageModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup& setup, int64_t devices)>;
+
+struct PipelineRequest {
+  int stages = 2;                      ///< S
+  std::vector<int64_t> stage_devices;  ///< n_k, summing to the devices; empty: N / S each
+  int64_t devices = 0;                 ///< N
+  PipelineSchedule schedule;
+  StageCuts cuts = StageCuts::Blocks;  ///< where a stage may begin (stage_cuts.h)
+  /// What each stage's solve is asked: the training setup (its micro-batch
+  /// count M; the graph is one micro-batch), the cap, the DP's options.
+  SolveRequest stage;
+  StageModelMaker make_model;
+};
+
+/// One stage's solve, shared by every range with its key.
+struct StageSolve {
+  bool fits = false;          ///< false: nothing fits the cap (the rest is empty)
+  SolveOutcome outcome;       ///< tables, choice, memory (activations of its micro-batches in flight)
+  Graph graph;                ///< the stage graph solved (with each layer's techniques)
+  double step_cost = 0;       ///< M t + w of its strategy, sends not included
+  double t = 0, w = 0;        ///< its time per micro-batch and once-per-step work, sends not included
+  double step_bound = 0, time_bound = 0;  ///< for pipeline_partition.h (solve_stage in pipeline_search.cc)
+};
+
+struct PipelineStage {
+  int begin = 0, end = 0;     ///< vertices [begin, end) of the graph
+  int64_t devices = 0, first_device = 0;
+  int64_t in_flight = 1;      ///< micro-batches whose activations it holds at its peak
+  double send_time = 0;       ///< its point-to-point sends per micro-batch (in t)
+  StageValue value;           ///< t with its sends
+  std::shared_ptr<const StageSolve> solve;
+  PlanMemory bytes;           ///< what a device of the stage holds
+};
+
+struct PipelineOutcome {
+  std::vector<PipelineStage> stages;  ///< empty: no partition fits
+  double step = 0, lower_bound = 0;
+  size_t stage_solves = 0;   ///< distinct stages solved
+  size_t ranges = 0;         ///< stage ranges priced
+  int positions = 0;         ///< places a stage may begin (and the end)
+  [[nodiscard]] bool solved() const { return !stages.empty(); }
+};
+
+/// A lower bound on the step of every pipeline of `request.stages` stages
+/// (equal devices) without any DP: with L the sum over layers of each one's
+/// least time per micro-batch on a stage's devices (no redistribution, no
+/// sends), sum t + (M - 1) max t >= L + (M - 1) L / S. A search over stage and
+/// micro-batch counts solves only those whose bound is below the best found.
+[[nodiscard]] double pipeline_least_step(const Graph& graph, const PipelineRequest& request);
+
+/// The best pipeline of `request.stages` stages of `graph` (one micro-batch),
+/// exact over each stage's optimum as the outer DP prices it, with a lower
+/// bound over every strategy (pipeline_partition.h); a single stage is the
+/// plain solve. OptionError when the stage devices do not add up to N or
+/// there are fewer places to cut than stages.
+[[nodiscard]] PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& request);
+
+}  // namespace pase
