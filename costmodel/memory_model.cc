@@ -122,11 +122,10 @@ MemoryTables build_memory_tables(const Graph& graph, const CostTables& tables, c
         if (overflow || add_overflows(h.weight ? weight_bytes : activation_bytes, bytes))
           throw InputError(graph.source + ": vertex '" + vertex.name + "': its bytes per device overflow 64 bits");
       }
-      // A pipeline stage holds several micro-batches' activations at once.
+      // A pipeline stage holds several micro-batches' activations at once (multiplied in place).
       if (options.activations_in_flight > 1 &&
           mul_overflows(activation_bytes, static_cast<uint64_t>(options.activations_in_flight)))
         throw InputError(graph.source + ": vertex '" + vertex.name + "': its bytes per device overflow 64 bits");
-      activation_bytes *= static_cast<uint64_t>(std::max<int64_t>(options.activations_in_flight, 1));
       memory.weights.push_back(weight_bytes);
       memory.activations.push_back(activation_bytes);
     }

@@ -1,6 +1,9 @@
 #include "stages/pipeline_search.h"
 
 #include <algorithm>
+#include <limits>
+#include <array>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <utility>
@@ -111,8 +114,9 @@ double least_cost(const Graph& stage, const StageSite& site, const TrainingSetup
 // of the stage. For the slowest stage b, sum t + (M - 1) t_b + max w >=
 // sum over k != b of (t_k + w_k / S) + M t_b + w_b / S.
 StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_flight, int stages,
-                       const PipelineRequest& request) {
+                       const PipelineRequest& request, const StageSolve* base = nullptr) {
   StageSolve solved;
+  solved.in_flight = in_flight;
   SolveRequest ask = request.stage;
   ask.memory.activations_in_flight = in_flight;
   ask.place = false;
@@ -135,7 +139,10 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
   solved.t = evaluate_strategy_direct(solved.graph, solved.outcome.tables, *time_model, solved.outcome.solution.choice);
   solved.w = std::max(0.0, solved.step_cost - static_cast<double>(m) * solved.t);
   solved.time_bound = solved.step_bound;  // one stage: its step is its own optimum
-  if (stages > 1) {
+  if (base) {  // the same stage without the cap bounds it (bounds over every strategy)
+    solved.time_bound = base->time_bound;
+    solved.step_bound = stages > 1 ? base->step_bound : std::max(base->step_bound, solved.step_bound);
+  } else if (stages > 1) {
     const double share = 1.0 / static_cast<double>(stages);
     solved.time_bound = least_cost(stage, site, weighted(request.stage.memory, 1, share), request);
     solved.step_bound = least_cost(stage, site, weighted(request.stage.memory, m, share), request);
@@ -198,7 +205,7 @@ class RangeKeys {
   std::vector<std::pair<int, int>> repeated_;
 };
 
-using SolveKey = std::tuple<std::vector<int64_t>, int64_t, int64_t>;  // range, devices, micro-batches held
+using SolveKey = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool>;  // range, devices, micro-batches held, under the cap
 
 }  // namespace
 
@@ -242,21 +249,15 @@ PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& reques
     if (k > 0) seconds += send_seconds(graph, starts[i], devices[k - 1], devices[k], across(k - 1), *link_model);
     return seconds;
   };
-  // Every stage the outer DP may ask for, each distinct one solved once, in parallel.
+  // Every stage the outer DP may ask for, each distinct one solved once, in
+  // parallel, without the cap; under a cap, then those whose optimum does not
+  // fit with their micro-batches in flight, by the capped search.
   const RangeKeys keys(graph, starts);
-  auto key_of = [&](int k, int i, int j) -> SolveKey {
-    const int64_t in_flight = micro_batches_in_flight(k, s, setup.micro_batches, request.schedule);
-    return {keys.key(i, j), devices[k], request.stage.cap ? in_flight : 1};  // without a cap memory does not choose
-  };
-  std::map<SolveKey, std::shared_ptr<const StageSolve>> solves;
-  std::vector<std::pair<SolveKey, std::pair<int, int>>> jobs;
   const int p = outcome.positions;
+  std::vector<std::array<int, 3>> ranges;  // (k, i, j) the outer DP may ask for
   for (int k = 0; k < s; ++k)
     for (int i = k == 0 ? 0 : k; i + (s - k) <= p && (k > 0 || i == 0); ++i)
-      for (int j = k == s - 1 ? p : i + 1; j + (s - k - 1) <= p; ++j) {
-        SolveKey key = key_of(k, i, j);
-        if (solves.emplace(key, nullptr).second) jobs.push_back({std::move(key), {i, j}});
-      }
+      for (int j = k == s - 1 ? p : i + 1; j + (s - k - 1) <= p; ++j) ranges.push_back({k, i, j});
   Pricings pricings(graph, request);
   const double share = 1.0 / static_cast<double>(s);
   for (int64_t n : devices) {
@@ -264,21 +265,72 @@ PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& reques
     if (s > 1) pricings.add(n, weighted(setup, 1, share)), pricings.add(n, weighted(setup, setup.micro_batches, share));
   }
   pricings.price_all();
-  PipelineRequest shared = request;
-  if (!shared.stage.solve.dp.block_tables) shared.stage.solve.dp.block_tables = std::make_shared<BlockTableCache>();
-  std::vector<std::shared_ptr<const StageSolve>> solved(jobs.size());
-  tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t n) {
-    const auto& [key, range] = jobs[n];
-    const StageSite site{starts[range.first], starts[range.second], std::get<1>(key), &pricings};
-    solved[n] = std::make_shared<const StageSolve>(
-        solve_stage(stage_graph(graph, site.begin, site.end), site, std::get<2>(key), s, shared));
+  PipelineRequest uncapped = request;
+  if (!uncapped.stage.solve.dp.block_tables) uncapped.stage.solve.dp.block_tables = std::make_shared<BlockTableCache>();
+  PipelineRequest capped = uncapped;
+  uncapped.stage.cap.reset();
+  std::map<SolveKey, std::shared_ptr<const StageSolve>> solves;
+  auto key_of = [&](int k, int i, int j, int64_t held, bool under_cap) -> SolveKey {
+    return {keys.key(i, j), devices[k], held, under_cap};
+  };
+  auto solve_all = [&](const std::vector<std::pair<SolveKey, std::array<int, 3>>>& jobs, auto&& solve) {
+    std::vector<std::shared_ptr<const StageSolve>> solved(jobs.size());
+    tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t n) {
+      const auto& [key, at] = jobs[n];
+      const StageSite site{starts[at[1]], starts[at[2]], std::get<1>(key), &pricings};
+      solved[n] = std::make_shared<const StageSolve>(solve(stage_graph(graph, site.begin, site.end), site, key, at));
+    });
+    for (size_t n = 0; n < jobs.size(); ++n) solves[jobs[n].first] = solved[n];
+  };
+  std::vector<std::pair<SolveKey, std::array<int, 3>>> jobs;
+  for (const auto& [k, i, j] : ranges)
+    if (SolveKey key = key_of(k, i, j, 1, false); solves.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
+  solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>&) {
+    return solve_stage(stage, site, 1, s, uncapped);
   });
-  for (size_t n = 0; n < jobs.size(); ++n) solves[jobs[n].first] = solved[n];
-  auto stage_solve = [&](int k, int i, int j) { return solves.at(key_of(k, i, j)); };
+  // Which solve answers stage k over [i, j): the one without the cap where its optimum fits.
+  auto in_flight = [&](int k) { return micro_batches_in_flight(k, s, setup.micro_batches, request.schedule); };
+  auto answer_key = [&](int k, int i, int j) {
+    SolveKey base = key_of(k, i, j, 1, false);
+    if (!request.stage.cap) return base;
+    const PlanMemory& one = solves.at(base)->outcome.bytes;
+    const uint64_t held = static_cast<uint64_t>(in_flight(k));
+    const bool fits = one.activations <= (UINT64_MAX - one.weights) / held && one.weights + held * one.activations <= *request.stage.cap;
+    return fits ? base : key_of(k, i, j, in_flight(k), true);
+  };
   const double m = static_cast<double>(setup.micro_batches);
+  // Under a cap: the best partition of stages whose optimum fits as it is
+  // bounds the rest. A stage that does not fit costs M t + w at least its
+  // optimum without the cap, and the step at least that: where it reaches
+  // the partition found, the capped search is not run and the stage is left
+  // out (any partition with it steps no faster than the one found, so the
+  // lower bound, min(bound, step), still holds).
+  double incumbent = std::numeric_limits<double>::infinity();
+  if (request.stage.cap) {
+    const PartitionAnswer fitting = best_partition({p, s, setup.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
+      if (std::get<3>(answer_key(k, i, j))) return std::nullopt;
+      const StageSolve& base = *solves.at(key_of(k, i, j, 1, false));
+      const double send = sends(k, i, j);
+      return StageValue{base.t + send, base.w, base.step_bound + m * send, base.time_bound + send};
+    }});
+    if (!fitting.bounds.empty()) incumbent = fitting.step;
+  }
+  auto ruled_out = [&](int k, int i, int j) {
+    return solves.at(key_of(k, i, j, 1, false))->step_cost + m * sends(k, i, j) >= incumbent;
+  };
+  jobs.clear();
+  for (const auto& [k, i, j] : ranges)
+    if (SolveKey key = answer_key(k, i, j); !ruled_out(k, i, j) && solves.emplace(key, nullptr).second)
+      jobs.push_back({std::move(key), {k, i, j}});
+  solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
+    return solve_stage(stage, site, std::get<2>(key), s, capped, solves.at(key_of(at[0], at[1], at[2], 1, false)).get());
+  });
+  auto stage_solve = [&](int k, int i, int j) { return solves.at(answer_key(k, i, j)); };
   PartitionProblem problem{p, s, setup.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
     ++outcome.ranges;
-    const std::shared_ptr<const StageSolve> stage = stage_solve(k, i, j);
+    const SolveKey key = answer_key(k, i, j);
+    if (std::get<3>(key) && !solves.count(key)) return std::nullopt;  // ruled out by the partition that fits
+    const std::shared_ptr<const StageSolve> stage = solves.at(key);
     if (!stage->fits) return std::nullopt;
     const double send = sends(k, i, j);
     return StageValue{stage->t + send, stage->w, stage->step_bound + m * send, stage->time_bound + send};
@@ -299,7 +351,7 @@ PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& reques
     stage.value = answer.stages[k];
     stage.solve = stage_solve(k, answer.bounds[k], answer.bounds[k + 1]);
     stage.bytes = stage.solve->outcome.bytes;
-    if (!request.stage.cap) stage.bytes.activations *= static_cast<uint64_t>(stage.in_flight);
+    if (stage.solve->in_flight == 1) stage.bytes.activations *= static_cast<uint64_t>(stage.in_flight);
     outcome.stages.push_back(std::move(stage));
   }
   // One stage is the plain solve: its cost as the solver found it, to the last bit.

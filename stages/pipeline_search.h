@@ -39,6 +39,7 @@ struct PipelineRequest {
 /// One stage's solve, shared by every range with its key.
 struct StageSolve {
   bool fits = false;          ///< false: nothing fits the cap (the rest is empty)
+  int64_t in_flight = 1;      ///< micro-batches' activations its memory counted (1: one, without a cap)
   SolveOutcome outcome;       ///< tables, choice, memory (activations of its micro-batches in flight)
   Graph graph;                ///< the stage graph solved (with each layer's techniques)
   double step_cost = 0;       ///< M t + w of its strategy, sends not included

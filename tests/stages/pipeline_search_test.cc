@@ -171,6 +171,13 @@ TEST_CASE("a stage holds the activations of its micro-batches in flight (1f1b: S
       const PlanMemory one = plan_memory(memory, stage.solve->outcome.solution.choice);
       CHECK(stage.bytes.weights == one.weights);
       CHECK(stage.bytes.activations == one.activations * static_cast<uint64_t>(stage.in_flight));
+      // The memory model counts three micro-batches in flight as three times one's activations.
+      TrainingSetup three = request.stage.memory;
+      three.activations_in_flight = 3;
+      const PlanMemory held = plan_memory(build_memory_tables(stage.solve->graph, stage.solve->outcome.tables, three),
+                                          stage.solve->outcome.solution.choice);
+      CHECK(held.weights == one.weights);
+      CHECK(held.activations == 3 * one.activations);
     }
   }
 }
@@ -187,6 +194,35 @@ TEST_CASE("under a cap every stage fits with its micro-batches in flight, and a 
   REQUIRE(capped.solved());
   for (const PipelineStage& stage : capped.stages) CHECK(stage.bytes.total() <= *request.stage.cap);
   CHECK(capped.step >= free.lower_bound);
+  CHECK(capped.lower_bound <= capped.step);
+  // Against every partition, each stage solved under the cap with its micro-batches in flight.
+  const std::vector<int> starts = stage_starts(graph);
+  const int positions = static_cast<int>(starts.size()) - 1;
+  const std::unique_ptr<CostModel> link = request.make_model(TrainingSetup{}, 4);
+  auto send = [&](int cut) { return link->fetch_cost(double(crossing_elements(graph, cut)) / 2.0, 2) / 2; };
+  double brute = INFINITY;
+  each_partition(positions, 2, [&](const std::vector<int>& bounds) {
+    std::vector<double> t, w;
+    for (int k = 0; k < 2; ++k) {
+      SolveRequest ask;
+      ask.memory.micro_batches = 4;
+      ask.memory.activations_in_flight = 2 - k;
+      ask.cap = request.stage.cap;
+      ask.place = false;
+      const Graph stage = stage_graph(graph, starts[bounds[k]], starts[bounds[k + 1]]);
+      const SolveOutcome out = solve_request(stage, *request.make_model(ask.memory, 2), ask);
+      if (!out.solved()) return;
+      TrainingSetup time = ask.memory;
+      time.micro_batches = 1;
+      time.step_weight = 0;
+      const double per = evaluate_strategy_direct(out.graph ? *out.graph : stage, out.tables,
+                                                  *request.make_model(time, 2), out.solution.choice);
+      t.push_back(per + send(starts[bounds[1]]));  // stage 0 sends its output, stage 1 the gradient back
+      w.push_back(std::max(0.0, out.solution.cost - 4 * per));
+    }
+    brute = std::min(brute, pipeline_step_time(t, w, 4, PipelineSchedule{}));
+  });
+  CHECK(capped.step == doctest::Approx(brute).epsilon(1e-9));
   request.stage.cap = 1000;
   CHECK_FALSE(solve_pipeline(graph, request).solved());
 }

@@ -1,0 +1,64 @@
+#pragma once
+// What a user runs, from a strategy file (docs/launch.md): the plan read as
+// the sizes a training framework is launched with (tensor, pipeline, data
+// and context parallelism, micro-batch per device, gradient accumulation,
+// recomputation, ZeRO), written as Megatron-LM flags, a DeepSpeed config
+// or a PyTorch recipe; every layer the framework's terms cannot say is
+// named in one line with what it needs.
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "strategy/strategy_document.h"
+
+namespace pase {
+
+/// How the weight layers (GEMMs and embeddings) of a plan split: tensor ways
+/// over the letters their weights follow, data ways over the batch (the first
+/// input's first dimension), context ways over the rest.
+struct WeightPattern {
+  int64_t tensor = 1, data = 1, context = 1;
+  bool operator==(const WeightPattern& o) const { return tensor == o.tensor && data == o.data && context == o.context; }
+  bool operator<(const WeightPattern& o) const {
+    return std::tie(tensor, data, context) < std::tie(o.tensor, o.data, o.context);
+  }
+};
+
+struct LaunchSettings {
+  std::string graph;
+  int64_t devices = 0;
+  int64_t stages = 1;
+  std::string schedule = "1f1b";
+  WeightPattern pattern;             ///< the weight layers' most common pattern
+  int64_t micro_batches = 1;         ///< gradient accumulation steps
+  int64_t micro_batch_size = 0;      ///< one micro-batch over all data-parallel replicas
+  int64_t global_batch = 0;          ///< micro_batch_size x micro_batches
+  int64_t per_device_micro_batch = 0;
+  std::string recompute = "none";    ///< "none", "full" (as solved) or "selective" (some layers)
+  int zero = 0;                      ///< the ZeRO stage most weight layers run
+  std::string dtype;
+  int64_t blocks = 0;                ///< repeated blocks (transformer layers) by module name
+  std::vector<int64_t> blocks_per_stage;
+  std::vector<std::string> stage_first_module;  ///< per stage after the first: the module it begins at
+  /// Module name -> "colwise" or "rowwise" for each weight GEMM of the first
+  /// block (tensor parallel plan), by how its weight's output or input splits.
+  std::vector<std::pair<std::string, std::string>> tensor_plan;
+  /// One line per layer the pattern does not describe.
+  std::vector<std::string> deviations;
+};
+
+/// Reads the launch settings out of a strategy document (a pipeline's or
+/// one stage's). InputError naming the file when it has no layers with weights.
+[[nodiscard]] LaunchSettings launch_settings(const StrategyDocument& document);
+
+/// Megatron-LM's command-line flags (pretrain_gpt.py), with comments.
+[[nodiscard]] std::string megatron_flags(const LaunchSettings& settings);
+/// A DeepSpeed config (JSON) with the pipeline's partition beside it.
+[[nodiscard]] std::string deepspeed_config(const LaunchSettings& settings);
+/// A PyTorch recipe: a Python module with the device mesh, the pipeline's
+/// split points, the tensor-parallel plan and FSDP2 over the data axis.
+[[nodiscard]] std::string torch_recipe(const LaunchSettings& settings);
+
+}  // namespace pase
