@@ -15,6 +15,7 @@
 #include "cli/mesh_choice.h"
 #include "graphs/rebatch.h"
 #include "cli/memory_options.h"
+#include "cli/pipeline_solve.h"
 #include "cli/model_options.h"
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
@@ -39,6 +40,7 @@ struct EvaluateCliOptions {
   int64_t tensor_parallel = 0;  // megatron: 0, the best
   bool sequence_parallel = false;  // megatron: Megatron-LM's --sequence-parallel
   std::string mesh;             // --baseline: placed on it (search: the cheapest dp x tp mesh)
+  PipelineCliOptions pipeline;  // --baseline: in pipeline stages of equal blocks
   std::string out;
   bool json = false;
 };
@@ -138,6 +140,15 @@ std::unique_ptr<TrainingSolve> baseline_on_mesh(const EvaluateCliOptions& o, con
 }
 
 // `pase evaluate` once its options are parsed.
+// A baseline in pipeline stages (docs/pipeline.md): each stage an equal
+// share of the blocks, each stage the baseline on its devices.
+int evaluate_pipeline(const EvaluateCliOptions& o, const GraphFileV1& file, const std::vector<int64_t>& counts,
+                      const SolveRequest& request, int64_t devices) {
+  if (o.baseline.empty()) throw UsageError("--pipeline-stages: applies to --baseline (a strategy file records its own stages)");
+  if (!o.mesh.empty()) throw UsageError("--mesh: not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
+  return run_pipeline_solve(o.pipeline, pipeline_input(file, o.graph, devices, counts, request, o.model, o.out, o.json));
+}
+
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
   const std::optional<StrategyDocument> file = read_given(o, devices);
@@ -158,6 +169,7 @@ int run_evaluate(const EvaluateCliOptions& o) {
   const GraphFileV1 graph_file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(graph_file, o.graph) : 1);
+  if (o.pipeline.requested()) return evaluate_pipeline(o, graph_file, counts, request, devices);
   TrainingSearch search;
   std::string mesh_words;
   if (o.mesh.empty()) {
@@ -221,6 +233,7 @@ CommandRunner register_evaluate(CLI::App& app) {
   cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
   add_cost_model_options(cmd, o->model);
   add_memory_options(cmd, o->memory, /*with_cap=*/false);
+  add_pipeline_options(cmd, o->pipeline);
   add_mcmc_options(cmd, o->mcmc);
   cmd->add_option("--tensor-parallel", o->tensor_parallel,
                   "megatron: ways of tensor parallelism inside a stage (default: the best divisor of the devices)");

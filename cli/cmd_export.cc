@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "plans/plan_export.h"
 #include "plans/plan_reader.h"
-#include "strategy/launch_settings.h"
+#include "cli/launch_export.h"
 #include "strategy/strategy_document.h"
 #include "base/text_file.h"
 

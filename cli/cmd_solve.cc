@@ -383,16 +383,7 @@ int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::v
   if (refused)
     throw UsageError(std::string(refused) +
                      ": not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
-  PipelineSolveInput input;
-  input.file = &file;
-  input.path = o.graph;
-  input.devices = o.devices;
-  input.micro_batch_counts = counts;
-  input.request = request;
-  input.make_model = [&o](const TrainingSetup& setup, int64_t devices) { return make_cost_model(o.model, devices, setup); };
-  input.out = o.out;
-  input.json = o.json;
-  return run_pipeline_solve(o.pipeline, input);
+  return run_pipeline_solve(o.pipeline, pipeline_input(file, o.graph, o.devices, counts, request, o.model, o.out, o.json));
 }
 
 // `pase solve` once its options are parsed.

@@ -118,34 +118,24 @@ void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSch
                   format_seconds(s.value.w).c_str(), format_gib(s.bytes.total()).c_str());
     out << line;
   }
-  const double gap = lower_bound > 0 ? (o.step - lower_bound) / lower_bound : 0.0;
   out << "step time " << format_total(o.step, unit) << " " << unit
-      << " (sum of t + (micro-batches - 1) x the largest t + the largest step work), lower bound "
-      << format_total(lower_bound, unit) << " " << unit << ", gap "
+      << " (sum of t + (micro-batches - 1) x the largest t + the largest step work)";
+  if (std::isnan(lower_bound)) {
+    out << ", stages of equal blocks (not searched)\n";
+    return;
+  }
+  const double gap = lower_bound > 0 ? (o.step - lower_bound) / lower_bound : 0.0;
+  out << ", lower bound " << format_total(lower_bound, unit) << " " << unit << ", gap "
       << (gap <= 1e-12 ? std::string("0 (optimal)") : format_seconds(100 * gap) + "%") << "\n";
 }
 
-}  // namespace
-
-void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
-  command->add_option("--pipeline-stages", options.stages,
-                      "Pipeline stages: a number, or auto (every divisor of the devices); each stage a contiguous range "
-                      "of layers on its own devices (docs/pipeline.md; default 1, no pipeline)");
-  command->add_option("--schedule", options.schedule, "Pipeline schedule: 1f1b (default) or gpipe");
-  command->add_option("--stage-devices", options.stage_devices,
-                      "Each stage's devices, e.g. 12,4 (default: the devices split evenly)");
-}
-
-int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
-  const auto start = std::chrono::steady_clock::now();
-  const PipelineSchedule schedule = schedule_of(o);
-  const std::vector<int64_t> stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
-  const std::vector<int> counts = stage_counts(o, stage_devices, input.devices);
+// Every (micro-batch count, stage count) with a bound no DP is needed for,
+// solved least bound first, each only while its bound is below the best found.
+std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, const PipelineSchedule& schedule,
+                                             const std::vector<int64_t>& stage_devices, const std::vector<int>& counts,
+                                             SearchCounts& searched) {
   const bool searching = counts.size() > 1 || input.micro_batch_counts.size() > 1;
   std::optional<PipelineBest> best;
-  SearchCounts searched;
-  // Every (micro-batch count, stage count) with a bound no DP is needed for;
-  // solved least bound first, each only while its bound is below the best found.
   struct Candidate {
     size_t graph = 0;
     TrainingSetup setup;
@@ -163,6 +153,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     request.stage = input.request;
     request.stage.memory = setup;
     request.make_model = input.make_model;
+    request.equal_blocks = input.request.source == StrategySource::Baseline;  // a baseline's stages: Megatron-LM's split
     return request;
   };
   auto option_mistake = [&](const OptionError& error) {
@@ -207,10 +198,47 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     searched.ranges += outcome.ranges;
     if (!outcome.solved()) continue;
     ++searched.fitted;
-    searched.lower_bound = std::min(searched.lower_bound, outcome.lower_bound);
+    searched.lower_bound = std::isnan(outcome.lower_bound) ? outcome.lower_bound
+                                                           : std::fmin(searched.lower_bound, outcome.lower_bound);
     if (!best || outcome.step < best->outcome.step)
       best = PipelineBest{std::move(outcome), graphs[c.graph], c.setup, micro_batch_size(*input.file, c.setup)};
   }
+  return best;
+}
+
+}  // namespace
+
+void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
+  command->add_option("--pipeline-stages", options.stages,
+                      "Pipeline stages: a number, or auto (every divisor of the devices); each stage a contiguous range "
+                      "of layers on its own devices (docs/pipeline.md; default 1, no pipeline)");
+  command->add_option("--schedule", options.schedule, "Pipeline schedule: 1f1b (default) or gpipe");
+  command->add_option("--stage-devices", options.stage_devices,
+                      "Each stage's devices, e.g. 12,4 (default: the devices split evenly)");
+}
+
+PipelineSolveInput pipeline_input(const GraphFileV1& file, const std::string& path, int64_t devices,
+                                  const std::vector<int64_t>& counts, const SolveRequest& request,
+                                  const CostModelOptions& model, const std::string& out, bool json) {
+  PipelineSolveInput input;
+  input.file = &file;
+  input.path = path;
+  input.devices = devices;
+  input.micro_batch_counts = counts;
+  input.request = request;
+  input.make_model = [model](const TrainingSetup& setup, int64_t n) { return make_cost_model(model, n, setup); };
+  input.out = out;
+  input.json = json;
+  return input;
+}
+
+int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
+  const auto start = std::chrono::steady_clock::now();
+  const PipelineSchedule schedule = schedule_of(o);
+  const std::vector<int64_t> stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
+  const std::vector<int> counts = stage_counts(o, stage_devices, input.devices);
+  SearchCounts searched;
+  std::optional<PipelineBest> best = search_pipelines(input, schedule, stage_devices, counts, searched);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
     if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);
@@ -219,8 +247,10 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
                         format_gib(input.request.cap.value_or(0)) + " GiB) per device");
   }
   const std::string unit = best->outcome.stages[0].solve->outcome.tables.unit;
-  best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
-  searched.lower_bound = best->outcome.lower_bound;
+  if (!std::isnan(best->outcome.lower_bound)) {
+    best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
+    searched.lower_bound = best->outcome.lower_bound;
+  }
   const StrategyDocument document = pipeline_document(best->graph, best->outcome, best->setup, best->micro_batch_size,
                                                       schedule, input.devices, input.request.cap);
   const std::string text = write_strategy(document);

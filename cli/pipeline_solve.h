@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/model_options.h"
 #include "cli/training_solve.h"
 #include "graphs/graph_file.h"
 #include "solve/request.h"
@@ -38,6 +39,13 @@ struct PipelineSolveInput {
   std::string out;       ///< write the strategy file here (empty: no file)
   bool json = false;     ///< print the strategy file instead of the table
 };
+
+/// What `solve` and `evaluate` ask: the graph file at `path`, its devices and
+/// micro-batch counts, the request, the cost model's options (a model per
+/// stage's devices), where the strategy goes.
+[[nodiscard]] PipelineSolveInput pipeline_input(const GraphFileV1& file, const std::string& path, int64_t devices,
+                                                const std::vector<int64_t>& counts, const SolveRequest& request,
+                                                const CostModelOptions& model, const std::string& out, bool json);
 
 /// Solves and prints; returns the exit status (3 when nothing fits).
 [[nodiscard]] int run_pipeline_solve(const PipelineCliOptions& options, const PipelineSolveInput& input);

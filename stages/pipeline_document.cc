@@ -1,6 +1,7 @@
 #include "stages/pipeline_document.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "graphs/stage_graph.h"
 #include "strategy/strategy_file.h"
@@ -64,8 +65,10 @@ StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& ou
   memory.micro_batch_size = micro_batch_size;
   memory.bytes = largest;
   memory.cap = cap;
-  memory.lower_bound = outcome.lower_bound;
-  memory.gap = outcome.lower_bound > 0 ? (outcome.step - outcome.lower_bound) / outcome.lower_bound : 0.0;
+  if (!std::isnan(outcome.lower_bound)) {  // a baseline's stages are not searched: no bound
+    memory.lower_bound = outcome.lower_bound;
+    memory.gap = outcome.lower_bound > 0 ? (outcome.step - outcome.lower_bound) / outcome.lower_bound : 0.0;
+  }
   document.memory = memory;
   document.training = training;
   return document;

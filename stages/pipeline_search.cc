@@ -1,6 +1,7 @@
 #include "stages/pipeline_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <array>
 #include <cstdint>
@@ -175,6 +176,26 @@ double send_seconds(const Graph& graph, int cut, int64_t from, int64_t to, bool 
   return model.fetch_cost_on_nodes(words, 2, across_nodes) / 2;  // fetch_cost counts forward and backward
 }
 
+// Megatron-LM's stages over the cut positions of StageCuts::Blocks: an equal
+// share of the run's blocks each (the first stages one more where they do
+// not divide), the first also what precedes the run, the last what follows.
+std::vector<int> equal_block_bounds(const Graph& graph, int stages) {
+  const BlockRun run = block_run(graph, StageKeys(graph));
+  const int positions = static_cast<int>(stage_cut_vertices(graph, StageKeys(graph), StageCuts::Blocks).size()) - 1;
+  if (run.blocks < static_cast<size_t>(stages))
+    throw OptionError({"pipeline_stages", "the pipeline stages", "",
+                       ": " + std::to_string(stages) + " stages of equal blocks, but the graph repeats " +
+                           std::to_string(run.blocks) + " blocks"});
+  std::vector<int> bounds = {0};
+  size_t block = 0;
+  for (int k = 1; k < stages; ++k) {
+    block += run.blocks / static_cast<size_t>(stages) + (static_cast<size_t>(k - 1) < run.blocks % static_cast<size_t>(stages));
+    bounds.push_back(static_cast<int>(run.first + block));
+  }
+  bounds.push_back(positions);
+  return bounds;
+}
+
 // The key of the stage over cut positions [i, j): its segments' ids (the
 // vertices between consecutive cuts; only a cut's boundary output crosses
 // into the next segment, read there alike whatever precedes) and the
@@ -222,144 +243,210 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   return least + (m - 1) * least / static_cast<double>(devices.size());
 }
 
-PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& request) {
-  const std::vector<int64_t> devices = devices_of_stages(request);
-  const int s = static_cast<int>(devices.size());
-  const std::vector<int> starts = stage_cut_vertices(graph, StageKeys(graph), request.cuts);
-  PipelineOutcome outcome;
-  outcome.positions = static_cast<int>(starts.size()) - 1;
-  if (outcome.positions < s)
-    throw OptionError({"pipeline_stages", "the pipeline stages", "",
-                       ": " + std::to_string(s) + " stages, but the graph has " + std::to_string(outcome.positions) +
-                           " places a stage may begin (" +
-                           (request.cuts == StageCuts::Blocks ? "at each block" : "after each block boundary") + ")"});
-  std::vector<int64_t> first(static_cast<size_t>(s), 0);
-  for (int k = 1; k < s; ++k) first[k] = first[k - 1] + devices[k - 1];
-  const TrainingSetup& setup = request.stage.memory;
-  const std::unique_ptr<CostModel> link_model = request.make_model(weighted(setup, 1, 0.0), request.devices);
-  const int64_t per_node = link_model->devices_per_node();
-  // Whether the boundary after stage k joins devices of different nodes.
-  auto across = [&](int k) {
-    if (per_node <= 0) return false;
-    return first[k] / per_node != (first[k + 1] + devices[k + 1] - 1) / per_node;
-  };
-  auto sends = [&](int k, int i, int j) {
-    double seconds = 0;
-    if (k + 1 < s) seconds += send_seconds(graph, starts[j], devices[k], devices[k + 1], across(k), *link_model);
-    if (k > 0) seconds += send_seconds(graph, starts[i], devices[k - 1], devices[k], across(k - 1), *link_model);
-    return seconds;
-  };
-  // Every stage the outer DP may ask for, each distinct one solved once, in
-  // parallel, without the cap; under a cap, then those whose optimum does not
-  // fit with their micro-batches in flight, by the capped search.
-  const RangeKeys keys(graph, starts);
-  const int p = outcome.positions;
-  std::vector<std::array<int, 3>> ranges;  // (k, i, j) the outer DP may ask for
-  for (int k = 0; k < s; ++k)
-    for (int i = k == 0 ? 0 : k; i + (s - k) <= p && (k > 0 || i == 0); ++i)
-      for (int j = k == s - 1 ? p : i + 1; j + (s - k - 1) <= p; ++j) ranges.push_back({k, i, j});
-  Pricings pricings(graph, request);
-  const double share = 1.0 / static_cast<double>(s);
-  for (int64_t n : devices) {
-    pricings.add(n, setup);
-    if (s > 1) pricings.add(n, weighted(setup, 1, share)), pricings.add(n, weighted(setup, setup.micro_batches, share));
+namespace {
+
+// One pipeline search: S stages of given devices over the cut positions.
+// Every stage the outer DP may ask for is solved once per key, in parallel:
+// first without the cap; under a cap then those whose optimum does not fit
+// with their micro-batches in flight, by the capped search.
+class PipelineSearch {
+ public:
+  PipelineSearch(const Graph& graph, const PipelineRequest& request)
+      : graph_(graph),
+        request_(request),
+        devices_(devices_of_stages(request)),
+        s_(static_cast<int>(devices_.size())),
+        starts_(stage_cut_vertices(graph, StageKeys(graph), request.equal_blocks ? StageCuts::Blocks : request.cuts)),
+        p_(static_cast<int>(starts_.size()) - 1),
+        setup_(request.stage.memory),
+        m_(static_cast<double>(setup_.micro_batches)),
+        keys_(graph, starts_),
+        pricings_(graph, request) {
+    if (p_ < s_)
+      throw OptionError({"pipeline_stages", "the pipeline stages", "",
+                         ": " + std::to_string(s_) + " stages, but the graph has " + std::to_string(p_) +
+                             " places a stage may begin (" +
+                             (request.cuts == StageCuts::Blocks ? "at each block" : "after each block boundary") + ")"});
+    first_.assign(static_cast<size_t>(s_), 0);
+    for (int k = 1; k < s_; ++k) first_[k] = first_[k - 1] + devices_[k - 1];
+    link_model_ = request.make_model(weighted(setup_, 1, 0.0), request.devices);
+    if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
+    for (int k = 0; k < s_; ++k)
+      for (int i = k == 0 ? 0 : k; i + (s_ - k) <= p_ && (k > 0 || i == 0); ++i)
+        for (int j = k == s_ - 1 ? p_ : i + 1; j + (s_ - k - 1) <= p_; ++j)
+          if (allowed(k, i, j)) ranges_.push_back({k, i, j});
   }
-  pricings.price_all();
-  PipelineRequest uncapped = request;
-  if (!uncapped.stage.solve.dp.block_tables) uncapped.stage.solve.dp.block_tables = std::make_shared<BlockTableCache>();
-  PipelineRequest capped = uncapped;
-  uncapped.stage.cap.reset();
-  std::map<SolveKey, std::shared_ptr<const StageSolve>> solves;
-  auto key_of = [&](int k, int i, int j, int64_t held, bool under_cap) -> SolveKey {
-    return {keys.key(i, j), devices[k], held, under_cap};
-  };
-  auto solve_all = [&](const std::vector<std::pair<SolveKey, std::array<int, 3>>>& jobs, auto&& solve) {
+
+  PipelineOutcome run() {
+    price();
+    solve_without_cap();
+    if (request_.stage.cap) solve_under_cap(fitting_step());
+    PipelineOutcome outcome;
+    outcome.positions = p_;
+    const PartitionAnswer answer = best_partition({p_, s_, setup_.micro_batches, [&](int k, int i, int j) {
+                                                     ++outcome.ranges;
+                                                     return value(k, i, j);
+                                                   }});
+    outcome.stage_solves = solves_.size();
+    if (!answer.bounds.empty()) read_back(answer, outcome);
+    return outcome;
+  }
+
+ private:
+  using Job = std::pair<SolveKey, std::array<int, 3>>;  // a solve, and a range (k, i, j) it answers
+
+  [[nodiscard]] bool allowed(int k, int i, int j) const {
+    return fixed_.empty() || (fixed_[k] == i && fixed_[k + 1] == j);
+  }
+  // Whether the boundary after stage k joins devices of different nodes.
+  [[nodiscard]] bool across(int k) const {
+    const int64_t per_node = link_model_->devices_per_node();
+    if (per_node <= 0) return false;
+    return first_[k] / per_node != (first_[k + 1] + devices_[k + 1] - 1) / per_node;
+  }
+  [[nodiscard]] double sends(int k, int i, int j) const {
+    double seconds = 0;
+    if (k + 1 < s_) seconds += send_seconds(graph_, starts_[j], devices_[k], devices_[k + 1], across(k), *link_model_);
+    if (k > 0) seconds += send_seconds(graph_, starts_[i], devices_[k - 1], devices_[k], across(k - 1), *link_model_);
+    return seconds;
+  }
+  [[nodiscard]] int64_t in_flight(int k) const {
+    return micro_batches_in_flight(k, s_, setup_.micro_batches, request_.schedule);
+  }
+  [[nodiscard]] SolveKey key_of(int k, int i, int j, int64_t held, bool under_cap) const {
+    return {keys_.key(i, j), devices_[k], held, under_cap};
+  }
+  [[nodiscard]] const StageSolve& base(int k, int i, int j) const { return *solves_.at(key_of(k, i, j, 1, false)); }
+  // Which solve answers stage k over [i, j): the one without the cap where its optimum fits.
+  [[nodiscard]] SolveKey answer_key(int k, int i, int j) const {
+    SolveKey key = key_of(k, i, j, 1, false);
+    if (!request_.stage.cap) return key;
+    const PlanMemory& one = solves_.at(key)->outcome.bytes;
+    const uint64_t held = static_cast<uint64_t>(in_flight(k));
+    const bool fits = one.activations <= (UINT64_MAX - one.weights) / held &&
+                      one.weights + held * one.activations <= *request_.stage.cap;
+    return fits ? key : key_of(k, i, j, in_flight(k), true);
+  }
+  [[nodiscard]] StageValue with_sends(const StageSolve& stage, int k, int i, int j) const {
+    const double send = sends(k, i, j);
+    return {stage.t + send, stage.w, stage.step_bound + m_ * send, stage.time_bound + send};
+  }
+
+  // The whole graph priced once per device count and setup (the stages slice it).
+  void price() {
+    const double share = 1.0 / static_cast<double>(s_);
+    for (int64_t n : devices_) {
+      pricings_.add(n, setup_);
+      if (s_ > 1) pricings_.add(n, weighted(setup_, 1, share)), pricings_.add(n, weighted(setup_, setup_.micro_batches, share));
+    }
+    pricings_.price_all();
+    shared_ = request_;
+    if (!shared_.stage.solve.dp.block_tables) shared_.stage.solve.dp.block_tables = std::make_shared<BlockTableCache>();
+  }
+
+  template <typename Solve>
+  void solve_all(const std::vector<Job>& jobs, const Solve& solve) {
     std::vector<std::shared_ptr<const StageSolve>> solved(jobs.size());
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t n) {
       const auto& [key, at] = jobs[n];
-      const StageSite site{starts[at[1]], starts[at[2]], std::get<1>(key), &pricings};
-      solved[n] = std::make_shared<const StageSolve>(solve(stage_graph(graph, site.begin, site.end), site, key, at));
+      const StageSite site{starts_[at[1]], starts_[at[2]], std::get<1>(key), &pricings_};
+      solved[n] = std::make_shared<const StageSolve>(solve(stage_graph(graph_, site.begin, site.end), site, key, at));
     });
-    for (size_t n = 0; n < jobs.size(); ++n) solves[jobs[n].first] = solved[n];
-  };
-  std::vector<std::pair<SolveKey, std::array<int, 3>>> jobs;
-  for (const auto& [k, i, j] : ranges)
-    if (SolveKey key = key_of(k, i, j, 1, false); solves.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
-  solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>&) {
-    return solve_stage(stage, site, 1, s, uncapped);
-  });
-  // Which solve answers stage k over [i, j): the one without the cap where its optimum fits.
-  auto in_flight = [&](int k) { return micro_batches_in_flight(k, s, setup.micro_batches, request.schedule); };
-  auto answer_key = [&](int k, int i, int j) {
-    SolveKey base = key_of(k, i, j, 1, false);
-    if (!request.stage.cap) return base;
-    const PlanMemory& one = solves.at(base)->outcome.bytes;
-    const uint64_t held = static_cast<uint64_t>(in_flight(k));
-    const bool fits = one.activations <= (UINT64_MAX - one.weights) / held && one.weights + held * one.activations <= *request.stage.cap;
-    return fits ? base : key_of(k, i, j, in_flight(k), true);
-  };
-  const double m = static_cast<double>(setup.micro_batches);
-  // Under a cap: the best partition of stages whose optimum fits as it is
-  // bounds the rest. A stage that does not fit costs M t + w at least its
-  // optimum without the cap, and the step at least that: where it reaches
-  // the partition found, the capped search is not run and the stage is left
-  // out (any partition with it steps no faster than the one found, so the
-  // lower bound, min(bound, step), still holds).
-  double incumbent = std::numeric_limits<double>::infinity();
-  if (request.stage.cap) {
-    const PartitionAnswer fitting = best_partition({p, s, setup.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
-      if (std::get<3>(answer_key(k, i, j))) return std::nullopt;
-      const StageSolve& base = *solves.at(key_of(k, i, j, 1, false));
-      const double send = sends(k, i, j);
-      return StageValue{base.t + send, base.w, base.step_bound + m * send, base.time_bound + send};
+    for (size_t n = 0; n < jobs.size(); ++n) solves_[jobs[n].first] = solved[n];
+  }
+
+  void solve_without_cap() {
+    PipelineRequest uncapped = shared_;
+    uncapped.stage.cap.reset();
+    std::vector<Job> jobs;
+    for (const auto& [k, i, j] : ranges_)
+      if (SolveKey key = key_of(k, i, j, 1, false); solves_.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
+    solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>&) {
+      return solve_stage(stage, site, 1, s_, uncapped);
+    });
+  }
+
+  // The step of the best partition whose stages' optima fit as they are.
+  [[nodiscard]] double fitting_step() const {
+    const PartitionAnswer fitting = best_partition({p_, s_, setup_.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
+      if (!allowed(k, i, j) || std::get<3>(answer_key(k, i, j))) return std::nullopt;
+      return with_sends(base(k, i, j), k, i, j);
     }});
-    if (!fitting.bounds.empty()) incumbent = fitting.step;
+    return fitting.bounds.empty() ? std::numeric_limits<double>::infinity() : fitting.step;
   }
-  auto ruled_out = [&](int k, int i, int j) {
-    return solves.at(key_of(k, i, j, 1, false))->step_cost + m * sends(k, i, j) >= incumbent;
-  };
-  jobs.clear();
-  for (const auto& [k, i, j] : ranges)
-    if (SolveKey key = answer_key(k, i, j); !ruled_out(k, i, j) && solves.emplace(key, nullptr).second)
-      jobs.push_back({std::move(key), {k, i, j}});
-  solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
-    return solve_stage(stage, site, std::get<2>(key), s, capped, solves.at(key_of(at[0], at[1], at[2], 1, false)).get());
-  });
-  auto stage_solve = [&](int k, int i, int j) { return solves.at(answer_key(k, i, j)); };
-  PartitionProblem problem{p, s, setup.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
-    ++outcome.ranges;
+
+  // The capped search for each stage whose optimum does not fit, except where
+  // the stage's optimum without the cap, M t + w (and the step at least that),
+  // already reaches `incumbent`: no partition with it steps faster than the
+  // one that fits, so it is left out (and the lower bound, min(bound, step),
+  // still holds).
+  void solve_under_cap(double incumbent) {
+    std::vector<Job> jobs;
+    for (const auto& [k, i, j] : ranges_) {
+      if (base(k, i, j).step_cost + m_ * sends(k, i, j) >= incumbent) continue;
+      if (SolveKey key = answer_key(k, i, j); solves_.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
+    }
+    solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
+      return solve_stage(stage, site, std::get<2>(key), s_, shared_, &base(at[0], at[1], at[2]));
+    });
+  }
+
+  [[nodiscard]] std::optional<StageValue> value(int k, int i, int j) const {
+    if (!allowed(k, i, j)) return std::nullopt;
     const SolveKey key = answer_key(k, i, j);
-    if (std::get<3>(key) && !solves.count(key)) return std::nullopt;  // ruled out by the partition that fits
-    const std::shared_ptr<const StageSolve> stage = solves.at(key);
-    if (!stage->fits) return std::nullopt;
-    const double send = sends(k, i, j);
-    return StageValue{stage->t + send, stage->w, stage->step_bound + m * send, stage->time_bound + send};
-  }};
-  const PartitionAnswer answer = best_partition(problem);
-  outcome.stage_solves = solves.size();
-  if (answer.bounds.empty()) return outcome;
-  outcome.step = answer.step;
-  outcome.lower_bound = answer.lower_bound;
-  for (int k = 0; k < s; ++k) {
-    PipelineStage stage;
-    stage.begin = starts[answer.bounds[k]];
-    stage.end = starts[answer.bounds[k + 1]];
-    stage.devices = devices[k];
-    stage.first_device = first[k];
-    stage.in_flight = micro_batches_in_flight(k, s, setup.micro_batches, request.schedule);
-    stage.send_time = sends(k, answer.bounds[k], answer.bounds[k + 1]);
-    stage.value = answer.stages[k];
-    stage.solve = stage_solve(k, answer.bounds[k], answer.bounds[k + 1]);
-    stage.bytes = stage.solve->outcome.bytes;
-    if (stage.solve->in_flight == 1) stage.bytes.activations *= static_cast<uint64_t>(stage.in_flight);
-    outcome.stages.push_back(std::move(stage));
+    if (std::get<3>(key) && !solves_.count(key)) return std::nullopt;  // ruled out by the partition that fits
+    const StageSolve& stage = *solves_.at(key);
+    if (!stage.fits) return std::nullopt;
+    return with_sends(stage, k, i, j);
   }
-  // One stage is the plain solve: its cost as the solver found it, to the last bit.
-  if (s == 1) {
-    outcome.step = outcome.stages[0].solve->step_cost;
-    outcome.lower_bound = std::min(outcome.step, outcome.stages[0].solve->step_bound);
+
+  void read_back(const PartitionAnswer& answer, PipelineOutcome& outcome) const {
+    outcome.step = answer.step;
+    outcome.lower_bound = request_.equal_blocks ? std::nan("") : answer.lower_bound;
+    for (int k = 0; k < s_; ++k) {
+      const int i = answer.bounds[k], j = answer.bounds[k + 1];
+      PipelineStage stage;
+      stage.begin = starts_[i];
+      stage.end = starts_[j];
+      stage.devices = devices_[k];
+      stage.first_device = first_[k];
+      stage.in_flight = in_flight(k);
+      stage.send_time = sends(k, i, j);
+      stage.value = answer.stages[k];
+      stage.solve = solves_.at(answer_key(k, i, j));
+      stage.bytes = stage.solve->outcome.bytes;
+      if (stage.solve->in_flight == 1) stage.bytes.activations *= static_cast<uint64_t>(stage.in_flight);
+      outcome.stages.push_back(std::move(stage));
+    }
+    // One stage is the plain solve: its cost as the solver found it, to the last bit.
+    if (s_ == 1) {
+      outcome.step = outcome.stages[0].solve->step_cost;
+      outcome.lower_bound = std::min(outcome.step, outcome.stages[0].solve->step_bound);
+    }
   }
-  return outcome;
+
+  const Graph& graph_;
+  const PipelineRequest& request_;
+  const std::vector<int64_t> devices_;
+  const int s_;
+  const std::vector<int> starts_;
+  const int p_;
+  const TrainingSetup setup_;
+  const double m_;
+  const RangeKeys keys_;
+  Pricings pricings_;
+  std::vector<int64_t> first_;
+  std::unique_ptr<CostModel> link_model_;
+  std::vector<int> fixed_;                  // equal_blocks: the stages' bounds
+  std::vector<std::array<int, 3>> ranges_;  // (k, i, j) the outer DP may ask for
+  PipelineRequest shared_;                  // the request with the block cache every stage's solve shares
+  std::map<SolveKey, std::shared_ptr<const StageSolve>> solves_;
+};
+
+}  // namespace
+
+PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& request) {
+  return PipelineSearch(graph, request).run();
 }
 
 }  // namespace pase

@@ -30,6 +30,10 @@ struct PipelineRequest {
   int64_t devices = 0;                 ///< N
   PipelineSchedule schedule;
   StageCuts cuts = StageCuts::Blocks;  ///< where a stage may begin (stage_cuts.h)
+  /// The stages fixed, not searched: each holds an equal share of the run of
+  /// repeated blocks, the first also what precedes the run and the last what
+  /// follows it (Megatron-LM's split; a baseline's pipeline). No lower bound.
+  bool equal_blocks = false;
   /// What each stage's solve is asked: the training setup (its micro-batch
   /// count M; the graph is one micro-batch), the cap, the DP's options.
   SolveRequest stage;
@@ -59,7 +63,7 @@ struct PipelineStage {
 
 struct PipelineOutcome {
   std::vector<PipelineStage> stages;  ///< empty: no partition fits
-  double step = 0, lower_bound = 0;
+  double step = 0, lower_bound = 0;  ///< lower_bound: NaN with equal_blocks (nothing searched)
   size_t stage_solves = 0;   ///< distinct stages solved
   size_t ranges = 0;         ///< stage ranges priced
   int positions = 0;         ///< places a stage may begin (and the end)

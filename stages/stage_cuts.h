@@ -23,4 +23,12 @@ enum class StageCuts {
 /// block, and inside that run only every q-th boundary is kept.
 [[nodiscard]] std::vector<int> stage_cut_vertices(const Graph& graph, const StageKeys& keys, StageCuts cuts);
 
+/// The run of repeated blocks among the cut positions of StageCuts::Blocks:
+/// whole blocks begin at positions first, first + 1, ..., first + blocks
+/// (the last where the run ends); blocks 0 when the graph repeats no block.
+struct BlockRun {
+  size_t first = 0, blocks = 0;
+};
+[[nodiscard]] BlockRun block_run(const Graph& graph, const StageKeys& keys);
+
 }  // namespace pase

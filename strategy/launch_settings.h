@@ -2,9 +2,9 @@
 // What a user runs, from a strategy file (docs/launch.md): the plan read as
 // the sizes a training framework is launched with (tensor, pipeline, data
 // and context parallelism, micro-batch per device, gradient accumulation,
-// recomputation, ZeRO), written as Megatron-LM flags, a DeepSpeed config
-// or a PyTorch recipe; every layer the framework's terms cannot say is
-// named in one line with what it needs.
+// recomputation, ZeRO), and every layer those sizes cannot say, in one line
+// with what it needs. The command line writes them in each framework's
+// terms (cli/launch_export.h).
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -52,13 +52,5 @@ struct LaunchSettings {
 /// Reads the launch settings out of a strategy document (a pipeline's or
 /// one stage's). InputError naming the file when it has no layers with weights.
 [[nodiscard]] LaunchSettings launch_settings(const StrategyDocument& document);
-
-/// Megatron-LM's command-line flags (pretrain_gpt.py), with comments.
-[[nodiscard]] std::string megatron_flags(const LaunchSettings& settings);
-/// A DeepSpeed config (JSON) with the pipeline's partition beside it.
-[[nodiscard]] std::string deepspeed_config(const LaunchSettings& settings);
-/// A PyTorch recipe: a Python module with the device mesh, the pipeline's
-/// split points, the tensor-parallel plan and FSDP2 over the data axis.
-[[nodiscard]] std::string torch_recipe(const LaunchSettings& settings);
 
 }  // namespace pase

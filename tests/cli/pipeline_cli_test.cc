@@ -127,3 +127,31 @@ TEST_CASE("a pipeline strategy is refused where one stage of every device is pri
   CHECK(exported.status == 1);
   CHECK(exported.error == "error: " + file + ": has no plan: its 2 pipeline stages are not placed on meshes yet (docs/pipeline.md)\n");
 }
+
+TEST_CASE("evaluate --baseline megatron --pipeline-stages: Megatron-LM's equal stages, above the search's bound") {
+  const test::CommandResult baseline = test::run_pase("evaluate " + small_gpt() +
+                                                      " --devices 8 --pipeline-stages 2 --micro-batches 4 --baseline "
+                                                      "megatron --tensor-parallel 2 --json");
+  REQUIRE(baseline.status == 0);
+  const json strategy = json::parse(baseline.output);
+  // Two blocks each; the embeddings with the first, the head with the last.
+  for (const json& layer : strategy["layers"]) {
+    const std::string name = layer["name"];
+    const int expected = name.rfind("transformer/h.2/", 0) == 0 || name.rfind("transformer/h.3/", 0) == 0 ||
+                                 name == "transformer/ln_f" || name == "lm_head" || name == "loss"
+                             ? 1
+                             : 0;
+    CAPTURE(name);
+    CHECK(layer["stage"] == expected);
+  }
+  CHECK(strategy["memory"]["lower_bound_cost"].is_null());  // nothing searched
+  const test::CommandResult searched =
+      test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --json");
+  REQUIRE(searched.status == 0);
+  const json optimum = json::parse(searched.output);
+  CHECK(optimum["memory"]["lower_bound_cost"].get<double>() <= strategy["total_cost"].get<double>());
+  CHECK(optimum["total_cost"].get<double>() <= strategy["total_cost"].get<double>());
+  const test::CommandResult given = test::run_pase("evaluate " + small_gpt() + " --devices 8 --pipeline-stages 2 --strategy " +
+                                                   test::write_temp_file("pipeline_given.json", searched.output));
+  CHECK(given.status == 1);  // a strategy file is refused before its stages are looked at
+}

@@ -123,7 +123,7 @@ TEST_CASE("pase export") {
     test::CommandResult result = test::run_pase("export \"" + plan + "\" --format flax");
     CHECK(result.status == 2);
     CHECK(result.output == "");
-    CHECK(result.error == "error: --format: expected jax, dtensor or hlo, got 'flax'\n");
+    CHECK(result.error == "error: --format: expected jax, dtensor, hlo, megatron, deepspeed or torch, got 'flax'\n");
   }
   SUBCASE("a malformed plan") {
     json d = fixture("plan_mesh2x4.json");

@@ -13,27 +13,12 @@
 #include "base/error.h"
 #include "stages/pipeline_partition.h"
 #include "stages/pipeline_schedule.h"
+#include "test_support.h"
 
 using namespace pase;
 
 namespace {
 
-// Every way to cut positions 0..p into s non-empty ranges: visit(bounds).
-void each_partition(int p, int s, const std::function<void(const std::vector<int>&)>& visit) {
-  std::vector<int> bounds = {0};
-  std::function<void(int)> extend = [&](int k) {
-    if (k == s) {
-      if (bounds.back() == p) visit(bounds);
-      return;
-    }
-    for (int j = bounds.back() + 1; j <= p - (s - k - 1); ++j) {
-      bounds.push_back(j);
-      extend(k + 1);
-      bounds.pop_back();
-    }
-  };
-  extend(0);
-}
 
 struct RandomStages {
   std::map<std::tuple<int, int, int>, std::optional<StageValue>> values;
@@ -92,7 +77,7 @@ TEST_CASE("the outer DP finds the least step time of every partition, and its bo
     const RandomStages stages = random_stages(rng, p, s, m);
     PartitionProblem problem{p, s, m, std::cref(stages)};
     double brute = INFINITY, brute_bound = INFINITY;
-    each_partition(p, s, [&](const std::vector<int>& bounds) {
+    test::each_partition(p, s, [&](const std::vector<int>& bounds) {
       std::vector<double> t, w;
       double time_bounds = 0, excess = -INFINITY;
       for (int k = 0; k < s; ++k) {

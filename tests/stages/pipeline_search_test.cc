@@ -59,22 +59,6 @@ PipelineRequest pipeline_request(int stages, int64_t devices, int64_t micro_batc
   return request;
 }
 
-// Every way to cut positions 0..p into s non-empty ranges.
-void each_partition(int p, int s, const std::function<void(const std::vector<int>&)>& visit) {
-  std::vector<int> bounds = {0};
-  std::function<void(int)> extend = [&](int k) {
-    if (k == s) {
-      if (bounds.back() == p) visit(bounds);
-      return;
-    }
-    for (int j = bounds.back() + 1; j <= p - (s - k - 1); ++j) {
-      bounds.push_back(j);
-      extend(k + 1);
-      bounds.pop_back();
-    }
-  };
-  extend(0);
-}
 
 // A stage's own optimum of M t + w, and its t: the same strategy priced at one micro-batch without the step's terms.
 std::pair<double, double> stage_optimum(const Graph& stage, int64_t devices, int64_t micro_batches,
@@ -132,7 +116,7 @@ TEST_CASE("the pipeline search finds the least step over every partition, each s
       const std::unique_ptr<CostModel> link = make(TrainingSetup{}, devices);
       auto send = [&](int cut) { return link->fetch_cost(double(crossing_elements(graph, cut)) / double(n), 2) / 2; };
       double brute = INFINITY;
-      each_partition(positions, stages, [&](const std::vector<int>& bounds) {
+      test::each_partition(positions, stages, [&](const std::vector<int>& bounds) {
         std::vector<double> t, w;
         for (int k = 0; k < stages; ++k) {
           const auto [step, time] = stage_optimum(stage_graph(graph, starts[bounds[k]], starts[bounds[k + 1]]), n, m, make);
@@ -201,7 +185,7 @@ TEST_CASE("under a cap every stage fits with its micro-batches in flight, and a 
   const std::unique_ptr<CostModel> link = request.make_model(TrainingSetup{}, 4);
   auto send = [&](int cut) { return link->fetch_cost(double(crossing_elements(graph, cut)) / 2.0, 2) / 2; };
   double brute = INFINITY;
-  each_partition(positions, 2, [&](const std::vector<int>& bounds) {
+  test::each_partition(positions, 2, [&](const std::vector<int>& bounds) {
     std::vector<double> t, w;
     for (int k = 0; k < 2; ++k) {
       SolveRequest ask;

@@ -155,4 +155,20 @@ std::string flop_text(double cost) {
   return buffer;
 }
 
+void each_partition(int positions, int parts, const std::function<void(const std::vector<int>&)>& visit) {
+  std::vector<int> bounds = {0};
+  std::function<void(int)> extend = [&](int k) {
+    if (k == parts) {
+      if (bounds.back() == positions) visit(bounds);
+      return;
+    }
+    for (int j = bounds.back() + 1; j <= positions - (parts - k - 1); ++j) {
+      bounds.push_back(j);
+      extend(k + 1);
+      bounds.pop_back();
+    }
+  };
+  extend(0);
+}
+
 }  // namespace pase::test

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the tests: running the CLI, temporary files, small graphs.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,11 @@ extern const char* const kTestMachineProfile;
 
 /// Builds a graph from pase-graph JSON text.
 Graph graph_from_json(const std::string& text, const std::string& source = "test.json");
+
+/// Every way to cut positions 0..positions into `parts` non-empty
+/// contiguous ranges, each visited as its parts + 1 bounds (0 first,
+/// `positions` last): the brute force the pipeline's partitions are checked by.
+void each_partition(int positions, int parts, const std::function<void(const std::vector<int>&)>& visit);
 
 /// x -> fc1 -> a -> b -> res = fc1 + b -> fc2: a residual block whose
 /// strategies on a few devices are few enough to enumerate.
