@@ -10,11 +10,11 @@ namespace pase {
 
 Graph solved_stage_graph(const Graph& graph, const PipelineStage& stage) {
   Graph named = stage_graph(graph, stage.begin, stage.end);
-  const Graph& solved = stage.solve->graph;  // a range with the same key: the same vertices in order
+  const StageSolve& solved = *stage.solve;  // a range with the same key: the same vertices in order
   for (size_t v = 0; v < named.vertices.size(); ++v) {
-    named.vertices[v].recompute = solved.vertices[v].recompute;
-    named.vertices[v].zero = solved.vertices[v].zero;
-    named.vertices[v].fused_scores = solved.vertices[v].fused_scores;
+    named.vertices[v].recompute = solved.recompute[v];
+    named.vertices[v].zero = solved.zero[v];
+    named.vertices[v].fused_scores = solved.fused_scores[v];
   }
   return named;
 }

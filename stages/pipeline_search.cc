@@ -126,8 +126,16 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
   ask.priced = site.pricings->slice(site.devices, ask.memory, site.begin, site.end);
   const std::unique_ptr<CostModel> model = request.make_model(ask.memory, site.devices);
   solved.outcome = solve_request(stage, *model, ask);
-  solved.graph = solved.outcome.graph ? std::move(*solved.outcome.graph) : stage;
+  const Graph solved_graph = solved.outcome.graph ? std::move(*solved.outcome.graph) : stage;
   solved.outcome.graph.reset();
+  solved.outcome.memory = MemoryTables{};
+  solved.outcome.solution.plan = EliminationPlan{};  // its order and dependent sets: a few ints per vertex each
+  solved.outcome.solution.tables = TablePlan{};
+  for (const Vertex& vertex : solved_graph.vertices) {
+    solved.recompute.push_back(vertex.recompute);
+    solved.fused_scores.push_back(vertex.fused_scores);
+    solved.zero.push_back(vertex.zero);
+  }
   if (!solved.outcome.solved()) return solved;
   solved.fits = true;
   const int64_t m = ask.memory.micro_batches;
@@ -137,7 +145,7 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
                                                : solved.step_cost;
   // Its time per micro-batch: the same strategy priced without the step's terms, at one micro-batch.
   const std::unique_ptr<CostModel> time_model = request.make_model(weighted(ask.memory, 1, 0.0), site.devices);
-  solved.t = evaluate_strategy_direct(solved.graph, solved.outcome.tables, *time_model, solved.outcome.solution.choice);
+  solved.t = evaluate_strategy_direct(solved_graph, solved.outcome.tables, *time_model, solved.outcome.solution.choice);
   solved.w = std::max(0.0, solved.step_cost - static_cast<double>(m) * solved.t);
   solved.time_bound = solved.step_bound;  // one stage: its step is its own optimum
   if (base) {  // the same stage without the cap bounds it (bounds over every strategy)

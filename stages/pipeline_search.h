@@ -44,8 +44,15 @@ struct PipelineRequest {
 struct StageSolve {
   bool fits = false;          ///< false: nothing fits the cap (the rest is empty)
   int64_t in_flight = 1;      ///< micro-batches' activations its memory counted (1: one, without a cap)
-  SolveOutcome outcome;       ///< tables, choice, memory (activations of its micro-batches in flight)
-  Graph graph;                ///< the stage graph solved (with each layer's techniques)
+  /// Tables, choice and bytes (activations of `in_flight` micro-batches);
+  /// its memory tables and its DP's order and table sizes are dropped
+  /// (thousands of stages are kept at once).
+  SolveOutcome outcome;
+  /// Per vertex of the stage, the techniques its solve chose (what
+  /// Vertex::recompute, Vertex::zero and Vertex::fused_scores say): the
+  /// stage's graph is rebuilt from its range (pipeline_document.h), not kept.
+  std::vector<char> recompute, fused_scores;
+  std::vector<int> zero;
   double step_cost = 0;       ///< M t + w of its strategy, sends not included
   double t = 0, w = 0;        ///< its time per micro-batch and once-per-step work, sends not included
   double step_bound = 0, time_bound = 0;  ///< for pipeline_partition.h (solve_stage in pipeline_search.cc)

@@ -15,6 +15,7 @@
 #include "graphs/llm_zoo.h"
 #include "graphs/stage_graph.h"
 #include "solve/solve_request.h"
+#include "stages/pipeline_document.h"
 #include "stages/pipeline_search.h"
 #include "stages/stage_cuts.h"
 #include "test_support.h"
@@ -151,14 +152,15 @@ TEST_CASE("a stage holds the activations of its micro-batches in flight (1f1b: S
       const PipelineStage& stage = outcome.stages[k];
       CHECK(stage.in_flight == (std::string(name) == "gpipe" ? 4 : 2 - static_cast<int64_t>(k)));
       // One micro-batch's bytes, counted here from the stage's own tables.
-      const MemoryTables memory = build_memory_tables(stage.solve->graph, stage.solve->outcome.tables, request.stage.memory);
+      const Graph named = solved_stage_graph(graph, stage);
+      const MemoryTables memory = build_memory_tables(named, stage.solve->outcome.tables, request.stage.memory);
       const PlanMemory one = plan_memory(memory, stage.solve->outcome.solution.choice);
       CHECK(stage.bytes.weights == one.weights);
       CHECK(stage.bytes.activations == one.activations * static_cast<uint64_t>(stage.in_flight));
       // The memory model counts three micro-batches in flight as three times one's activations.
       TrainingSetup three = request.stage.memory;
       three.activations_in_flight = 3;
-      const PlanMemory held = plan_memory(build_memory_tables(stage.solve->graph, stage.solve->outcome.tables, three),
+      const PlanMemory held = plan_memory(build_memory_tables(named, stage.solve->outcome.tables, three),
                                           stage.solve->outcome.solution.choice);
       CHECK(held.weights == one.weights);
       CHECK(held.activations == 3 * one.activations);
