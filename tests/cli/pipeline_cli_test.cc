@@ -97,7 +97,7 @@ TEST_CASE("pipeline options a run cannot take are refused in one line") {
        "error: --mesh: not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)\n"},
   };
   for (const auto& [options, message] : cases) {
-    CAPTURE(options);
+    CAPTURE_BOUND(options);
     const test::CommandResult run = test::run_pase("solve " + small_gpt() + " --devices 8 " + options);
     CHECK(run.status == 2);
     CHECK(run.error == message);

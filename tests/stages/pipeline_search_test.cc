@@ -106,7 +106,10 @@ TEST_CASE("the pipeline search finds the least step over every partition, each s
        {std::optional<MachineProfile>{}, std::optional<MachineProfile>{parse_machine_profile(test::kTestMachineProfile, "test")}}) {
     CAPTURE(profile.has_value());
     const StageModelMaker make = model_maker(profile);
-    for (auto [stages, devices, m] : std::vector<std::tuple<int, int64_t, int64_t>>{{2, 4, 4}, {3, 3, 2}, {2, 2, 1}}) {
+    for (const auto& config : std::vector<std::tuple<int, int64_t, int64_t>>{{2, 4, 4}, {3, 3, 2}, {2, 2, 1}}) {
+      // Plain variables: lambdas below capture them (a structured binding cannot be captured in C++17).
+      const int stages = std::get<0>(config);
+      const int64_t devices = std::get<1>(config), m = std::get<2>(config);
       CAPTURE(stages);
       CAPTURE(m);
       const PipelineRequest request = pipeline_request(stages, devices, m, profile);
@@ -232,10 +235,10 @@ TEST_CASE("pipeline requests the devices or the graph cannot take are refused by
 TEST_CASE("stages begin at whole blocks inside a run of identical blocks, at every boundary outside it") {
   const Graph graph = small_gpt(4, 8);
   auto names = [&](StageCuts cuts) {
-    std::vector<std::string> names;
+    std::vector<std::string> firsts;
     for (int v : stage_cut_vertices(graph, StageKeys(graph), cuts))
-      names.push_back(v < static_cast<int>(graph.vertices.size()) ? graph.vertices[v].name : "end");
-    return names;
+      firsts.push_back(v < static_cast<int>(graph.vertices.size()) ? graph.vertices[v].name : "end");
+    return firsts;
   };
   CHECK(names(StageCuts::Blocks) ==
         std::vector<std::string>{"transformer/wte", "transformer/wpe", "transformer/h.0/ln_1", "transformer/h.1/ln_1",
