@@ -176,11 +176,11 @@ std::vector<int64_t> devices_of_stages(const PipelineRequest& request) {
   return std::vector<int64_t>(static_cast<size_t>(request.stages), request.devices / request.stages);
 }
 
-// One direction of the send across the boundary before vertex `cut`, per
-// micro-batch: the crossing activations spread over the smaller stage's
-// devices, each pair over the link between them.
-double send_seconds(const Graph& graph, int cut, int64_t from, int64_t to, bool across_nodes, const CostModel& model) {
-  const double words = static_cast<double>(crossing_elements(graph, cut)) / static_cast<double>(std::min(from, to));
+// One direction of the send across a stage boundary, per micro-batch: the
+// `crossing` activation elements spread over the smaller stage's devices,
+// each pair over the link between them.
+double send_seconds(uint64_t crossing, int64_t from, int64_t to, bool across_nodes, const CostModel& model) {
+  const double words = static_cast<double>(crossing) / static_cast<double>(std::min(from, to));
   return model.fetch_cost_on_nodes(words, 2, across_nodes) / 2;  // fetch_cost counts forward and backward
 }
 
@@ -278,6 +278,7 @@ class PipelineSearch {
     first_.assign(static_cast<size_t>(s_), 0);
     for (int k = 1; k < s_; ++k) first_[k] = first_[k - 1] + devices_[k - 1];
     link_model_ = request.make_model(weighted(setup_, 1, 0.0), request.devices);
+    for (int cut : starts_) crossing_.push_back(crossing_elements(graph, cut));
     if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
     for (int k = 0; k < s_; ++k)
       for (int i = k == 0 ? 0 : k; i + (s_ - k) <= p_ && (k > 0 || i == 0); ++i)
@@ -314,8 +315,8 @@ class PipelineSearch {
   }
   [[nodiscard]] double sends(int k, int i, int j) const {
     double seconds = 0;
-    if (k + 1 < s_) seconds += send_seconds(graph_, starts_[j], devices_[k], devices_[k + 1], across(k), *link_model_);
-    if (k > 0) seconds += send_seconds(graph_, starts_[i], devices_[k - 1], devices_[k], across(k - 1), *link_model_);
+    if (k + 1 < s_) seconds += send_seconds(crossing_[j], devices_[k], devices_[k + 1], across(k), *link_model_);
+    if (k > 0) seconds += send_seconds(crossing_[i], devices_[k - 1], devices_[k], across(k - 1), *link_model_);
     return seconds;
   }
   [[nodiscard]] int64_t in_flight(int k) const {
@@ -444,6 +445,7 @@ class PipelineSearch {
   const RangeKeys keys_;
   Pricings pricings_;
   std::vector<int64_t> first_;
+  std::vector<uint64_t> crossing_;  // per cut position: the activations that cross it (crossing_elements)
   std::unique_ptr<CostModel> link_model_;
   std::vector<int> fixed_;                  // equal_blocks: the stages' bounds
   std::vector<std::array<int, 3>> ranges_;  // (k, i, j) the outer DP may ask for
