@@ -112,7 +112,6 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
   // The calibrated model prices a plan's layouts over the links they cross,
   // so it reads the plan too (the pase model prices configurations alone).
   StrategyDocument file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");
-  refuse_pipeline_strategy(file, o.strategy, "evaluate");
   if (devices == 0 && file.devices) {
     devices = *file.devices;
     // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
@@ -149,6 +148,24 @@ int evaluate_pipeline(const EvaluateCliOptions& o, const GraphFileV1& file, cons
   return run_pipeline_solve(o.pipeline, pipeline_input(file, o.graph, devices, counts, request, o.model, o.out, o.json));
 }
 
+// A pipeline strategy file (docs/pipeline.md): its stages, devices and
+// schedule as it records them, each stage's strategy priced on its devices.
+int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph_file, const std::vector<int64_t>& counts,
+                           const SolveRequest& request, int64_t devices, const StrategyDocument& file) {
+  if (o.pipeline.requested()) throw UsageError("--pipeline-stages: applies to --baseline (a strategy file records its own stages)");
+  if (!o.mesh.empty()) throw UsageError("--mesh: not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
+  const TrainingRecord& training = *file.training;
+  PipelineCliOptions recorded;
+  recorded.stages = std::to_string(training.stages);
+  recorded.schedule = training.schedule;
+  for (size_t k = 0; k < training.stage_devices.size(); ++k)
+    recorded.stage_devices += (k ? "," : "") + std::to_string(training.stage_devices[k]);
+  PipelineSolveInput input = pipeline_input(graph_file, o.graph, devices, counts, request, o.model, o.out, o.json);
+  input.given = &file;
+  input.given_path = o.strategy;
+  return run_pipeline_solve(recorded, input);
+}
+
 int run_evaluate(const EvaluateCliOptions& o) {
   int64_t devices = 0;
   const std::optional<StrategyDocument> file = read_given(o, devices);
@@ -169,6 +186,8 @@ int run_evaluate(const EvaluateCliOptions& o) {
   const GraphFileV1 graph_file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(graph_file, o.graph) : 1);
+  if (file && file->training && file->training->stages > 1)
+    return evaluate_pipeline_file(o, graph_file, counts, request, devices, *file);
   if (o.pipeline.requested()) return evaluate_pipeline(o, graph_file, counts, request, devices);
   TrainingSearch search;
   std::string mesh_words;

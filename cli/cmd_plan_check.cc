@@ -33,7 +33,11 @@ int run_plan_check(const PlanCheckCliOptions& cli) {
   auto count = [](size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); };
   std::cout << "plan-check: " << count(report.layers_computed + report.layers_layout_only, "layer") << " checked ("
             << report.layers_computed << " computed on a shrunk problem, " << report.layers_layout_only
-            << " layout only), " << count(report.edges, "edge") << " checked, "
+            << " layout only), " << count(report.edges, "edge")
+            << (file->plan.stages.empty() ? std::string()
+                                          : " and " + count(report.sends, "send") + " between " +
+                                                count(file->plan.stages.size(), "stage"))
+            << " checked, "
             << (report.problems.empty() ? std::string("all consistent")
                                         : std::to_string(report.problems.size()) + " inconsistent")
             << "\n";

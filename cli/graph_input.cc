@@ -128,9 +128,10 @@ void refuse_pipeline_strategy(const StrategyDocument& file, const std::string& p
 
 std::string no_plan_words(const std::string& text, const std::string& path) {
   const StrategyDocument file = parse_strategy_file(text, path);
+  if (!file.plan_unavailable.empty()) return path + ": has no plan: " + file.plan_unavailable;
   if (file.training && file.training->stages > 1)
-    return path + ": has no plan: its " + std::to_string(file.training->stages) +
-           " pipeline stages are not placed on meshes yet (docs/pipeline.md)";
+    return path + ": has no plan (solve without --no-plan to place each of its " +
+           std::to_string(file.training->stages) + " pipeline stages on a mesh)";
   return path + ": has no plan (solve with --mesh to make one)";
 }
 

@@ -14,6 +14,7 @@
 #include "cli/text_output.h"
 #include "graphs/rebatch.h"
 #include "stages/pipeline_document.h"
+#include "stages/pipeline_plan.h"
 #include "strategy/strategy_document.h"
 
 namespace pase {
@@ -98,7 +99,7 @@ std::string layer_range(const Graph& graph, const PipelineStage& stage) {
 }
 
 void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSchedule& schedule, int64_t devices,
-                  double lower_bound, const std::string& unit) {
+                  double lower_bound, const std::string& unit, const std::string& given_path) {
   const PipelineOutcome& o = best.outcome;
   out << best.graph.name << " on " << devices << " devices in " << o.stages.size() << " pipeline stages ("
       << schedule_name(schedule) << "), " << best.setup.micro_batches << " micro-batches of " << best.micro_batch_size
@@ -121,12 +122,54 @@ void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSch
   out << "step time " << format_total(o.step, unit) << " " << unit
       << " (sum of t + (micro-batches - 1) x the largest t + the largest step work)";
   if (std::isnan(lower_bound)) {
-    out << ", stages of equal blocks (not searched)\n";
+    out << (given_path.empty() ? ", stages of equal blocks (not searched)\n"
+                               : ", stages and strategy as " + given_path + " gives them (not searched)\n");
     return;
   }
   const double gap = lower_bound > 0 ? (o.step - lower_bound) / lower_bound : 0.0;
   out << ", lower bound " << format_total(lower_bound, unit) << " " << unit << ", gap "
       << (gap <= 1e-12 ? std::string("0 (optimal)") : format_seconds(100 * gap) + "%") << "\n";
+}
+
+PipelineRequest pipeline_request(const PipelineSolveInput& input, const PipelineSchedule& schedule,
+                                 const std::vector<int64_t>& stage_devices, const TrainingSetup& setup, int stages) {
+  PipelineRequest request;
+  request.stages = stages;
+  request.stage_devices = stage_devices;
+  request.devices = input.devices;
+  request.schedule = schedule;
+  request.stage = input.request;
+  request.stage.memory = setup;
+  request.make_model = input.make_model;
+  request.equal_blocks = input.request.source == StrategySource::Baseline;  // a baseline's stages: Megatron-LM's split
+  return request;
+}
+
+// Each stage placed on its own mesh (stages/pipeline_plan.h), into the
+// document, with a line saying what the layouts realize; or why not.
+void attach_plan(StrategyDocument& document, const PipelineBest& best, const PipelineRequest& request,
+                 const std::string& unit, std::string& words) {
+  const std::unique_ptr<CostModel> model = request.make_model(best.setup, request.devices);
+  const PipelinePlacement placement = place_pipeline(best.graph, best.outcome, request, model->devices_per_node());
+  if (!placement.plan) {
+    document.plan_unavailable = placement.unavailable;
+    words = "no plan on the stages' default meshes: " + placement.unavailable + "\n";
+    return;
+  }
+  const Plan& plan = *placement.plan;
+  words = "plan on a mesh per stage:";
+  for (size_t k = 0, next = 0; k < plan.stages.size(); k = next) {  // runs of stages on alike meshes
+    for (next = k + 1; next < plan.stages.size() && plan.stages[next].mesh.shape == plan.stages[k].mesh.shape;) ++next;
+    words += std::string(k ? "," : "") + (next - k == 1 ? " stage " + std::to_string(k)
+                                                        : " stages " + std::to_string(k) + "-" + std::to_string(next - 1)) +
+             " " + mesh_shape_words(plan.stages[k].mesh);
+  }
+  words += "; step with realized redistributions " + format_total(plan.realized_total_cost, unit) + " " + unit +
+           " (model " + format_total(best.outcome.step, unit) + "), axis assignment " +
+           (plan.assignment_exact ? std::string("exact") : "not proven optimal") + " (" + plan.assignment_proof +
+           ")\n";
+  document.plan = *placement.plan;
+  document.plan_unavailable.clear();
 }
 
 // Every (micro-batch count, stage count) with a bound no DP is needed for,
@@ -143,17 +186,11 @@ std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, co
     double bound = 0;
   };
   std::vector<Graph> graphs;
+  std::vector<GivenPipeline> givens;  // per graph, with a given strategy file: its stages
   std::vector<Candidate> candidates;
-  auto request_for = [&](const TrainingSetup& setup, int s) {
-    PipelineRequest request;
-    request.stages = s;
-    request.stage_devices = stage_devices;
-    request.devices = input.devices;
-    request.schedule = schedule;
-    request.stage = input.request;
-    request.stage.memory = setup;
-    request.make_model = input.make_model;
-    request.equal_blocks = input.request.source == StrategySource::Baseline;  // a baseline's stages: Megatron-LM's split
+  auto request_for = [&](const TrainingSetup& setup, int s, size_t graph) {
+    PipelineRequest request = pipeline_request(input, schedule, stage_devices, setup, s);
+    if (input.given) request.given_starts = givens[graph].starts, request.given_stages = givens[graph].stages;
     return request;
   };
   auto option_mistake = [&](const OptionError& error) {
@@ -165,6 +202,10 @@ std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, co
     setup.micro_batches = m;
     try {
       graphs.push_back(training_graph(*input.file, input.path, setup));
+      if (input.given) {
+        apply_layer_techniques(graphs.back(), *input.given, setup, input.given_path);
+        givens.push_back(given_pipeline(graphs.back(), *input.given, input.given_path));
+      }
     } catch (const InputError& error) {
       if (!searching) throw;
       if (searched.first_refusal.empty()) searched.first_refusal = error.what();
@@ -172,7 +213,7 @@ std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, co
     }
     for (int s : counts) {
       try {
-        candidates.push_back({graphs.size() - 1, setup, s, pipeline_least_step(graphs.back(), request_for(setup, s))});
+        candidates.push_back({graphs.size() - 1, setup, s, pipeline_least_step(graphs.back(), request_for(setup, s, graphs.size() - 1))});
       } catch (const OptionError& error) {
         if (!searching) throw option_mistake(error);  // a stage count the devices do not allow
       }
@@ -188,7 +229,7 @@ std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, co
     }
     PipelineOutcome outcome;
     try {
-      outcome = solve_pipeline(graphs[c.graph], request_for(c.setup, c.stages));
+      outcome = solve_pipeline(graphs[c.graph], request_for(c.setup, c.stages, c.graph));
     } catch (const OptionError& error) {
       if (searching) continue;  // more stages than places to cut
       throw option_mistake(error);
@@ -251,13 +292,27 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
     searched.lower_bound = best->outcome.lower_bound;
   }
-  const StrategyDocument document = pipeline_document(best->graph, best->outcome, best->setup, best->micro_batch_size,
-                                                      schedule, input.devices, input.request.cap);
+  StrategyDocument document = pipeline_document(best->graph, best->outcome, best->setup, best->micro_batch_size,
+                                                schedule, input.devices, input.request.cap);
+  std::string plan_words;
+  if (input.request.place)
+    attach_plan(document, *best, pipeline_request(input, schedule, stage_devices, best->setup,
+                                                  static_cast<int>(best->outcome.stages.size())),
+                unit, plan_words);
   const std::string text = write_strategy(document);
   if (!input.out.empty()) write_text_file(input.out, text);
   if (input.json) std::cout << text;
   std::ostream& out = input.json ? std::cerr : std::cout;
-  if (!input.json) print_stages(out, *best, schedule, input.devices, searched.lower_bound, unit);
+  if (!input.json) print_stages(out, *best, schedule, input.devices, searched.lower_bound, unit, input.given_path);
+  if (input.given && input.given->total_cost &&
+      std::fabs(*input.given->total_cost - best->outcome.step) > 1e-9 * std::fabs(best->outcome.step))
+    out << "note: the file records total_cost " << format_total(*input.given->total_cost, unit)
+        << " (another machine, cost model or edit)\n";
+  out << plan_words;
+  if (input.given) {
+    out << "priced the file's " << best->outcome.stages.size() << " stages in " << format_seconds(seconds) << " s\n";
+    return 0;
+  }
   out << "searched " << searched.tried << " pipelines of " << counts.size() << " stage counts x "
       << input.micro_batch_counts.size() << " micro-batch counts (" << searched.fitted << " fit"
       << (searched.bounded_out ? ", " + std::to_string(searched.bounded_out) + " bounded out: a bound reached the best step found"

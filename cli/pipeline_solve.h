@@ -15,6 +15,7 @@
 #include "graphs/graph_file.h"
 #include "solve/request.h"
 #include "stages/pipeline_search.h"
+#include "strategy/strategy_document.h"
 
 namespace pase {
 
@@ -36,6 +37,10 @@ struct PipelineSolveInput {
   std::vector<int64_t> micro_batch_counts;
   SolveRequest request;  ///< the training setup, cap and DP options of every stage's solve
   StageModelMaker make_model;
+  /// `evaluate` of a pipeline strategy file: the file (its stages priced as
+  /// it gives them, each with its own strategy) and its path.
+  const StrategyDocument* given = nullptr;
+  std::string given_path;
   std::string out;       ///< write the strategy file here (empty: no file)
   bool json = false;     ///< print the strategy file instead of the table
 };

@@ -56,6 +56,10 @@ struct PlannedTensor {
   /// Inputs read from another layer's output: the cost model's words and the
   /// words the layouts really move (the most any device lacks).
   std::optional<double> model_words, realized_words;
+  /// Pipeline plans: an input another stage's layer makes (`from_stage`, an
+  /// earlier stage) is sent point to point; model_words and realized_words
+  /// are then the send's (docs/pipeline.md, "Plans per stage").
+  std::optional<int> from_stage;
 };
 
 struct PlannedLayer {
@@ -63,10 +67,24 @@ struct PlannedLayer {
   std::vector<int64_t> config;       ///< split per letter
   std::vector<std::vector<int>> mesh_axes;  ///< per letter of dims, the mesh axes its split runs over, major first
   std::vector<PlannedTensor> inputs, outputs, weights;
+  int stage = 0;  ///< pipeline plans: the stage that runs it (its mesh is Plan::stages[stage].mesh)
+};
+
+/// One pipeline stage's mesh: its devices are the job's
+/// [first_device, first_device + mesh.devices()), in the mesh's row-major order.
+struct PlanStage {
+  int64_t first_device = 0;
+  Mesh mesh;
+  /// The stage's time per micro-batch with its redistributions as its layouts
+  /// realize them (its sends as the model prices them).
+  double realized_cost = 0;
+  std::string assignment_proof = "all_assignments";  ///< as Plan::assignment_proof, for this stage's placement
 };
 
 struct Plan {
-  Mesh mesh;
+  Mesh mesh;  ///< every layer's mesh; pipeline plans: empty (each stage has its own, `stages`)
+  /// Pipeline plans: each stage's devices and mesh, by stage; empty: one mesh.
+  std::vector<PlanStage> stages;
   std::vector<PlannedLayer> layers;
   double realized_total_cost = 0;
   bool assignment_exact = true;  ///< the axis assignment is optimal over every assignment of every layer
@@ -77,6 +95,11 @@ struct Plan {
   /// pairs: no placement of this strategy costs less (equal to
   /// realized_total_cost under the "lower_bound" proof).
   double realized_total_lower_bound = 0;
+
+  /// The mesh a layer's axes and layouts refer to.
+  [[nodiscard]] const Mesh& mesh_of(const PlannedLayer& layer) const {
+    return stages.empty() ? mesh : stages[static_cast<size_t>(layer.stage)].mesh;
+  }
 };
 
 }  // namespace pase

@@ -1,5 +1,7 @@
 #include "plans/plan_check.h"
 
+#include "plans/stage_plans.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "base/error.h"
 #include "base/shape.h"
 #include "plans/layout_text.h"
+#include "plans/stage_plans.h"
 
 namespace pase {
 namespace {
@@ -475,7 +478,10 @@ int64_t realized_words(const Shape& shape, const AxisSpec& held, const AxisSpec&
   return most;
 }
 
-PlanCheckReport check_plan(const PlanFile& file, const PlanCheckOptions& options) {
+namespace {
+
+// Every layer and edge of a plan on one mesh.
+PlanCheckReport check_on_mesh(const PlanFile& file, const PlanCheckOptions& options) {
   PlanCheckReport report;
   const Plan& plan = file.plan;
   const Mesh& mesh = plan.mesh;
@@ -552,6 +558,94 @@ PlanCheckReport check_plan(const PlanFile& file, const PlanCheckOptions& options
                                   "leave a device at most " + std::to_string(words) + " elements to fetch");
     }
   }
+  return report;
+}
+
+
+// The most elements any device of `mesh` needs of a tensor laid out by
+// `spec`, counted device by device from its blocks: none of a send is held.
+int64_t largest_needed_tile(const Shape& shape, const AxisSpec& spec, const Mesh& mesh) {
+  int64_t most = 0;
+  for (int64_t device = 0; device < mesh.devices(); ++device) {
+    const std::vector<int64_t> coords = mesh_coords(mesh, device);
+    int64_t elements = 1;
+    for (size_t t = 0; t < shape.size(); ++t) {
+      int64_t pieces = 1;
+      for (int axis : spec[t]) pieces *= mesh.shape[static_cast<size_t>(axis)];
+      elements *= block_interval(shape[t], pieces, block_index(spec[t], coords, mesh)).length();
+    }
+    most = std::max(most, elements);
+  }
+  return most;
+}
+
+bool same_words(double written, double expected) {
+  return std::fabs(written - expected) <= 1e-9 * std::max(1.0, std::fabs(expected));
+}
+
+// What a send record must say: made by a layer of the stage it names, of
+// the input's shape, its words the model's pairs and the receiving tiles.
+std::string send_problem(const Plan& plan, const PlannedLayer& layer, const PlannedTensor& input,
+                         const TensorSourceRef& source) {
+  const PlannedLayer& producer = plan.layers[source.layer];
+  const std::string made_in = "layer '" + producer.name + "' runs in stage " + std::to_string(producer.stage);
+  if (!input.from_stage || !input.model_words || !input.realized_words) return made_in + ", but the input has no send record";
+  if (*input.from_stage != producer.stage) return "from_stage is " + std::to_string(*input.from_stage) + ", but " + made_in;
+  if (source.port >= producer.outputs.size())
+    return "layer '" + producer.name + "' has " + std::to_string(producer.outputs.size()) + " outputs";
+  if (producer.outputs[source.port].shape != input.shape)
+    return "the input's shape " + shape_to_string(input.shape) + " is not the output's " +
+           shape_to_string(producer.outputs[source.port].shape);
+  const Mesh& mesh = plan.mesh_of(layer);
+  const int64_t pairs = std::min(plan.mesh_of(producer).devices(), mesh.devices());
+  const double model = static_cast<double>(checked_product(input.shape).value_or(0)) / static_cast<double>(pairs);
+  if (!same_words(*input.model_words, model))
+    return "model_words is " + number_text(*input.model_words) + ", but the tensor over " + std::to_string(pairs) +
+           " pairs of devices is " + number_text(model);
+  const int64_t needed = largest_needed_tile(input.shape, input.spec, mesh);
+  if (!same_words(*input.realized_words, static_cast<double>(needed)))
+    return "realized_words is " + number_text(*input.realized_words) + ", but a device of stage " +
+           std::to_string(layer.stage) + " needs at most " + std::to_string(needed) + " elements of it";
+  return "";
+}
+
+// Every input of a pipeline plan that another stage's layer makes.
+void check_sends(const Plan& plan, PlanCheckReport& report) {
+  for (const PlannedLayer& layer : plan.layers)
+    for (size_t i = 0; i < layer.inputs.size(); ++i) {
+      const PlannedTensor& input = layer.inputs[i];
+      const std::string send = "send '" + input.name + "' -> '" + layer.name + "' (input " + std::to_string(i) + "): ";
+      const std::optional<TensorSourceRef> source = find_producer(plan, input.name);
+      if (!source || plan.layers[source->layer].stage == layer.stage) {
+        if (input.from_stage)
+          report.problems.push_back(send + "from_stage is " + std::to_string(*input.from_stage) +
+                                    (source ? ", but the layer that makes it runs in the same stage"
+                                            : ", but no layer makes it"));
+        continue;
+      }
+      ++report.sends;
+      if (plan.layers[source->layer].stage > layer.stage) {
+        report.problems.push_back(send + "made by a later stage's layer '" + plan.layers[source->layer].name + "'");
+        continue;
+      }
+      const std::string problem = send_problem(plan, layer, input, *source);
+      if (!problem.empty()) report.problems.push_back(send + problem);
+    }
+}
+
+}  // namespace
+
+PlanCheckReport check_plan(const PlanFile& file, const PlanCheckOptions& options) {
+  if (file.plan.stages.empty()) return check_on_mesh(file, options);
+  PlanCheckReport report;
+  for (size_t k = 0; k < file.plan.stages.size(); ++k) {
+    const PlanCheckReport part = check_on_mesh(stage_plan_file(file, k), options);
+    report.layers_computed += part.layers_computed;
+    report.layers_layout_only += part.layers_layout_only;
+    report.edges += part.edges;
+    for (const std::string& problem : part.problems) report.problems.push_back("stage " + std::to_string(k) + ": " + problem);
+  }
+  check_sends(file.plan, report);
   return report;
 }
 

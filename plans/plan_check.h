@@ -18,6 +18,11 @@
 //   unsharded result.
 // - Every input that reads another layer's output: the realized words are
 //   recomputed from the two layouts on the real shapes.
+// - Pipeline plans (docs/pipeline.md): each stage's layers and edges on its
+//   own mesh as above; every input an earlier stage's layer makes has a send
+//   record naming that stage, of the output's shape, whose model words are
+//   the tensor over the smaller stage's devices and whose realized words are
+//   the most any receiving device needs (counted device by device).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,7 +44,8 @@ struct PlanCheckOptions {
 struct PlanCheckReport {
   size_t layers_computed = 0;     ///< run on a shrunk problem (and layouts checked)
   size_t layers_layout_only = 0;  ///< layouts checked only
-  size_t edges = 0;               ///< inputs read from another layer's output
+  size_t edges = 0;               ///< inputs read from another layer's output (of the same stage)
+  size_t sends = 0;               ///< pipeline plans: inputs read from an earlier stage's layer
   /// One line per inconsistent layer ("layer 'fc6': ...": its layout problems,
   /// then "computed: ..." for the first wrong result) or edge ("edge 'conv1' -> 'pool1' ...").
   std::vector<std::string> problems;

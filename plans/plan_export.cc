@@ -1,5 +1,6 @@
 #include "plans/plan_export.h"
 
+#include <functional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "base/error.h"
 #include "base/json_text.h"
 #include "plans/layout_text.h"
+#include "plans/stage_plans.h"
 #include "plans/tied_weights.h"
 
 namespace pase {
@@ -97,12 +99,13 @@ const char* framework_name(ExportFramework framework) {
 
 // "weight_reshards" (only where a plan has some): per later reader of a
 // weight in another layout, the layout it reads the weight in.
-void append_weight_reshards(std::string& out, const PlanFile& file, ExportFramework framework) {
+void append_weight_reshards(std::string& out, const PlanFile& file, ExportFramework framework,
+                            const std::string& indent, const std::function<void(const char*)>& field) {
   const std::vector<WeightReshard> reshards = weight_reshards(file.plan);
   for (const WeightReshard& r : reshards)
     if (r.reshaped) throw InputError(reshaped_weight_message(file.plan, r, file.source));
   if (reshards.empty()) return;
-  append_json_top_level_key(out, "weight_reshards");
+  field("weight_reshards");
   out += "[";
   for (size_t i = 0; i < reshards.size(); ++i) {
     const WeightReshard& r = reshards[i];
@@ -114,9 +117,9 @@ void append_weight_reshards(std::string& out, const PlanFile& file, ExportFramew
     entry["layout"] = std::move(layout.value);
     entry["realized_words"] = static_cast<int64_t>(r.realized_words);  // a count of elements
     if (!layout.note.empty()) entry["note"] = layout.note;
-    out += (i ? ",\n    " : "\n    ") + entry.dump();
+    out += (i ? ",\n" : "\n") + indent + "  " + entry.dump();
   }
-  out += "\n  ]";
+  out += "\n" + indent + "]";
 }
 
 }  // namespace
@@ -128,30 +131,23 @@ std::optional<ExportFramework> export_framework(const std::string& name) {
   return std::nullopt;
 }
 
-std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t max_devices) {
+namespace {
+
+// Writes `"key": ` as a member at `indent` (the first opens the object).
+using FieldWriter = std::function<void(const char* key)>;
+
+// The mesh, every weight's and layer output's layout, the weight reshards and
+// (dtensor) the notes of one mesh's plan, whose devices begin at `first_device`:
+// the whole document's fields, or one stage's.
+void append_mesh_layouts(std::string& out, const PlanFile& file, ExportFramework framework, int64_t first_device,
+                         const std::string& indent, const FieldWriter& field) {
   const Mesh& mesh = file.plan.mesh;
-  // device_ids lists every device: a few bytes of "shape": [2^62] would ask
-  // for more memory than any machine has (2^24 devices took 5 s and 1.7 GiB).
-  if (mesh.devices() > max_devices)
-    throw LimitError({"max_devices", "the device limit of the export",
-                      file.source + ": the plan's mesh has " + std::to_string(mesh.devices()) +
-                          " devices, above the limit of " + std::to_string(max_devices) + " (",
-                      "); the export lists every device's id"});
-  std::string out;
-  auto field = [&out](const char* key) { append_json_top_level_key(out, key); };
-  field("format");
-  append_json_string(out, "pase-export");
-  field("version");
-  append_json_number(out, int64_t{1});
-  field("framework");
-  append_json_string(out, framework_name(framework));
-  field("graph");
-  append_json_string(out, file.graph);
+  const std::string item = "\n" + indent + "  ";
   field("mesh");
   json mesh_json = json::object();
   mesh_json["shape"] = mesh.shape;
   mesh_json["axis_names"] = mesh.axes;
-  mesh_json["device_ids"] = device_array(mesh, 0, 0);
+  mesh_json["device_ids"] = device_array(mesh, 0, first_device);
   mesh_json["devices_per_node"] = mesh.node_size();
   out += mesh_json.dump();
 
@@ -164,18 +160,18 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
     for (const PlannedTensor& weight : layer.weights) {
       if (!seen.insert(weight.name).second) continue;
       Layout layout = layout_of(held_spec(weight), mesh, framework);
-      weights += weights.empty() ? "\n    " : ",\n    ";
+      weights += weights.empty() ? item : "," + item;
       append_json_string(weights, weight.name);
       weights += ": " + layout.value.dump();
       if (!layout.note.empty()) notes.push_back(json{{"weight", weight.name}, {"note", layout.note}});
-      shapes += shapes.empty() ? "\n    " : ",\n    ";
+      shapes += shapes.empty() ? item : "," + item;
       append_json_string(shapes, weight.name);
       shapes += ": " + weight_shape_entry(weight).dump();
     }
   field("weights");
-  out += weights.empty() ? "{}" : "{" + weights + "\n  }";
+  out += weights.empty() ? "{}" : "{" + weights + "\n" + indent + "}";
   field("weight_shapes");
-  out += shapes.empty() ? "{}" : "{" + shapes + "\n  }";
+  out += shapes.empty() ? "{}" : "{" + shapes + "\n" + indent + "}";
 
   std::string outputs;
   for (const PlannedLayer& layer : file.plan.layers) {
@@ -186,14 +182,14 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
       if (!layout.note.empty())
         notes.push_back(json{{"output", layer.name}, {"index", k}, {"note", layout.note}});
     }
-    outputs += outputs.empty() ? "\n    " : ",\n    ";
+    outputs += outputs.empty() ? item : "," + item;
     append_json_string(outputs, layer.name);
     outputs += ": " + list.dump();
   }
   field("outputs");
-  out += outputs.empty() ? "{}" : "{" + outputs + "\n  }";
+  out += outputs.empty() ? "{}" : "{" + outputs + "\n" + indent + "}";
 
-  append_weight_reshards(out, file, framework);
+  append_weight_reshards(out, file, framework, indent, field);
 
   if (framework == ExportFramework::Dtensor) {
     field("notes");
@@ -201,11 +197,87 @@ std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t
       out += "[]";
     } else {
       out += "[";
-      for (size_t i = 0; i < notes.size(); ++i) out += (i ? ",\n    " : "\n    ") + notes[i].dump();
-      out += "\n  ]";
+      for (size_t i = 0; i < notes.size(); ++i) out += (i ? "," : "") + item + notes[i].dump();
+      out += "\n" + indent + "]";
     }
   }
-  out += "\n}\n";
+}
+
+// "sends" of a pipeline stage: each input an earlier stage makes, with the
+// stage it comes from and the layout the receiving layer needs it in.
+void append_sends(std::string& out, const PlanFile& part, ExportFramework framework, const std::string& indent,
+                  const FieldWriter& field) {
+  std::string sends;
+  for (const PlannedLayer& layer : part.plan.layers)
+    for (const PlannedTensor& input : layer.inputs) {
+      if (!input.from_stage) continue;
+      json entry = json::object();
+      entry["tensor"] = input.name;
+      entry["layer"] = layer.name;
+      entry["from_stage"] = *input.from_stage;
+      entry["shape"] = input.shape;
+      Layout layout = layout_of(input.spec, part.plan.mesh, framework);
+      entry["layout"] = std::move(layout.value);
+      if (!layout.note.empty()) entry["note"] = layout.note;
+      sends += (sends.empty() ? "\n" : ",\n") + indent + "  " + entry.dump();
+    }
+  field("sends");
+  out += sends.empty() ? "[]" : "[" + sends + "\n" + indent + "]";
+}
+
+void check_device_limit(const PlanFile& file, int64_t devices, int64_t max_devices) {
+  // device_ids lists every device: a few bytes of "shape": [2^62] would ask
+  // for more memory than any machine has (2^24 devices took 5 s and 1.7 GiB).
+  if (devices > max_devices)
+    throw LimitError({"max_devices", "the device limit of the export",
+                      file.source + ": the plan's mesh has " + std::to_string(devices) +
+                          " devices, above the limit of " + std::to_string(max_devices) + " (",
+                      "); the export lists every device's id"});
+}
+
+}  // namespace
+
+std::string export_plan(const PlanFile& file, ExportFramework framework, int64_t max_devices) {
+  int64_t devices = file.plan.mesh.devices();
+  if (!file.plan.stages.empty()) devices = file.plan.stages.back().first_device + file.plan.stages.back().mesh.devices();
+  check_device_limit(file, devices, max_devices);
+  std::string out;
+  const FieldWriter field = [&out](const char* key) { append_json_top_level_key(out, key); };
+  field("format");
+  append_json_string(out, "pase-export");
+  field("version");
+  append_json_number(out, int64_t{1});
+  field("framework");
+  append_json_string(out, framework_name(framework));
+  field("graph");
+  append_json_string(out, file.graph);
+  if (file.plan.stages.empty()) {
+    append_mesh_layouts(out, file, framework, 0, "  ", field);
+    out += "\n}\n";
+    return out;
+  }
+  // A pipeline: each stage's own mesh, layouts and the sends it receives.
+  field("stages");
+  out += "[";
+  for (size_t k = 0; k < file.plan.stages.size(); ++k) {
+    const PlanFile part = stage_plan_file(file, k);
+    bool first = true;
+    const FieldWriter member = [&out, &first](const char* key) {
+      out += first ? "{\n      " : ",\n      ";
+      first = false;
+      append_json_string(out, key);
+      out += ": ";
+    };
+    out += k ? ",\n    " : "\n    ";
+    member("stage");
+    append_json_number(out, static_cast<int64_t>(k));
+    member("first_device");
+    append_json_number(out, file.plan.stages[k].first_device);
+    append_mesh_layouts(out, part, framework, file.plan.stages[k].first_device, "      ", member);
+    append_sends(out, part, framework, "      ", member);
+    out += "\n    }";
+  }
+  out += "\n  ]\n}\n";
   return out;
 }
 

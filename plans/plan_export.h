@@ -14,6 +14,12 @@
 // layout (then "notes" says why); hlo, an HloSharding text. A weight is laid
 // out on the shape its checkpoint holds it in wherever its layout carries
 // over (plans/checkpoint_layout.h); weight_shapes says which shape that is.
+//
+// A pipeline plan (docs/pipeline.md) writes, after "graph", "stages": one
+// object per stage with "stage", "first_device", then the fields above on
+// the stage's own mesh (its device_ids the job's), and "sends": each input
+// an earlier stage makes ({"tensor", "layer", "from_stage", "shape",
+// "layout"}: the layout the receiving layer needs).
 #include <cstdint>
 #include <string>
 

@@ -53,6 +53,35 @@ Mesh read_mesh(const JsonReader& field, const std::optional<int64_t>& devices) {
   return mesh;
 }
 
+// "stage_meshes": each stage's mesh, in stage order, on the devices that
+// follow the stage before's; together `devices`.
+std::vector<PlanStage> read_stage_meshes(const JsonReader& field, const std::optional<int64_t>& devices) {
+  std::vector<PlanStage> stages;
+  int64_t next_device = 0;
+  for (const JsonReader& entry : field.items("stages")) {
+    entry.expect_object();
+    const int64_t k = static_cast<int64_t>(stages.size());
+    JsonReader stage = entry.required("stage");
+    if (stage.as_non_negative() != k) stage.fail("expected " + std::to_string(k) + " (the stages in order)");
+    PlanStage planned;
+    JsonReader first = entry.required("first_device", "the stage's first device");
+    planned.first_device = first.as_non_negative();
+    if (planned.first_device != next_device)
+      first.fail("expected " + std::to_string(next_device) + ", the device after the stage before's");
+    planned.mesh = read_mesh(entry.required("mesh"), std::nullopt);
+    if (auto f = entry.optional("realized_cost")) planned.realized_cost = f->as_number();
+    if (auto f = entry.optional("assignment_proof")) planned.assignment_proof = f->as_string();
+    next_device += planned.mesh.devices();
+    if (next_device > (int64_t{1} << 40)) entry.fail("the stages' meshes make more than 2^40 devices");
+    stages.push_back(std::move(planned));
+  }
+  if (stages.empty()) field.fail("expected at least one stage, got []");
+  if (devices && next_device != *devices)
+    field.fail("the stages' meshes make " + std::to_string(next_device) + " devices, but 'devices' is " +
+               std::to_string(*devices));
+  return stages;
+}
+
 /// Reads a list of mesh axis names into indices; `taken` (per axis, where it
 /// already appears: "under letter 'n'", "" if nowhere) catches an axis used
 /// twice, and records `here` for those read.
@@ -140,6 +169,28 @@ CheckpointView read_checkpoint(const JsonReader& entry, const PlannedTensor& wei
 
 enum class TensorRole { Input, Output, Weight };
 
+// An input's "redistribution" record (read from a layer of its stage), or its
+// "send" (pipeline plans: from a layer of an earlier stage).
+void read_moved_words(const JsonReader& entry, const PlannedLayer& layer, PlannedTensor& tensor) {
+  std::optional<JsonReader> record = entry.optional("redistribution");
+  if (std::optional<JsonReader> send = entry.optional("send")) {
+    if (record) send->fail("an input is sent from another stage or redistributed inside its own, not both");
+    record = send;
+    JsonReader from = send->required("from_stage", "the stage whose layer makes the tensor");
+    const int64_t stage = from.as_non_negative();
+    if (stage >= layer.stage)
+      from.fail("expected an earlier stage than the layer's own (" + std::to_string(layer.stage) + "), got " +
+                std::to_string(stage));
+    tensor.from_stage = static_cast<int>(stage);
+  }
+  if (!record) return;
+  record->expect_object();
+  tensor.model_words = record->required("model_words").as_number();
+  JsonReader realized = record->required("realized_words");
+  tensor.realized_words = realized.as_number();
+  if (*tensor.realized_words < 0) realized.fail("expected a non-negative number, got " + json_excerpt(realized.value()));
+}
+
 PlannedTensor read_tensor(const JsonReader& entry, TensorRole role, const PlannedLayer& layer, const Mesh& mesh,
                           WrittenLayout& written) {
   entry.expect_object();
@@ -183,20 +234,21 @@ PlannedTensor read_tensor(const JsonReader& entry, TensorRole role, const Planne
       tensor.grad_allreduce_axes.push_back(axis);
     if (auto view = entry.optional("checkpoint")) tensor.checkpoint = read_checkpoint(*view, tensor, mesh);
   }
-  if (role == TensorRole::Input)
-    if (auto record = entry.optional("redistribution")) {
-      record->expect_object();
-      tensor.model_words = record->required("model_words").as_number();
-      JsonReader realized = record->required("realized_words");
-      tensor.realized_words = realized.as_number();
-      if (*tensor.realized_words < 0) realized.fail("expected a non-negative number, got " + json_excerpt(realized.value()));
-    }
+  if (role == TensorRole::Input) read_moved_words(entry, layer, tensor);
   return tensor;
 }
 
-PlannedLayer read_layer(const JsonReader& layer, const Mesh& mesh, WrittenLayerLayouts& written) {
+PlannedLayer read_layer(const JsonReader& layer, const Plan& plan, WrittenLayerLayouts& written) {
   PlannedLayer out;
   out.name = layer.required("name").as_string();
+  if (!plan.stages.empty()) {
+    JsonReader stage = layer.required("stage", "the pipeline stage that runs the layer");
+    out.stage = static_cast<int>(std::min<int64_t>(stage.as_non_negative(), int64_t{1} << 30));
+    if (static_cast<size_t>(out.stage) >= plan.stages.size())
+      stage.fail("expected a stage below " + std::to_string(plan.stages.size()) + " (the stage_meshes), got " +
+                 std::to_string(out.stage));
+  }
+  const Mesh& mesh = plan.mesh_of(out);
   if (auto f = layer.optional("op")) out.op = f->as_string();
   JsonReader dims = layer.required("dims", "one letter per domain dimension");
   out.dims = dims.as_string();
@@ -247,13 +299,16 @@ std::optional<PlanFile> read_plan(const std::string& text, const std::string& so
   root.expect_object("a JSON object at the top level");
   root.check_header("pase-strategy", 1);
   std::optional<JsonReader> mesh = root.optional("mesh");
-  if (!mesh) return std::nullopt;
+  std::optional<JsonReader> stage_meshes = root.optional("stage_meshes");
+  if (!mesh && !stage_meshes) return std::nullopt;
+  if (mesh && stage_meshes) stage_meshes->fail("a plan has one mesh or a mesh per pipeline stage, not both");
 
   PlanFile file;
   file.source = source;
   if (auto f = root.optional("graph")) file.graph = f->as_string();
   if (auto f = root.optional("devices")) file.devices = f->as_positive("number of devices");
-  file.plan.mesh = read_mesh(*mesh, file.devices);
+  if (mesh) file.plan.mesh = read_mesh(*mesh, file.devices);
+  else file.plan.stages = read_stage_meshes(*stage_meshes, file.devices);
   if (auto f = root.optional("realized_total_cost")) file.plan.realized_total_cost = f->as_number();
   if (auto record = root.optional("axis_assignment")) {
     record->expect_object();
@@ -273,7 +328,7 @@ std::optional<PlanFile> read_plan(const std::string& text, const std::string& so
     if (!inserted)
       layer.fail("listed twice (layers[" + std::to_string(it->second) + "] and layers[" + std::to_string(i) + "])");
     file.written.emplace_back();
-    file.plan.layers.push_back(read_layer(layer, file.plan.mesh, file.written.back()));
+    file.plan.layers.push_back(read_layer(layer, file.plan, file.written.back()));
   }
   return file;
 }

@@ -72,6 +72,24 @@ void append_mesh(std::string& out, const Mesh& mesh) {
   out += '}';
 }
 
+void append_stage_meshes(std::string& out, const std::vector<PlanStage>& stages) {
+  out += '[';
+  for (size_t k = 0; k < stages.size(); ++k) {
+    out += k ? ",{\"stage\":" : "{\"stage\":";
+    append_json_number(out, static_cast<int64_t>(k));
+    out += ",\"first_device\":";
+    append_json_number(out, stages[k].first_device);
+    out += ",\"mesh\":";
+    append_mesh(out, stages[k].mesh);
+    out += ",\"realized_cost\":";
+    append_json_number(out, stages[k].realized_cost);
+    out += ",\"assignment_proof\":";
+    append_json_string(out, stages[k].assignment_proof);
+    out += '}';
+  }
+  out += ']';
+}
+
 void append_mesh_axes(std::string& out, const PlannedLayer& layer, const Mesh& mesh) {
   out += '{';
   for (size_t d = 0; d < layer.dims.size(); ++d) {
@@ -90,7 +108,15 @@ void append_tensor_plan(std::string& out, const PlannedTensor& tensor, const Mes
   }
   out += ",\"layout\":";
   append_layout(out, tensor.spec, mesh);
-  if (tensor.model_words && tensor.realized_words) {
+  if (tensor.from_stage && tensor.model_words && tensor.realized_words) {
+    out += ",\"send\":{\"from_stage\":";
+    append_json_number(out, int64_t{*tensor.from_stage});
+    out += ",\"model_words\":";
+    append_json_number(out, *tensor.model_words);
+    out += ",\"realized_words\":";
+    append_json_number(out, *tensor.realized_words);
+    out += '}';
+  } else if (tensor.model_words && tensor.realized_words) {
     out += ",\"redistribution\":{\"model_words\":";
     append_json_number(out, *tensor.model_words);
     out += ",\"realized_words\":";

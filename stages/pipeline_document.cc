@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
+
+#include "base/error.h"
 
 #include "graphs/stage_graph.h"
 #include "strategy/strategy_file.h"
@@ -59,7 +62,6 @@ StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& ou
   document.layer_cost = layers_cost;
   document.redistribution_cost = stages_cost - layers_cost;
   document.summary.clear();
-  document.plan_unavailable = "pipeline stages: each stage's mesh is not placed yet";
   MemoryReport memory;
   memory.options = setup;
   memory.micro_batch_size = micro_batch_size;
@@ -72,6 +74,70 @@ StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& ou
   document.memory = memory;
   document.training = training;
   return document;
+}
+
+namespace {
+
+// Each vertex's stage as the file gives it, checked.
+std::vector<int> vertex_stages(const Graph& graph, const StrategyDocument& file, const std::string& path) {
+  const int64_t stages = file.training ? file.training->stages : 1;
+  std::unordered_map<std::string, const StrategyLayer*> by_name;
+  for (const StrategyLayer& layer : file.layers) by_name.emplace(layer.name, &layer);
+  std::vector<int> stage_of;
+  for (const Vertex& vertex : graph.vertices) {
+    const auto it = by_name.find(vertex.name);
+    const std::string where = path + ": layer '" + vertex.name + "'";
+    if (it == by_name.end()) throw InputError(where + ": missing (a vertex of graph '" + graph.name + "')");
+    if (!it->second->stage)
+      throw InputError(where + ": field 'stage': missing (the file has " + std::to_string(stages) + " pipeline stages)");
+    const int stage = *it->second->stage;
+    if (stage < 0 || stage >= stages)
+      throw InputError(where + ": field 'stage': expected a stage below " + std::to_string(stages) + ", got " +
+                       std::to_string(stage));
+    const int before = stage_of.empty() ? 0 : stage_of.back();
+    if (stage < before)
+      throw InputError(where + ": field 'stage': " + std::to_string(stage) + " after a layer of stage " +
+                       std::to_string(before) + " (each stage's layers are contiguous in the graph's order)");
+    if (stage > before + 1 || (stage_of.empty() && stage > 0))
+      throw InputError(where + ": field 'stage': " + std::to_string(stage) + ", but stage " +
+                       std::to_string(stage_of.empty() ? 0 : before + 1) + " has no layers");
+    stage_of.push_back(stage);
+  }
+  if (!stage_of.empty() && stage_of.back() + 1 != stages)
+    throw InputError(path + ": training.pipeline: " + std::to_string(stages) + " stages, but the layers name " +
+                     std::to_string(stage_of.back() + 1));
+  return stage_of;
+}
+
+}  // namespace
+
+GivenPipeline given_pipeline(const Graph& graph, const StrategyDocument& file, const std::string& path) {
+  const std::vector<int> stage_of = vertex_stages(graph, file, path);
+  const std::vector<int> cuts = stage_starts(graph);
+  GivenPipeline given;
+  for (size_t v = 0; v < stage_of.size(); ++v) {
+    if (v > 0 && stage_of[v] == stage_of[v - 1]) continue;
+    if (!std::binary_search(cuts.begin(), cuts.end(), static_cast<int>(v)))
+      throw InputError(path + ": layer '" + graph.vertices[v].name + "': field 'stage': stage " +
+                       std::to_string(stage_of[v]) +
+                       " begins here, where more than one tensor crosses from the layers before (a stage begins after a "
+                       "block boundary)");
+    given.starts.push_back(static_cast<int>(v));
+  }
+  given.starts.push_back(static_cast<int>(graph.vertices.size()));
+  auto stages = std::make_shared<std::vector<StrategyDocument>>();
+  for (size_t k = 0; k + 1 < given.starts.size(); ++k) {
+    StrategyDocument part = file;
+    part.plan.reset();
+    part.layers.clear();
+    std::unordered_map<std::string, bool> in_stage;
+    for (int v = given.starts[k]; v < given.starts[k + 1]; ++v) in_stage[graph.vertices[static_cast<size_t>(v)].name] = true;
+    for (const StrategyLayer& layer : file.layers)
+      if (in_stage.count(layer.name)) part.layers.push_back(layer);
+    stages->push_back(std::move(part));
+  }
+  given.stages = std::move(stages);
+  return given;
 }
 
 }  // namespace pase

@@ -4,6 +4,9 @@
 // time, and `training.pipeline` with each stage's devices, time per
 // micro-batch and bytes per device.
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "graphs/graph.h"
 #include "stages/pipeline_search.h"
@@ -21,5 +24,21 @@ namespace pase {
 /// A stage's graph as its strategy names it: the vertices [begin, end) of
 /// `graph`, each with the techniques its solve chose (recomputation, ZeRO stage).
 [[nodiscard]] Graph solved_stage_graph(const Graph& graph, const PipelineStage& stage);
+
+/// A pipeline strategy file read back over `graph`: where each stage begins
+/// (vertex indices, then the vertex count) and each stage's strategy (the
+/// file with that stage's layers only), as PipelineRequest's given_starts
+/// and given_stages take them.
+struct GivenPipeline {
+  std::vector<int> starts;
+  std::shared_ptr<const std::vector<StrategyDocument>> stages;
+};
+
+/// InputError naming `path`, the layer and its field 'stage' where a layer of
+/// the graph has no stage, one above the file's stages, stages out of order
+/// (each stage's layers contiguous in the graph's order), a stage without
+/// layers, or a stage beginning where pase does not cut (graphs/stage_graph.h,
+/// stage_starts: after a block boundary).
+[[nodiscard]] GivenPipeline given_pipeline(const Graph& graph, const StrategyDocument& file, const std::string& path);
 
 }  // namespace pase

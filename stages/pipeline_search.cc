@@ -151,7 +151,7 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
   if (base) {  // the same stage without the cap bounds it (bounds over every strategy)
     solved.time_bound = base->time_bound;
     solved.step_bound = stages > 1 ? base->step_bound : std::max(base->step_bound, solved.step_bound);
-  } else if (stages > 1) {
+  } else if (stages > 1 && request.stage.source == StrategySource::Optimum) {  // a given or baseline strategy: no bound
     const double share = 1.0 / static_cast<double>(stages);
     solved.time_bound = least_cost(stage, site, weighted(request.stage.memory, 1, share), request);
     solved.step_bound = least_cost(stage, site, weighted(request.stage.memory, m, share), request);
@@ -264,7 +264,8 @@ class PipelineSearch {
         request_(request),
         devices_(devices_of_stages(request)),
         s_(static_cast<int>(devices_.size())),
-        starts_(stage_cut_vertices(graph, StageKeys(graph), request.equal_blocks ? StageCuts::Blocks : request.cuts)),
+        starts_(given() ? request.given_starts
+                        : stage_cut_vertices(graph, StageKeys(graph), request.equal_blocks ? StageCuts::Blocks : request.cuts)),
         p_(static_cast<int>(starts_.size()) - 1),
         setup_(request.stage.memory),
         m_(static_cast<double>(setup_.micro_batches)),
@@ -280,6 +281,8 @@ class PipelineSearch {
     link_model_ = request.make_model(weighted(setup_, 1, 0.0), request.devices);
     for (int cut : starts_) crossing_.push_back(crossing_elements(graph, cut));
     if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
+    if (given())
+      for (int k = 0; k <= s_; ++k) fixed_.push_back(k);  // the given starts are the only cut positions
     for (int k = 0; k < s_; ++k)
       for (int i = k == 0 ? 0 : k; i + (s_ - k) <= p_ && (k > 0 || i == 0); ++i)
         for (int j = k == s_ - 1 ? p_ : i + 1; j + (s_ - k - 1) <= p_; ++j)
@@ -323,7 +326,16 @@ class PipelineSearch {
     return micro_batches_in_flight(k, s_, setup_.micro_batches, request_.schedule);
   }
   [[nodiscard]] SolveKey key_of(int k, int i, int j, int64_t held, bool under_cap) const {
-    return {keys_.key(i, j), devices_[k], held, under_cap};
+    std::vector<int64_t> range = keys_.key(i, j);
+    if (given()) range.push_back(-1 - k);  // each stage its own strategy, alike or not
+    return {std::move(range), devices_[k], held, under_cap};
+  }
+  [[nodiscard]] bool given() const { return request_.given_stages != nullptr; }
+  // The request of stage k's solve: with a given pipeline, its own strategy.
+  [[nodiscard]] PipelineRequest stage_request(const PipelineRequest& request, int k) const {
+    PipelineRequest own = request;
+    if (given()) own.stage.given = &request_.given_stages->at(static_cast<size_t>(k));
+    return own;
   }
   [[nodiscard]] const StageSolve& base(int k, int i, int j) const { return *solves_.at(key_of(k, i, j, 1, false)); }
   // Which solve answers stage k over [i, j): the one without the cap where its optimum fits.
@@ -370,8 +382,8 @@ class PipelineSearch {
     std::vector<Job> jobs;
     for (const auto& [k, i, j] : ranges_)
       if (SolveKey key = key_of(k, i, j, 1, false); solves_.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
-    solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>&) {
-      return solve_stage(stage, site, 1, s_, uncapped);
+    solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>& at) {
+      return solve_stage(stage, site, 1, s_, stage_request(uncapped, at[0]));
     });
   }
 
@@ -411,7 +423,7 @@ class PipelineSearch {
 
   void read_back(const PartitionAnswer& answer, PipelineOutcome& outcome) const {
     outcome.step = answer.step;
-    outcome.lower_bound = request_.equal_blocks ? std::nan("") : answer.lower_bound;
+    outcome.lower_bound = request_.equal_blocks || given() ? std::nan("") : answer.lower_bound;
     for (int k = 0; k < s_; ++k) {
       const int i = answer.bounds[k], j = answer.bounds[k + 1];
       PipelineStage stage;

@@ -34,6 +34,12 @@ struct PipelineRequest {
   /// repeated blocks, the first also what precedes the run and the last what
   /// follows it (Megatron-LM's split; a baseline's pipeline). No lower bound.
   bool equal_blocks = false;
+  /// A given pipeline (`evaluate` of a strategy file): where each stage
+  /// begins (vertex indices, then the vertex count) and each stage's
+  /// strategy (pipeline_document.h, given_pipeline). The stages are priced,
+  /// not searched, each with its own strategy; no lower bound.
+  std::vector<int> given_starts;
+  std::shared_ptr<const std::vector<StrategyDocument>> given_stages;
   /// What each stage's solve is asked: the training setup (its micro-batch
   /// count M; the graph is one micro-batch), the cap, the DP's options.
   SolveRequest stage;

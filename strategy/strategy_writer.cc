@@ -56,8 +56,13 @@ void append_exactness(std::string& out, const SolverReport& solver, double total
 }
 
 void append_plan_summary(std::string& out, const Plan& plan) {
-  append_json_top_level_key(out, "mesh");
-  append_mesh(out, plan.mesh);
+  if (plan.stages.empty()) {
+    append_json_top_level_key(out, "mesh");
+    append_mesh(out, plan.mesh);
+  } else {
+    append_json_top_level_key(out, "stage_meshes");
+    append_stage_meshes(out, plan.stages);
+  }
   append_json_top_level_key(out, "realized_total_cost");
   append_json_number(out, plan.realized_total_cost);
   append_json_top_level_key(out, "axis_assignment");
@@ -139,7 +144,7 @@ void append_tensors(std::string& out, const char* key, const std::vector<Strateg
 
 void append_layer(std::string& out, const StrategyLayer& layer, const Plan* plan, size_t v) {
   const PlannedLayer* planned = plan ? &plan->layers[v] : nullptr;
-  const Mesh* mesh = plan ? &plan->mesh : nullptr;
+  const Mesh* mesh = plan ? &plan->mesh_of(*planned) : nullptr;
   out += v ? ",\n    {" : "\n    {";
   Members member(out);
   append_json_string(member("name"), layer.name);

@@ -195,6 +195,9 @@ def read_plan(source: Union[str, os.PathLike, dict]) -> Plan:
 def _plan_of(document: dict, where: str) -> Plan:
     if not isinstance(document, dict) or document.get("format") != "pase-strategy":
         raise PlanError(f"{where}: field 'format': expected \"pase-strategy\"")
+    if "stage_meshes" in document:
+        raise PlanError(f"{where}: has a mesh per pipeline stage; this package reads plans of one mesh "
+                        "(`pase export --format jax` writes each stage's layouts)")
     if "mesh" not in document:
         raise PlanError(f"{where}: has no plan (solve with --mesh to make one)")
     try:

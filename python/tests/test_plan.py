@@ -100,6 +100,13 @@ class ReadingPlans(unittest.TestCase):
             pase.read_plan(self.scratch.path("absent.json"))
         self.assertEqual(str(caught.exception), self.scratch.path("absent.json") + ": cannot read it (No such file or directory)")
 
+    def test_a_pipeline_plan_is_refused_by_name(self):
+        path = self.solved("pipeline.json", self.llama, "--pipeline-stages", "2", "--micro-batches", "2")
+        with self.assertRaises(pase.PlanError) as caught:
+            pase.read_plan(path)
+        self.assertEqual(str(caught.exception), path + ": has a mesh per pipeline stage; this package reads plans of "
+                         "one mesh (`pase export --format jax` writes each stage's layouts)")
+
     def test_solve_drives_the_binary(self):
         plan = pase.solve(self.llama, 8, ["--mesh", "dp=2,tp=4"])
         self.assertEqual(plan.mesh.axes, ("dp", "tp"))

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -55,8 +57,8 @@ TEST_CASE("solve --pipeline-stages 2: the pipeline object, every layer's stage, 
   }
   CHECK(stage == 1);
   CHECK(strategy["layers"][0]["stage"] == 0);
-  // Read back and written again: the same bytes.
-  CHECK(write_strategy(parse_strategy_file(solved.output, "pipeline.json")) == solved.output);
+  // Read back with its plan and written again: the same bytes.
+  CHECK(write_strategy(parse_strategy_file(solved.output, "pipeline.json", /*with_plan=*/true)) == solved.output);
 }
 
 TEST_CASE("solve --pipeline-stages: the table of stages, and what the search tried") {
@@ -113,19 +115,154 @@ TEST_CASE("pipeline options a run cannot take are refused in one line") {
         "than 1048576 bytes (0.00 GiB) per device\n");
 }
 
-TEST_CASE("a pipeline strategy is refused where one stage of every device is priced") {
+TEST_CASE("evaluate prices a pipeline file's stages as it gives them, to the bit; a file that breaks them is named") {
   const test::CommandResult solved =
       test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --json");
   REQUIRE(solved.status == 0);
   const std::string file = test::write_temp_file("pipeline_strategy.json", solved.output);
-  const test::CommandResult evaluated = test::run_pase("evaluate " + small_gpt() + " --strategy " + file);
-  CHECK(evaluated.status == 1);
-  CHECK(evaluated.error == "error: " + file +
-                               ": training.pipeline: 2 stages; evaluate prices a strategy of one stage (pase solve "
-                               "--pipeline-stages prices pipelines)\n");
-  const test::CommandResult exported = test::run_pase("export " + file + " --format jax");
+  const test::CommandResult evaluated = test::run_pase("evaluate " + small_gpt() + " --strategy " + file + " --json");
+  REQUIRE(evaluated.status == 0);
+  const json given = json::parse(solved.output), priced = json::parse(evaluated.output);
+  CHECK(priced["total_cost"].get<double>() == given["total_cost"].get<double>());
+  CHECK(priced["training"] == given["training"]);
+  CHECK(evaluated.error.rfind("priced the file's 2 stages in ", 0) == 0);
+  const test::CommandResult table = test::run_pase("evaluate " + small_gpt() + " --strategy " + file);
+  CHECK(table.output.find("stages and strategy as " + file + " gives them (not searched)\n") != std::string::npos);
+  CHECK(table.output.find("note: the file records") == std::string::npos);
+
+  // Stage 1 begins at the third block's layer norm; each change below breaks the stages.
+  const json& layers = given["layers"];
+  size_t first = 0;
+  while (layers[first]["stage"] == 0) ++first;
+  REQUIRE(layers[first]["name"] == "transformer/h.2/ln_1");
+  const std::vector<std::tuple<std::string, size_t, int, std::string>> cases = {
+      {"order", first + 1, 0, "layer 'transformer/h.2/attn/c_attn': field 'stage': 0 after a layer of stage 1 (each "
+                              "stage's layers are contiguous in the graph's order)"},
+      {"mid", first, 0, "layer 'transformer/h.2/attn/c_attn': field 'stage': stage 1 begins here, where more than one "
+                        "tensor crosses from the layers before (a stage begins after a block boundary)"},
+      {"above", 3, 2, "layer '" + layers[3]["name"].get<std::string>() + "': field 'stage': expected a stage below 2, got 2"},
+      {"missing", 3, -1, "layer '" + layers[3]["name"].get<std::string>() +
+                             "': field 'stage': missing (the file has 2 pipeline stages)"},
+      {"first", 0, 1, "layer 'transformer/wte': field 'stage': 1, but stage 0 has no layers"},
+  };
+  for (const auto& [name, layer, stage, words] : cases) {
+    CAPTURE_BOUND(name);
+    json changed = given;
+    if (stage < 0) changed["layers"][layer].erase("stage");
+    else changed["layers"][layer]["stage"] = stage;
+    const std::string broken = test::write_temp_file("pipeline_stages_" + name + ".json", changed.dump());
+    const test::CommandResult run = test::run_pase("evaluate " + small_gpt() + " --strategy " + broken);
+    CHECK(run.status == 1);
+    CHECK(run.error == "error: " + broken + ": " + words + "\n");
+  }
+  const test::CommandResult unplaced =
+      test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --json --no-plan");
+  REQUIRE(unplaced.status == 0);
+  const std::string bare = test::write_temp_file("pipeline_no_plan.json", unplaced.output);
+  const test::CommandResult exported = test::run_pase("export " + bare + " --format jax");
   CHECK(exported.status == 1);
-  CHECK(exported.error == "error: " + file + ": has no plan: its 2 pipeline stages are not placed on meshes yet (docs/pipeline.md)\n");
+  CHECK(exported.error == "error: " + bare + ": has no plan (solve without --no-plan to place each of its 2 pipeline stages on a mesh)\n");
+}
+
+TEST_CASE("a pipeline's plan: a mesh per stage on its own devices, plan-check of every stage and send, exports per stage") {
+  const test::CommandResult solved =
+      test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --json");
+  REQUIRE(solved.status == 0);
+  const json strategy = json::parse(solved.output);
+  REQUIRE(strategy["stage_meshes"].size() == 2);
+  CHECK_FALSE(strategy.contains("mesh"));
+  CHECK(strategy["stage_meshes"][0]["first_device"] == 0);
+  CHECK(strategy["stage_meshes"][1]["first_device"] == 4);
+  CHECK(strategy["stage_meshes"][1]["mesh"]["shape"].dump() == "[2,2]");
+  // The `pase` model prices any layout of a split alike: placed, the step is the priced one.
+  CHECK(strategy["realized_total_cost"].get<double>() == doctest::Approx(strategy["total_cost"].get<double>()));
+  size_t sends = 0;
+  for (const json& layer : strategy["layers"])
+    for (const json& input : layer["inputs"])
+      if (input.contains("send")) {
+        ++sends;
+        CHECK(layer["stage"] == 1);
+        CHECK(input["send"]["from_stage"] == 0);
+      }
+  CHECK(sends == 2);  // the residual stream, read by the next block's layer norm and its residual add
+  const std::string file = test::write_temp_file("pipeline_plan.json", solved.output);
+  const test::CommandResult checked = test::run_pase("plan-check " + file);
+  CHECK(checked.status == 0);
+  CHECK(checked.output.find("edges and 2 sends between 2 stages checked, all consistent\n") != std::string::npos);
+
+  for (const std::string framework : {"jax", "dtensor", "hlo"}) {
+    CAPTURE(framework);
+    const test::CommandResult exported = test::run_pase("export " + file + " --format " + framework);
+    REQUIRE(exported.status == 0);
+    const json document = json::parse(exported.output);
+    CHECK(document["framework"] == framework);
+    REQUIRE(document["stages"].size() == 2);
+    for (int k = 0; k < 2; ++k) {
+      const json& stage = document["stages"][k];
+      CHECK(stage["stage"] == k);
+      CHECK(stage["first_device"] == 4 * k);
+      const int first = 4 * k;
+      CHECK(stage["mesh"]["device_ids"].dump() ==
+            json::array({json::array({first, first + 1}), json::array({first + 2, first + 3})}).dump());
+      CHECK(stage["sends"].size() == (k == 0 ? 0u : 2u));
+    }
+    // The tied embedding: each end of the pipeline holds its copy.
+    CHECK(document["stages"][0]["weights"].contains("transformer.wte.weight"));
+    CHECK(document["stages"][1]["weights"].contains("transformer.wte.weight"));
+    CHECK(document["stages"][1]["sends"][0]["tensor"] == "transformer/h.1/mlp/residual");
+  }
+}
+
+TEST_CASE("a pipeline plan that says something false is named in one line") {
+  const test::CommandResult solved =
+      test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --json");
+  REQUIRE(solved.status == 0);
+  auto first_send = [](json& strategy) -> json& {
+    for (json& layer : strategy["layers"])
+      for (json& input : layer["inputs"])
+        if (input.contains("send")) return input;
+    FAIL("no send");
+    return strategy;
+  };
+  struct Case {
+    std::string name;
+    std::function<void(json&)> change;
+    int status;
+    std::string words;  // the line on standard error (status 1 from the reader) or the check's first line
+  };
+  const std::string send = "send 'transformer/h.1/mlp/residual' -> 'transformer/h.2/ln_1' (input 0): ";
+  const std::vector<Case> cases = {
+      {"realized", [&](json& s) { first_send(s)["send"]["realized_words"] = 16385; }, 1,
+       send + "realized_words is 16385, but a device of stage 1 needs at most 16384 elements of it"},
+      {"record", [&](json& s) { first_send(s).erase("send"); }, 1,
+       send + "layer 'transformer/h.1/mlp/residual' runs in stage 0, but the input has no send record"},
+      {"from", [&](json& s) { first_send(s)["send"]["from_stage"] = 1; }, 1,
+       "error: FILE: layer 'transformer/h.2/ln_1': field 'inputs[0].send.from_stage': expected an earlier stage "
+       "than the layer's own (1), got 1"},
+      {"first", [](json& s) { s["stage_meshes"][1]["first_device"] = 3; }, 1,
+       "error: FILE: field 'stage_meshes[1].first_device': expected 4, the device after the stage before's"},
+      {"both", [](json& s) { s["mesh"] = s["stage_meshes"][0]["mesh"]; }, 1,
+       "error: FILE: field 'stage_meshes': a plan has one mesh or a mesh per pipeline stage, not both"},
+      {"stage", [](json& s) { s["layers"][0]["stage"] = 2; }, 1,
+       "error: FILE: layer 'transformer/wte': field 'stage': expected a stage below 2 (the stage_meshes), got 2"},
+      {"devices", [](json& s) { s["stage_meshes"][1]["mesh"]["shape"] = json::array({2, 4}); }, 1,
+       "error: FILE: field 'stage_meshes': the stages' meshes make 12 devices, but 'devices' is 8"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    json changed = json::parse(solved.output);
+    c.change(changed);
+    const std::string file = test::write_temp_file("pipeline_plan_" + c.name + ".json", changed.dump());
+    const test::CommandResult checked = test::run_pase("plan-check " + file);
+    CHECK(checked.status == c.status);
+    std::string words = c.words;
+    if (words.rfind("error: FILE", 0) == 0) {
+      words.replace(7, 4, file);
+      CHECK(checked.error == words + "\n");
+    } else {
+      CHECK(checked.output.rfind(words + "\n", 0) == 0);
+    }
+  }
 }
 
 TEST_CASE("evaluate --baseline megatron --pipeline-stages: Megatron-LM's equal stages, above the search's bound") {
@@ -153,5 +290,6 @@ TEST_CASE("evaluate --baseline megatron --pipeline-stages: Megatron-LM's equal s
   CHECK(optimum["total_cost"].get<double>() <= strategy["total_cost"].get<double>());
   const test::CommandResult given = test::run_pase("evaluate " + small_gpt() + " --devices 8 --pipeline-stages 2 --strategy " +
                                                    test::write_temp_file("pipeline_given.json", searched.output));
-  CHECK(given.status == 1);  // a strategy file is refused before its stages are looked at
+  CHECK(given.status == 2);  // a strategy file records its own stages
+  CHECK(given.error == "error: --pipeline-stages: applies to --baseline (a strategy file records its own stages)\n");
 }
