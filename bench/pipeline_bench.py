@@ -11,8 +11,10 @@ resident memory. Beside it, the Megatron-style baseline priced by the same
 model: `pase evaluate --baseline megatron` in Megatron-LM's equal stages
 (`--pipeline-stages` of the plan found, tensor parallel 8 inside a node),
 and the ratio of the two steps. Cases over --timeout are printed as such.
+The -layouts case prices every stage on its mesh's layouts (--mesh auto):
+its plan is the step as priced.
 
-    bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-auto,175b-3072,1t-3072]
+    bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -28,6 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = {
     "175b-1024": (["gpt3-175b", "--batch", "1536"], 1024,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "8"]),
+    "175b-1024-layouts": (["gpt3-175b", "--batch", "1536"], 1024,
+                          ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "8",
+                           "--mesh", "auto"]),
     "175b-1024-auto": (["gpt3-175b", "--batch", "1536"], 1024,
                        ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,

@@ -1,5 +1,6 @@
 // `pase evaluate GRAPH (--strategy FILE | --baseline NAME) [--devices N]`:
 // prices a given strategy under the chosen cost model, layer by layer.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -162,6 +163,10 @@ int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph
     recorded.stage_devices += (k ? "," : "") + std::to_string(training.stage_devices[k]);
   PipelineSolveInput input = pipeline_input(graph_file, o.graph, devices, counts, request, o.model, o.out, o.json);
   input.given = &file;
+  // A file whose stages' layouts were searched is priced on them, as it was.
+  input.stage_layouts = file.plan && !file.plan->stages.empty() &&
+                        std::all_of(file.plan->stages.begin(), file.plan->stages.end(),
+                                    [](const PlanStage& stage) { return stage.assignment_proof == "searched"; });
   input.given_path = o.strategy;
   return run_pipeline_solve(recorded, input);
 }

@@ -374,8 +374,8 @@ void print_solve_stats(std::ostream& out, const SolveCliOptions& o, const Graph&
 // With pipeline stages: what the stage search does not take yet is refused by name.
 int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::vector<int64_t>& counts,
                  const SolveRequest& request) {
-  const char* refused = o.mesh == "search"  ? "--mesh search"
-                        : !o.mesh.empty()   ? "--mesh"
+  const char* refused = o.mesh == "search"                   ? "--mesh search"
+                        : !o.mesh.empty() && o.mesh != "auto" ? "--mesh"
                         : o.uniform_blocks  ? "--uniform-blocks"
                         : o.plan_only       ? "--plan-only"
                         : o.stats           ? "--stats"
@@ -383,7 +383,9 @@ int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::v
   if (refused)
     throw UsageError(std::string(refused) +
                      ": not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
-  return run_pipeline_solve(o.pipeline, pipeline_input(file, o.graph, o.devices, counts, request, o.model, o.out, o.json));
+  PipelineSolveInput input = pipeline_input(file, o.graph, o.devices, counts, request, o.model, o.out, o.json);
+  input.stage_layouts = o.mesh == "auto";
+  return run_pipeline_solve(o.pipeline, input);
 }
 
 // `pase solve` once its options are parsed.

@@ -142,6 +142,7 @@ PipelineRequest pipeline_request(const PipelineSolveInput& input, const Pipeline
   request.stage.memory = setup;
   request.make_model = input.make_model;
   request.equal_blocks = input.request.source == StrategySource::Baseline;  // a baseline's stages: Megatron-LM's split
+  request.stage_layouts = input.stage_layouts;
   return request;
 }
 

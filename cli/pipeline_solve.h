@@ -40,6 +40,7 @@ struct PipelineSolveInput {
   /// `evaluate` of a pipeline strategy file: the file (its stages priced as
   /// it gives them, each with its own strategy) and its path.
   const StrategyDocument* given = nullptr;
+  bool stage_layouts = false;  ///< --mesh auto: each stage on its default mesh's layouts (PipelineRequest::stage_layouts)
   std::string given_path;
   std::string out;       ///< write the strategy file here (empty: no file)
   bool json = false;     ///< print the strategy file instead of the table

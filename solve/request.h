@@ -11,6 +11,7 @@
 #include "dp/solve.h"
 #include "memorycap/memory_cap.h"
 #include "plans/plan.h"
+#include "plans/realized_words.h"
 #include "solve/policy.h"
 #include "strategy/mcmc.h"
 #include "strategy/strategy_reader.h"
@@ -63,6 +64,9 @@ struct SolveRequest {
   /// of the whole graph (costmodel/cost_tables.h, slice_cost_tables), so
   /// equal blocks share their arrays and the DP's folded block tables.
   std::shared_ptr<const CostTables> priced;
+  /// With `priced` on a mesh's layouts (plans/mesh_search.h): per vertex,
+  /// each configuration's axes (SolveOutcome::layouts); empty: no layouts.
+  std::vector<std::shared_ptr<const std::vector<AxisAssignment>>> priced_layouts;
 };
 
 /// The request of a command that prices a strategy rather than placing one

@@ -49,6 +49,7 @@ ConfigFilter searched_configurations(const SolveRequest& request) {
 void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
   if (request.priced) {
     out.tables = *request.priced;
+    out.layouts = request.priced_layouts;
     return;
   }
   out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
@@ -408,6 +409,12 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
 
 CostTables price_graph(const Graph& graph, const CostModel& model, const SolveRequest& request) {
   return build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
+}
+
+PricedLayouts price_graph_layouts(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  SolveOutcome out;
+  price(out, graph, model, request);
+  return {std::move(out.tables), std::move(out.layouts)};
 }
 
 double least_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request) {

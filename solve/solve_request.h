@@ -42,6 +42,16 @@ class BaselineNotApplicable : public OptionError {
 /// request searches; no mesh): what SolveRequest::priced takes.
 [[nodiscard]] CostTables price_graph(const Graph& graph, const CostModel& model, const SolveRequest& request);
 
+/// price_graph, and with `request.mesh` and `search_layouts` every
+/// configuration on each way the mesh runs it (plans/mesh_search.h): the
+/// tables and each vertex's layouts, as SolveRequest's priced and
+/// priced_layouts take them.
+struct PricedLayouts {
+  CostTables tables;
+  std::vector<std::shared_ptr<const std::vector<AxisAssignment>>> layouts;
+};
+[[nodiscard]] PricedLayouts price_graph_layouts(const Graph& graph, const CostModel& model, const SolveRequest& request);
+
 /// A lower bound on the cost of every strategy `request` (an Optimum) could
 /// find for `graph`: each layer at its least cost over the configurations
 /// searched (and, with per-layer techniques left to the solver, over those),

@@ -130,6 +130,12 @@ GivenPipeline given_pipeline(const Graph& graph, const StrategyDocument& file, c
     StrategyDocument part = file;
     part.plan.reset();
     part.layers.clear();
+    if (file.plan && k < file.plan->stages.size()) {  // the stage's own plan: its layers on its mesh
+      part.plan = Plan{};
+      part.plan->mesh = file.plan->stages[k].mesh;
+      for (const PlannedLayer& layer : file.plan->layers)
+        if (static_cast<size_t>(layer.stage) == k) part.plan->layers.push_back(layer);
+    }
     std::unordered_map<std::string, bool> in_stage;
     for (int v = given.starts[k]; v < given.starts[k + 1]; ++v) in_stage[graph.vertices[static_cast<size_t>(v)].name] = true;
     for (const StrategyLayer& layer : file.layers)

@@ -4,6 +4,7 @@
 
 #include "plans/build_plan.h"
 #include "plans/mesh.h"
+#include "plans/mesh_search.h"
 #include "plans/stage_plans.h"
 #include "stages/pipeline_document.h"
 
@@ -46,7 +47,12 @@ PipelinePlacement place_pipeline(const Graph& graph, const PipelineOutcome& outc
     TrainingSetup setup = request.stage.memory;
     setup.activations_in_flight = solved.in_flight;
     const std::unique_ptr<CostModel> model = request.make_model(setup, stage.devices);
-    PlanResult placed = build_plan(named, solved.outcome.tables, solved.outcome.solution.choice, mesh, *model, options);
+    // Priced on its mesh's layouts (a model that prices links): the plan is the strategy as priced.
+    PlanResult placed =
+        solved.outcome.layouts.empty()
+            ? build_plan(named, solved.outcome.tables, solved.outcome.solution.choice, mesh, *model, options)
+            : plan_from_layouts(named, solved.outcome.tables, solved.outcome.layouts, solved.outcome.solution.choice,
+                                mesh, *model);
     // What the layouts add to (or take from) the stage's M t + w is M times what they add to t.
     const double per_micro_batch = static_cast<double>(m);
     t.push_back(stage.value.t + (placed.plan.realized_total_cost - solved.step_cost) / per_micro_batch);

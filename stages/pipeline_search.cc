@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "base/error.h"
@@ -14,6 +15,9 @@
 #include "dp/block_table_cache.h"
 #include "graphs/stage_graph.h"
 #include "graphs/vertex_model.h"
+#include "plans/mesh.h"
+#include "plans/mesh_pricing.h"
+#include "plans/mesh_search.h"
 #include "solve/solve_request.h"
 #include "stages/stage_cuts.h"
 #include "stages/stage_key.h"
@@ -30,34 +34,69 @@ TrainingSetup weighted(TrainingSetup setup, int64_t micro_batches, double step_w
   return setup;
 }
 
+// Whether the stages are priced on their meshes' layouts where the model
+// prices links: a search's or a baseline's, or a given file's whose stages
+// have plans (to take each layer's axes from).
+bool stages_on_layouts(const PipelineRequest& request) {
+  if (!request.stage_layouts) return false;
+  if (request.given_stages)
+    for (const StrategyDocument& stage : *request.given_stages)
+      if (!stage.plan) return false;
+  return true;
+}
+
+// The mesh a stage of `devices` is priced and placed on (the default mesh of
+// its devices, the machine's nodes), when its layouts are searched.
+std::optional<Mesh> stage_mesh(const PipelineRequest& request, const CostModel& model, int64_t devices) {
+  if (!stages_on_layouts(request) || !prices_links(model) || model.devices_per_node() <= 0) return std::nullopt;
+  return default_mesh(devices, model.devices_per_node());
+}
+
+// A strategy's time on its layouts (SolveOutcome::layouts) under `time_model`
+// (one micro-batch, no step terms): each layer over the links its axes
+// cross, each edge by the words its two layouts move, over their link.
+double time_on_layouts(const Graph& graph, const SolveOutcome& outcome, const CostModel& time_model, const Mesh& mesh) {
+  const CostTables& tables = outcome.tables;
+  const std::vector<int32_t>& choice = outcome.solution.choice;
+  double layers = 0;
+  for (size_t v = 0; v < graph.vertices.size(); ++v)
+    layers += time_model.layer_on_nodes(tables.models[v], tables.configs[v][choice[v]], tables.per_node[v][choice[v]]);
+  return layers + plan_from_layouts(graph, tables, outcome.layouts, choice, mesh, time_model).realized_edge_cost;
+}
+
 // The whole graph priced once per device count and setup; each stage's
 // tables are a slice of it (slice_cost_tables), so equal blocks share their
 // arrays and the DP keeps their folded tables (DpOptions::block_tables).
+// Where the model prices links, on every layout of the stage's mesh.
 class Pricings {
  public:
   Pricings(const Graph& graph, const PipelineRequest& request)
       : graph_(graph), request_(request), repeated_(StageKeys(graph).repeated_reads()) {}
   void add(int64_t devices, const TrainingSetup& setup) { tables_.try_emplace(key(devices, setup)); }
   void price_all() {
-    std::vector<std::pair<const Key*, std::shared_ptr<const CostTables>*>> todo;
-    for (auto& [k, tables] : tables_)
-      if (!tables) todo.push_back({&k, &tables});
+    std::vector<std::pair<const Key*, Priced*>> todo;
+    for (auto& [k, priced] : tables_)
+      if (!priced.tables) todo.push_back({&k, &priced});
     tbb::parallel_for(size_t{0}, todo.size(), [&](size_t n) {
       const auto& [devices, setup] = std::pair{std::get<0>(*todo[n].first), setup_of(*todo[n].first)};
       SolveRequest ask = request_.stage;
       ask.memory = setup;
-      *todo[n].second = std::make_shared<const CostTables>(
-          price_graph(graph_, *request_.make_model(setup, devices), ask));
+      const std::unique_ptr<CostModel> model = request_.make_model(setup, devices);
+      ask.mesh = stage_mesh(request_, *model, devices);
+      ask.search_layouts = ask.mesh.has_value();
+      PricedLayouts priced = price_graph_layouts(graph_, *model, ask);
+      todo[n].second->tables = std::make_shared<const CostTables>(std::move(priced.tables));
+      todo[n].second->layouts = std::move(priced.layouts);
     });
   }
-  /// The stage's tables: the whole graph's, sliced (slice_cost_tables). A
-  /// weight the stage reads whose first reader lies before it (a tied
-  /// embedding) is stepped by this stage's copy too, which the whole graph's
-  /// pricing leaves to its first reader: that reader is priced again here
-  /// as the stage's own pricing prices it.
-  [[nodiscard]] std::shared_ptr<const CostTables> slice(int64_t devices, const TrainingSetup& setup, int begin,
-                                                        int end) const {
-    CostTables slice = slice_cost_tables(*tables_.at(key(devices, setup)), graph_, begin, end);
+  /// The stage's tables (and layouts) into `ask`: the whole graph's, sliced
+  /// (slice_cost_tables). A weight the stage reads whose first reader lies
+  /// before it (a tied embedding) is stepped by this stage's copy too, which
+  /// the whole graph's pricing leaves to its first reader: that reader is
+  /// priced again here as the stage's own pricing prices it.
+  void slice_into(SolveRequest& ask, int64_t devices, const TrainingSetup& setup, int begin, int end) const {
+    const Priced& whole = tables_.at(key(devices, setup));
+    CostTables slice = slice_cost_tables(*whole.tables, graph_, begin, end);
     std::unique_ptr<CostModel> model;
     for (auto [reader, before] : repeated_) {
       if (reader < begin || reader >= end || before >= begin) continue;
@@ -65,14 +104,22 @@ class Pricings {
       const size_t v = static_cast<size_t>(reader - begin);
       auto first_reader = std::make_shared<const VertexModel>(build_vertex_model(graph_.vertices[static_cast<size_t>(reader)]));
       std::vector<double> costs(slice.configs[v].size());
-      for (size_t c = 0; c < costs.size(); ++c) costs[c] = model->layer(*first_reader, slice.configs[v][c]);
+      for (size_t c = 0; c < costs.size(); ++c)
+        costs[c] = slice.per_node.empty() ? model->layer(*first_reader, slice.configs[v][c])
+                                          : model->layer_on_nodes(*first_reader, slice.configs[v][c], slice.per_node[v][c]);
       slice.models.set(v, std::move(first_reader));
       slice.objective.vertex_cost[v] = std::move(costs);
     }
-    return std::make_shared<const CostTables>(std::move(slice));
+    ask.priced = std::make_shared<const CostTables>(std::move(slice));
+    ask.priced_layouts.clear();
+    if (!whole.layouts.empty()) ask.priced_layouts.assign(whole.layouts.begin() + begin, whole.layouts.begin() + end);
   }
 
  private:
+  struct Priced {
+    std::shared_ptr<const CostTables> tables;
+    std::vector<std::shared_ptr<const std::vector<AxisAssignment>>> layouts;
+  };
   using Key = std::tuple<int64_t, int64_t, double>;  // devices, micro-batches, step weight
   static Key key(int64_t devices, const TrainingSetup& setup) {
     return {devices, setup.micro_batches, setup.step_weight};
@@ -82,7 +129,7 @@ class Pricings {
   }
   const Graph& graph_;
   const PipelineRequest& request_;
-  std::map<Key, std::shared_ptr<const CostTables>> tables_;
+  std::map<Key, Priced> tables_;
   std::vector<std::pair<int, int>> repeated_;  // StageKeys::repeated_reads
 };
 
@@ -102,7 +149,7 @@ double least_cost(const Graph& stage, const StageSite& site, const TrainingSetup
   ask.place = false;
   ask.mesh.reset();
   ask.search_layouts = false;
-  ask.priced = site.pricings->slice(site.devices, setup, site.begin, site.end);
+  site.pricings->slice_into(ask, site.devices, setup, site.begin, site.end);
   const std::unique_ptr<CostModel> model = request.make_model(setup, site.devices);
   const SolveOutcome outcome = solve_request(stage, *model, ask);
   return outcome.bounded ? outcome.bounded->lower_bound : outcome.solution.cost;
@@ -123,11 +170,15 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
   ask.place = false;
   ask.mesh.reset();
   ask.search_layouts = false;
-  ask.priced = site.pricings->slice(site.devices, ask.memory, site.begin, site.end);
+  site.pricings->slice_into(ask, site.devices, ask.memory, site.begin, site.end);
   const std::unique_ptr<CostModel> model = request.make_model(ask.memory, site.devices);
+  // A baseline on layouts chooses its configurations among those the mesh realizes.
+  if (request.stage.source == StrategySource::Baseline && !ask.priced_layouts.empty())
+    ask.mesh = stage_mesh(request, *model, site.devices);
   solved.outcome = solve_request(stage, *model, ask);
   const Graph solved_graph = solved.outcome.graph ? std::move(*solved.outcome.graph) : stage;
   solved.outcome.graph.reset();
+  solved.outcome.placed.reset();  // pipeline_plan.h places the chosen stages
   solved.outcome.memory = MemoryTables{};
   solved.outcome.solution.plan = EliminationPlan{};  // its order and dependent sets: a few ints per vertex each
   solved.outcome.solution.tables = TablePlan{};
@@ -145,7 +196,9 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
                                                : solved.step_cost;
   // Its time per micro-batch: the same strategy priced without the step's terms, at one micro-batch.
   const std::unique_ptr<CostModel> time_model = request.make_model(weighted(ask.memory, 1, 0.0), site.devices);
-  solved.t = evaluate_strategy_direct(solved_graph, solved.outcome.tables, *time_model, solved.outcome.solution.choice);
+  solved.t = solved.outcome.layouts.empty()
+                ? evaluate_strategy_direct(solved_graph, solved.outcome.tables, *time_model, solved.outcome.solution.choice)
+                : time_on_layouts(solved_graph, solved.outcome, *time_model, *stage_mesh(request, *model, site.devices));
   solved.w = std::max(0.0, solved.step_cost - static_cast<double>(m) * solved.t);
   solved.time_bound = solved.step_bound;  // one stage: its step is its own optimum
   if (base) {  // the same stage without the cap bounds it (bounds over every strategy)
@@ -242,11 +295,13 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   const std::vector<int64_t> devices = devices_of_stages(request);
   SolveRequest ask = request.stage;
   ask.memory = weighted(request.stage.memory, 1, 0.0);
-  ask.mesh.reset();
-  ask.search_layouts = false;
-  // Each layer at its least time on the most devices a stage has: no stage runs it faster.
+  // Each layer at its least time on the most devices a stage has: no stage
+  // runs it faster (on its mesh's layouts where the stages are priced so).
   const int64_t largest = *std::max_element(devices.begin(), devices.end());
-  const double least = least_cost_bound(graph, *request.make_model(ask.memory, largest), ask);
+  const std::unique_ptr<CostModel> model = request.make_model(ask.memory, largest);
+  ask.mesh = stage_mesh(request, *model, largest);
+  ask.search_layouts = ask.mesh.has_value();
+  const double least = least_cost_bound(graph, *model, ask);
   const double m = static_cast<double>(request.stage.memory.micro_batches);
   return least + (m - 1) * least / static_cast<double>(devices.size());
 }

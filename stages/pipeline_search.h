@@ -34,6 +34,11 @@ struct PipelineRequest {
   /// repeated blocks, the first also what precedes the run and the last what
   /// follows it (Megatron-LM's split; a baseline's pipeline). No lower bound.
   bool equal_blocks = false;
+  /// Each stage priced on every layout of the default mesh of its devices
+  /// (plans/mesh_search.h) where the model prices links, so its plan is the
+  /// strategy as priced; else each stage is solved without a mesh and placed
+  /// after (pipeline_plan.h).
+  bool stage_layouts = false;
   /// A given pipeline (`evaluate` of a strategy file): where each stage
   /// begins (vertex indices, then the vertex count) and each stage's
   /// strategy (pipeline_document.h, given_pipeline). The stages are priced,

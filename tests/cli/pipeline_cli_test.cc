@@ -213,6 +213,28 @@ TEST_CASE("a pipeline's plan: a mesh per stage on its own devices, plan-check of
   }
 }
 
+TEST_CASE("--mesh auto with stages: each stage's layouts searched, the plan is the step as priced, evaluate gives it back") {
+  const std::string calibrated = " --devices 16 --pipeline-stages 2 --micro-batches 4 --cost-model calibrated --machine dgx-a100";
+  const test::CommandResult solved = test::run_pase("solve " + small_gpt() + calibrated + " --mesh auto --json");
+  REQUIRE(solved.status == 0);
+  const json strategy = json::parse(solved.output);
+  CHECK(strategy["axis_assignment"]["proof"] == "searched");
+  CHECK(strategy["stage_meshes"][1]["assignment_proof"] == "searched");
+  CHECK(strategy["realized_total_cost"].get<double>() == doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-12));
+  const std::string file = test::write_temp_file("pipeline_layouts.json", solved.output);
+  const test::CommandResult checked = test::run_pase("plan-check " + file);
+  CHECK(checked.status == 0);
+  CHECK(checked.output.find("all consistent\n") != std::string::npos);
+  const test::CommandResult evaluated =
+      test::run_pase("evaluate " + small_gpt() + " --strategy " + file + " --cost-model calibrated --machine dgx-a100 --json");
+  REQUIRE(evaluated.status == 0);
+  CHECK(json::parse(evaluated.output)["total_cost"].get<double>() == strategy["total_cost"].get<double>());
+  // Without --mesh auto the stages are solved without a mesh and placed after: the plan says what that realizes.
+  const test::CommandResult placed = test::run_pase("solve " + small_gpt() + calibrated + " --json");
+  REQUIRE(placed.status == 0);
+  CHECK(json::parse(placed.output)["stage_meshes"][0]["assignment_proof"] != "searched");
+}
+
 TEST_CASE("a pipeline plan that says something false is named in one line") {
   const test::CommandResult solved =
       test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --json");

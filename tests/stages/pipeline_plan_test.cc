@@ -12,6 +12,7 @@
 #include "plans/build_plan.h"
 #include "plans/mesh.h"
 #include "plans/stage_plans.h"
+#include "solve/solve_request.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_plan.h"
 #include "stages/pipeline_schedule.h"
@@ -121,4 +122,38 @@ TEST_CASE("largest_tile: the most any device holds, blocks cut as XLA cuts them"
   CHECK(largest_tile({10, 7}, {{0}, {1}}, mesh) == 5 * 3);      // 7 in 3 blocks: 3, 3, 1
   CHECK(largest_tile({10, 7}, {{}, {0, 1}}, mesh) == 10 * 2);   // 7 in 6 blocks: 2, 2, 2, 1, 0, 0
   CHECK(largest_tile({10, 7}, {{}, {}}, mesh) == 70);
+}
+
+TEST_CASE("stages priced on their meshes' layouts: the plan is the pipeline as priced, each stage as it prices alone") {
+  const Graph graph = small_gpt();
+  PipelineRequest request = calibrated_request(2, 16, 4);
+  request.stage_layouts = true;
+  const PipelineOutcome outcome = solve_pipeline(graph, request);
+  REQUIRE(outcome.solved());
+  const Plan plan = *place_pipeline(graph, outcome, request, 8).plan;
+  CHECK(plan.assignment_proof == "searched");
+  CHECK(plan.realized_total_cost == doctest::Approx(outcome.step).epsilon(1e-12));
+  std::vector<double> t, w;
+  for (const PipelineStage& stage : outcome.stages) {
+    // The stage alone on the default mesh of its devices, its layouts searched.
+    const Graph named = solved_stage_graph(graph, stage);
+    SolveRequest alone;
+    alone.memory = request.stage.memory;
+    alone.memory.activations_in_flight = stage.solve->in_flight;
+    alone.mesh = default_mesh(stage.devices, 8);
+    alone.search_layouts = true;
+    alone.place = false;
+    const SolveOutcome solved = solve_request(named, *request.make_model(alone.memory, stage.devices), alone);
+    CHECK(stage.solve->step_cost == doctest::Approx(solved.solution.cost).epsilon(1e-12));
+    // Its time per micro-batch: the chosen strategy on the tables of one micro-batch without the step's terms.
+    SolveRequest one = alone;
+    one.memory.micro_batches = 1;
+    one.memory.step_weight = 0;
+    const PricedLayouts timed = price_graph_layouts(named, *request.make_model(one.memory, stage.devices), one);
+    const double t_alone = timed.tables.objective.evaluate(stage.solve->outcome.solution.choice);
+    CHECK(stage.solve->t == doctest::Approx(t_alone).epsilon(1e-12));
+    t.push_back(stage.value.t);
+    w.push_back(stage.value.w);
+  }
+  CHECK(outcome.step == doctest::Approx(pipeline_step_time(t, w, 4, request.schedule)).epsilon(1e-12));
 }
