@@ -8,11 +8,14 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "base/error.h"
 #include "costmodel/cost_tables.h"
 #include "dp/block_table_cache.h"
+#include "graphs/layer_weights.h"
 #include "graphs/stage_graph.h"
 #include "graphs/vertex_model.h"
 #include "plans/mesh.h"
@@ -308,6 +311,28 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
 
 namespace {
 
+// A weight read again by a later vertex: the two readers and its elements.
+struct TiedRead {
+  int reader = 0, before = 0;
+  uint64_t elements = 0;
+};
+
+std::vector<TiedRead> tied_reads(const Graph& graph) {
+  std::vector<TiedRead> reads;
+  std::set<std::pair<int, std::string>> seen;  // a reader and a weight, once
+  const StageKeys keys(graph);
+  for (const auto& [reader, before] : keys.repeated_reads()) {
+    const Vertex& vertex = graph.vertices[static_cast<size_t>(reader)];
+    const Vertex& first = graph.vertices[static_cast<size_t>(before)];
+    // The weight both read: the reader's weight whose name the earlier reader reads too.
+    for (const LayerWeight& weight : layer_weights(vertex, build_vertex_model(vertex)))
+      for (const LayerWeight& earlier : layer_weights(first, build_vertex_model(first)))
+        if (weight.name == earlier.name && seen.insert({reader, weight.name}).second)
+          reads.push_back({reader, before, static_cast<uint64_t>(checked_product(weight.shape).value_or(0))});
+  }
+  return reads;
+}
+
 // One pipeline search: S stages of given devices over the cut positions.
 // Every stage the outer DP may ask for is solved once per key, in parallel:
 // first without the cap; under a cap then those whose optimum does not fit
@@ -335,6 +360,9 @@ class PipelineSearch {
     for (int k = 1; k < s_; ++k) first_[k] = first_[k - 1] + devices_[k - 1];
     link_model_ = request.make_model(weighted(setup_, 1, 0.0), request.devices);
     for (int cut : starts_) crossing_.push_back(crossing_elements(graph, cut));
+    tied_ = tied_reads(graph);
+    const int64_t per_node = link_model_->devices_per_node();
+    across_job_ = per_node > 0 && request.devices > per_node;
     if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
     if (given())
       for (int k = 0; k <= s_; ++k) fixed_.push_back(k);  // the given starts are the only cut positions
@@ -377,6 +405,20 @@ class PipelineSearch {
     if (k > 0) seconds += send_seconds(crossing_[i], devices_[k - 1], devices_[k], across(k - 1), *link_model_);
     return seconds;
   }
+  // A weight two stages read (GPT's tied token table) is a copy in each: its
+  // gradients are all-reduced between the two once per step, as Megatron-LM
+  // does between its first and last stage. Stage k over [i, j) pays it for
+  // each such weight it reads on one side only: the weight over the fewest
+  // devices a stage has, each pair exchanging its piece over the link the job's
+  // ends are joined by (the two readers: the first stage and the last).
+  [[nodiscard]] double tied_work(int i, int j) const {
+    double seconds = 0;
+    const int64_t fewest = *std::min_element(devices_.begin(), devices_.end());
+    for (const TiedRead& read : tied_)
+      if ((read.reader >= starts_[i] && read.reader < starts_[j]) != (read.before >= starts_[i] && read.before < starts_[j]))
+        seconds += send_seconds(read.elements, fewest, fewest, across_job_, *link_model_);
+    return seconds;
+  }
   [[nodiscard]] int64_t in_flight(int k) const {
     return micro_batches_in_flight(k, s_, setup_.micro_batches, request_.schedule);
   }
@@ -404,8 +446,9 @@ class PipelineSearch {
     return fits ? key : key_of(k, i, j, in_flight(k), true);
   }
   [[nodiscard]] StageValue with_sends(const StageSolve& stage, int k, int i, int j) const {
-    const double send = sends(k, i, j);
-    return {stage.t + send, stage.w, stage.step_bound + m_ * send, stage.time_bound + send};
+    const double send = sends(k, i, j), tied = tied_work(i, j) / static_cast<double>(s_);
+    return {stage.t + send, stage.w + tied_work(i, j), stage.step_bound + m_ * send + tied,
+            stage.time_bound + send + tied};
   }
 
   // The whole graph priced once per device count and setup (the stages slice it).
@@ -513,6 +556,8 @@ class PipelineSearch {
   Pricings pricings_;
   std::vector<int64_t> first_;
   std::vector<uint64_t> crossing_;  // per cut position: the activations that cross it (crossing_elements)
+  std::vector<TiedRead> tied_;      // weights read again by a later vertex (tied_reads)
+  bool across_job_ = false;         // the job spans several nodes
   std::unique_ptr<CostModel> link_model_;
   std::vector<int> fixed_;                  // equal_blocks: the stages' bounds
   std::vector<std::array<int, 3>> ranges_;  // (k, i, j) the outer DP may ask for

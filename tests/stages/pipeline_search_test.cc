@@ -119,6 +119,8 @@ TEST_CASE("the pipeline search finds the least step over every partition, each s
       // One direction of a send: half of what a fetch of the crossing words over n pairs costs, forward and backward.
       const std::unique_ptr<CostModel> link = make(TrainingSetup{}, devices);
       auto send = [&](int cut) { return link->fetch_cost(double(crossing_elements(graph, cut)) / double(n), 2) / 2; };
+      // The tied token table (vocab 128 x d 64): its gradient all-reduced between the first and the last stage's copies.
+      const double tied = link->fetch_cost(128.0 * 64.0 / double(n), 2) / 2;
       double brute = INFINITY;
       test::each_partition(positions, stages, [&](const std::vector<int>& bounds) {
         std::vector<double> t, w;
@@ -128,7 +130,7 @@ TEST_CASE("the pipeline search finds the least step over every partition, each s
           if (k + 1 < stages) sends += send(starts[bounds[k + 1]]);
           if (k > 0) sends += send(starts[bounds[k]]);
           t.push_back(time + sends);
-          w.push_back(std::max(0.0, step - double(m) * time));
+          w.push_back(std::max(0.0, step - double(m) * time) + ((k == 0 || k + 1 == stages) ? tied : 0.0));
         }
         brute = std::min(brute, pipeline_step_time(t, w, m, PipelineSchedule{}));
       });
@@ -207,7 +209,7 @@ TEST_CASE("under a cap every stage fits with its micro-batches in flight, and a 
       const double per = evaluate_strategy_direct(out.graph ? *out.graph : stage, out.tables,
                                                   *request.make_model(time, 2), out.solution.choice);
       t.push_back(per + send(starts[bounds[1]]));  // stage 0 sends its output, stage 1 the gradient back
-      w.push_back(std::max(0.0, out.solution.cost - 4 * per));
+      w.push_back(std::max(0.0, out.solution.cost - 4 * per) + link->fetch_cost(128.0 * 64.0 / 2.0, 2) / 2);  // the tied table
     }
     brute = std::min(brute, pipeline_step_time(t, w, 4, PipelineSchedule{}));
   });
