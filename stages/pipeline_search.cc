@@ -494,20 +494,40 @@ class PipelineSearch {
     return fitting.bounds.empty() ? std::numeric_limits<double>::infinity() : fitting.step;
   }
 
-  // The capped search for each stage whose optimum does not fit, except where
-  // the stage's optimum without the cap, M t + w (and the step at least that),
-  // already reaches `incumbent`: no partition with it steps faster than the
-  // one that fits, so it is left out (and the lower bound, min(bound, step),
-  // still holds).
+  // The capped search for each stage whose optimum does not fit, by branch
+  // and bound: a stage's optimum without the cap, M t + w with its sends, is
+  // at most the step of any partition that holds it (step >= M t_k + w_k), so
+  // the solves run least of it first, in batches, and after each the best
+  // partition of the stages known to fit becomes the incumbent; a stage whose
+  // bound reaches the incumbent is left out (no partition with it steps
+  // faster; the lower bound, min(bound, step), still holds).
   void solve_under_cap(double incumbent) {
-    std::vector<Job> jobs;
+    std::map<SolveKey, std::pair<double, std::array<int, 3>>> wanted;  // each solve: its least bound, a range
     for (const auto& [k, i, j] : ranges_) {
-      if (base(k, i, j).step_cost + m_ * sends(k, i, j) >= incumbent) continue;
-      if (SolveKey key = answer_key(k, i, j); solves_.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
+      const double least = base(k, i, j).step_cost + m_ * sends(k, i, j);
+      if (least >= incumbent) continue;
+      SolveKey key = answer_key(k, i, j);
+      if (solves_.count(key)) continue;
+      auto [it, fresh] = wanted.try_emplace(std::move(key), least, std::array<int, 3>{k, i, j});
+      if (!fresh && least < it->second.first) it->second = {least, {k, i, j}};
     }
-    solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
-      return solve_stage(stage, site, std::get<2>(key), s_, shared_, &base(at[0], at[1], at[2]));
-    });
+    std::vector<std::pair<double, Job>> order;
+    for (auto& [key, found] : wanted) order.push_back({found.first, {key, found.second}});
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t next = 0, batch = 4;  // doubling: a few partitions priced, the incumbent found early
+    while (next < order.size() && order[next].first < incumbent) {
+      std::vector<Job> jobs;
+      for (; next < order.size() && jobs.size() < batch && order[next].first < incumbent; ++next) {
+        solves_.emplace(order[next].second.first, nullptr);
+        jobs.push_back(order[next].second);
+      }
+      solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
+        return solve_stage(stage, site, std::get<2>(key), s_, shared_, &base(at[0], at[1], at[2]));
+      });
+      const PartitionAnswer known = best_partition({p_, s_, setup_.micro_batches, [&](int k, int i, int j) { return value(k, i, j); }});
+      if (!known.bounds.empty()) incumbent = std::min(incumbent, known.step);
+      batch *= 2;
+    }
   }
 
   [[nodiscard]] std::optional<StageValue> value(int k, int i, int j) const {
