@@ -145,8 +145,11 @@ std::unique_ptr<TrainingSolve> baseline_on_mesh(const EvaluateCliOptions& o, con
 int evaluate_pipeline(const EvaluateCliOptions& o, const GraphFileV1& file, const std::vector<int64_t>& counts,
                       const SolveRequest& request, int64_t devices) {
   if (o.baseline.empty()) throw UsageError("--pipeline-stages: applies to --baseline (a strategy file records its own stages)");
-  if (!o.mesh.empty()) throw UsageError("--mesh: not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
-  return run_pipeline_solve(o.pipeline, pipeline_input(file, o.graph, devices, counts, request, o.model, o.out, o.json));
+  if (!o.mesh.empty() && o.mesh != "auto")
+    throw UsageError("--mesh: with pipeline stages only auto (each stage on the default mesh of its devices; docs/pipeline.md)");
+  PipelineSolveInput input = pipeline_input(file, o.graph, devices, counts, request, o.model, o.out, o.json);
+  input.stage_layouts = o.mesh == "auto";
+  return run_pipeline_solve(o.pipeline, input);
 }
 
 // A pipeline strategy file (docs/pipeline.md): its stages, devices and
@@ -154,7 +157,7 @@ int evaluate_pipeline(const EvaluateCliOptions& o, const GraphFileV1& file, cons
 int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph_file, const std::vector<int64_t>& counts,
                            const SolveRequest& request, int64_t devices, const StrategyDocument& file) {
   if (o.pipeline.requested()) throw UsageError("--pipeline-stages: applies to --baseline (a strategy file records its own stages)");
-  if (!o.mesh.empty()) throw UsageError("--mesh: not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
+  if (!o.mesh.empty()) throw UsageError("--mesh: applies to --baseline (a strategy file records its own meshes)");
   const TrainingRecord& training = *file.training;
   PipelineCliOptions recorded;
   recorded.stages = std::to_string(training.stages);

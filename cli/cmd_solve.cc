@@ -381,8 +381,8 @@ int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::v
                         : o.stats           ? "--stats"
                                             : nullptr;
   if (refused)
-    throw UsageError(std::string(refused) +
-                     ": not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)");
+    throw UsageError(std::string(refused) + ": not with pipeline stages yet (each stage is solved without a mesh, or " +
+                     "with --mesh auto on the default mesh of its devices; docs/pipeline.md)");
   PipelineSolveInput input = pipeline_input(file, o.graph, o.devices, counts, request, o.model, o.out, o.json);
   input.stage_layouts = o.mesh == "auto";
   return run_pipeline_solve(o.pipeline, input);

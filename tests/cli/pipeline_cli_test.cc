@@ -96,7 +96,8 @@ TEST_CASE("pipeline options a run cannot take are refused in one line") {
        "error: --schedule interleaved:2: the search places each stage's layers in one contiguous range; interleaved "
        "stages (V ranges per device) are not searched yet (1f1b or gpipe)\n"},
       {"--pipeline-stages 2 --mesh 2x4",
-       "error: --mesh: not with pipeline stages yet (each stage is solved without a mesh; docs/pipeline.md)\n"},
+       "error: --mesh: not with pipeline stages yet (each stage is solved without a mesh, or with --mesh auto on the "
+       "default mesh of its devices; docs/pipeline.md)\n"},
   };
   for (const auto& [options, message] : cases) {
     CAPTURE_BOUND(options);
@@ -229,6 +230,16 @@ TEST_CASE("--mesh auto with stages: each stage's layouts searched, the plan is t
       test::run_pase("evaluate " + small_gpt() + " --strategy " + file + " --cost-model calibrated --machine dgx-a100 --json");
   REQUIRE(evaluated.status == 0);
   CHECK(json::parse(evaluated.output)["total_cost"].get<double>() == strategy["total_cost"].get<double>());
+  // Megatron-LM's stages on the same layouts: no better than the search's bound.
+  const test::CommandResult megatron = test::run_pase("evaluate " + small_gpt() + calibrated +
+                                                      " --baseline megatron --tensor-parallel 2 --mesh auto --json");
+  REQUIRE(megatron.status == 0);
+  CHECK(json::parse(megatron.output)["total_cost"].get<double>() >= strategy["memory"]["lower_bound_cost"].get<double>());
+  const test::CommandResult shaped = test::run_pase("evaluate " + small_gpt() + calibrated +
+                                                    " --baseline megatron --tensor-parallel 2 --mesh 2x8");
+  CHECK(shaped.status == 2);
+  CHECK(shaped.error ==
+        "error: --mesh: with pipeline stages only auto (each stage on the default mesh of its devices; docs/pipeline.md)\n");
   // Without --mesh auto the stages are solved without a mesh and placed after: the plan says what that realizes.
   const test::CommandResult placed = test::run_pase("solve " + small_gpt() + calibrated + " --json");
   REQUIRE(placed.status == 0);
