@@ -151,7 +151,7 @@ PipelineRequest pipeline_request(const PipelineSolveInput& input, const Pipeline
 void attach_plan(StrategyDocument& document, const PipelineBest& best, const PipelineRequest& request,
                  const std::string& unit, std::string& words) {
   const std::unique_ptr<CostModel> model = request.make_model(best.setup, request.devices);
-  const PipelinePlacement placement = place_pipeline(best.graph, best.outcome, request, model->devices_per_node());
+  PipelinePlacement placement = place_pipeline(best.graph, best.outcome, request, model->devices_per_node());
   if (!placement.plan) {
     document.plan_unavailable = placement.unavailable;
     words = "no plan on the stages' default meshes: " + placement.unavailable + "\n";
@@ -169,7 +169,7 @@ void attach_plan(StrategyDocument& document, const PipelineBest& best, const Pip
            " (model " + format_total(best.outcome.step, unit) + "), axis assignment " +
            (plan.assignment_exact ? std::string("exact") : "not proven optimal") + " (" + plan.assignment_proof +
            ")\n";
-  document.plan = *placement.plan;
+  document.plan = std::move(placement.plan);
   document.plan_unavailable.clear();
 }
 

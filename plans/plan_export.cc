@@ -16,6 +16,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// Writes `"key": ` as a member of the document or of a stage's object.
+using FieldWriter = std::function<void(const char* key)>;
+
 // The device ids nested as the mesh's array (row-major, last axis fastest).
 json device_array(const Mesh& mesh, size_t axis, int64_t first) {
   json level = json::array();
@@ -100,7 +103,7 @@ const char* framework_name(ExportFramework framework) {
 // "weight_reshards" (only where a plan has some): per later reader of a
 // weight in another layout, the layout it reads the weight in.
 void append_weight_reshards(std::string& out, const PlanFile& file, ExportFramework framework,
-                            const std::string& indent, const std::function<void(const char*)>& field) {
+                            const std::string& indent, const FieldWriter& field) {
   const std::vector<WeightReshard> reshards = weight_reshards(file.plan);
   for (const WeightReshard& r : reshards)
     if (r.reshaped) throw InputError(reshaped_weight_message(file.plan, r, file.source));
@@ -132,9 +135,6 @@ std::optional<ExportFramework> export_framework(const std::string& name) {
 }
 
 namespace {
-
-// Writes `"key": ` as a member at `indent` (the first opens the object).
-using FieldWriter = std::function<void(const char* key)>;
 
 // The mesh, every weight's and layer output's layout, the weight reshards and
 // (dtensor) the notes of one mesh's plan, whose devices begin at `first_device`:

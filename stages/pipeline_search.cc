@@ -76,6 +76,8 @@ class Pricings {
   Pricings(const Graph& graph, const PipelineRequest& request)
       : graph_(graph), request_(request), repeated_(StageKeys(graph).repeated_reads()) {}
   void add(int64_t devices, const TrainingSetup& setup) { tables_.try_emplace(key(devices, setup)); }
+  /// Weights read again by a later vertex (StageKeys::repeated_reads).
+  [[nodiscard]] const std::vector<std::pair<int, int>>& repeated_reads() const { return repeated_; }
   void price_all() {
     std::vector<std::pair<const Key*, Priced*>> todo;
     for (auto& [k, priced] : tables_)
@@ -315,13 +317,13 @@ namespace {
 struct TiedRead {
   int reader = 0, before = 0;
   uint64_t elements = 0;
+  double seconds = 0;  ///< its gradients' all-reduce between the two copies (PipelineSearch)
 };
 
-std::vector<TiedRead> tied_reads(const Graph& graph) {
+std::vector<TiedRead> tied_reads(const Graph& graph, const std::vector<std::pair<int, int>>& repeated) {
   std::vector<TiedRead> reads;
   std::set<std::pair<int, std::string>> seen;  // a reader and a weight, once
-  const StageKeys keys(graph);
-  for (const auto& [reader, before] : keys.repeated_reads()) {
+  for (const auto& [reader, before] : repeated) {
     const Vertex& vertex = graph.vertices[static_cast<size_t>(reader)];
     const Vertex& first = graph.vertices[static_cast<size_t>(before)];
     // The weight both read: the reader's weight whose name the earlier reader reads too.
@@ -360,9 +362,13 @@ class PipelineSearch {
     for (int k = 1; k < s_; ++k) first_[k] = first_[k - 1] + devices_[k - 1];
     link_model_ = request.make_model(weighted(setup_, 1, 0.0), request.devices);
     for (int cut : starts_) crossing_.push_back(crossing_elements(graph, cut));
-    tied_ = tied_reads(graph);
-    const int64_t per_node = link_model_->devices_per_node();
-    across_job_ = per_node > 0 && request.devices > per_node;
+    // Each tied weight's all-reduce: its elements over the fewest devices a stage
+    // has, across nodes when the job spans several (tied_work).
+    const int64_t per_node = link_model_->devices_per_node(), fewest = *std::min_element(devices_.begin(), devices_.end());
+    for (TiedRead& read : tied_reads(graph, pricings_.repeated_reads())) {
+      read.seconds = send_seconds(read.elements, fewest, fewest, per_node > 0 && request.devices > per_node, *link_model_);
+      tied_.push_back(read);
+    }
     if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
     if (given())
       for (int k = 0; k <= s_; ++k) fixed_.push_back(k);  // the given starts are the only cut positions
@@ -413,10 +419,9 @@ class PipelineSearch {
   // ends are joined by (the two readers: the first stage and the last).
   [[nodiscard]] double tied_work(int i, int j) const {
     double seconds = 0;
-    const int64_t fewest = *std::min_element(devices_.begin(), devices_.end());
     for (const TiedRead& read : tied_)
       if ((read.reader >= starts_[i] && read.reader < starts_[j]) != (read.before >= starts_[i] && read.before < starts_[j]))
-        seconds += send_seconds(read.elements, fewest, fewest, across_job_, *link_model_);
+        seconds += read.seconds;
     return seconds;
   }
   [[nodiscard]] int64_t in_flight(int k) const {
@@ -446,9 +451,8 @@ class PipelineSearch {
     return fits ? key : key_of(k, i, j, in_flight(k), true);
   }
   [[nodiscard]] StageValue with_sends(const StageSolve& stage, int k, int i, int j) const {
-    const double send = sends(k, i, j), tied = tied_work(i, j) / static_cast<double>(s_);
-    return {stage.t + send, stage.w + tied_work(i, j), stage.step_bound + m_ * send + tied,
-            stage.time_bound + send + tied};
+    const double send = sends(k, i, j), tied = tied_work(i, j), share = tied / static_cast<double>(s_);
+    return {stage.t + send, stage.w + tied, stage.step_bound + m_ * send + share, stage.time_bound + send + share};
   }
 
   // The whole graph priced once per device count and setup (the stages slice it).
@@ -576,8 +580,7 @@ class PipelineSearch {
   Pricings pricings_;
   std::vector<int64_t> first_;
   std::vector<uint64_t> crossing_;  // per cut position: the activations that cross it (crossing_elements)
-  std::vector<TiedRead> tied_;      // weights read again by a later vertex (tied_reads)
-  bool across_job_ = false;         // the job spans several nodes
+  std::vector<TiedRead> tied_;      // weights read again by a later vertex (tied_reads), priced
   std::unique_ptr<CostModel> link_model_;
   std::vector<int> fixed_;                  // equal_blocks: the stages' bounds
   std::vector<std::array<int, 3>> ranges_;  // (k, i, j) the outer DP may ask for
