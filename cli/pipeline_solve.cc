@@ -230,14 +230,20 @@ std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, co
     }
     PipelineOutcome outcome;
     try {
-      outcome = solve_pipeline(graphs[c.graph], request_for(c.setup, c.stages, c.graph));
+      PipelineRequest request = request_for(c.setup, c.stages, c.graph);
+      if (best) request.incumbent = best->outcome.step;
+      outcome = solve_pipeline(graphs[c.graph], request);
     } catch (const OptionError& error) {
       if (searching) continue;  // more stages than places to cut
       throw option_mistake(error);
     }
-    ++searched.tried;
     searched.stage_solves += outcome.stage_solves;
     searched.ranges += outcome.ranges;
+    if (!outcome.solved() && outcome.cut) {  // every partition holds a stage whose bound reached the best step
+      ++searched.bounded_out;
+      continue;
+    }
+    ++searched.tried;
     if (!outcome.solved()) continue;
     ++searched.fitted;
     searched.lower_bound = std::isnan(outcome.lower_bound) ? outcome.lower_bound

@@ -12,6 +12,7 @@
 #include "dp/chain_reduction.h"
 #include "dp/fold.h"
 #include "dp/min_plus.h"
+#include "dp/pendant_split.h"
 
 namespace pase {
 
@@ -29,6 +30,11 @@ struct ChainParts {
   EliminationPlan rest_plan;
   std::vector<int> rest_same_as;
   TablePlan rest_sizes;
+  // What hangs off the run's first separator in the rest, then off its last
+  // (pendant_split.h; each split over what the one before leaves): with a
+  // block cache, eliminated on their own and their tables kept, as a run's
+  // block is (a pipeline stage's first and last block, the same in every stage).
+  std::vector<PendantSplit> rest_pendants;
 };
 
 namespace {
@@ -146,6 +152,16 @@ void plan_rest(ChainParts& parts, PlannedChain& out, const Reduction& r, OrderKi
   parts.rest_plan = make_plan(undirected_neighbours(small), order, small.config_counts());
   if (std::optional<Folding> folding = find_folding(small, parts.rest_plan)) parts.rest_same_as = std::move(folding->same_as);
   parts.rest_sizes = measure_tables(small, parts.rest_plan, threads, parts.rest_same_as);
+  if (std::optional<PendantSplit> head = split_pendant(small, r.z0, r.zk, order)) parts.rest_pendants.push_back(std::move(*head));
+  const Objective left = parts.rest_pendants.empty()
+                             ? small
+                             : rest_objective(small, parts.rest_pendants[0], std::vector<double>(r.before.configs, 0.0));
+  auto at = [&](int v) {
+    if (parts.rest_pendants.empty()) return v;
+    const std::vector<int>& kept = parts.rest_pendants[0].rest;
+    return static_cast<int>(std::find(kept.begin(), kept.end(), v) - kept.begin());
+  };
+  if (std::optional<PendantSplit> tail = split_pendant(left, at(r.zk), at(r.z0), order)) parts.rest_pendants.push_back(std::move(*tail));
   add_tables(out.tables, parts.rest_sizes, reduced_to_objective(r));
   out.progress_tables += small.vertex_count();
 }
@@ -212,6 +228,38 @@ std::vector<int32_t> read_back_chain(const Reduction& r, const PartialDp& block,
   return choice;
 }
 
+// The rest's DP in parts: what hangs off the run's first separator, then
+// what hangs off its last (each table from the cache, or computed and kept
+// there), then what is left with those tables added to the separators'
+// costs. The same optimum as the rest's DP, up to the order of summation.
+DpResult solve_hanging(const std::vector<PendantSplit>& splits, size_t i, const Objective& objective,
+                       const std::vector<std::string>& names, const DpOptions& options) {
+  const PendantSplit& split = splits[i];
+  const Objective pendant = pendant_objective(objective, split);
+  std::vector<std::string> pendant_names;
+  for (int v : split.pendant) pendant_names.push_back(names[static_cast<size_t>(v)]);
+  pendant_names.push_back(names[static_cast<size_t>(split.root)]);
+  const std::shared_ptr<const PartialDp> hanging = options.block_tables->block(
+      pendant, [&] { return eliminate_dp(pendant, split.pendant_plan, pendant_names, options, 1); });
+  const Objective rest = rest_objective(objective, split, hanging->table);
+  std::vector<std::string> rest_names;
+  for (int v : split.rest) rest_names.push_back(names[static_cast<size_t>(v)]);
+  const DpResult left = i + 1 < splits.size() ? solve_hanging(splits, i + 1, rest, rest_names, options)
+                                              : solve_dp(rest, split.rest_plan, rest_names, options);
+  DpResult result;
+  result.cost = left.cost;
+  result.choice.assign(objective.vertex_count(), 0);
+  for (size_t j = 0; j < split.rest.size(); ++j) result.choice[static_cast<size_t>(split.rest[j])] = left.choice[j];
+  std::vector<int32_t> inner(split.pendant.size() + 1, 0);
+  inner.back() = left.choice[static_cast<size_t>(split.rest_root)];
+  read_back(*hanging, pendant, split.pendant_plan, inner);
+  for (size_t j = 0; j < split.pendant.size(); ++j) result.choice[static_cast<size_t>(split.pendant[j])] = inner[j];
+  result.stats = left.stats;
+  result.stats.max_dependent_set = std::max(left.stats.max_dependent_set, hanging->stats.max_dependent_set);
+  result.stats.peak_table_bytes = std::max(left.stats.peak_table_bytes, hanging->stats.peak_table_bytes) + hanging->argmin_bytes;
+  return result;
+}
+
 // Runs one level of a planned chain on `objective` (its run's block, T^k,
 // what is left, back-substitution), the levels inside it recursively.
 DpResult run_parts(const ChainParts& parts, const Objective& objective, const std::vector<std::string>& names,
@@ -228,15 +276,24 @@ DpResult run_parts(const ChainParts& parts, const Objective& objective, const st
                            : std::make_shared<const PartialDp>(compute_block());
   const PartialDp& block = *kept;
   progress.finish(parts.block_tables, block.sizes.total_work);
-  auto compute_power = [&] {
-    return min_plus_power(block.table, c, k, options.threads, [&] { progress.finish(1, parts.product_work); });
-  };
-  r.reduced.objective.pairs[r.run_edge].cost = options.block_tables
-                                                   ? options.block_tables->power(r.block.objective, k, compute_power)
-                                                   : std::make_shared<const std::vector<double>>(compute_power());
+  if (options.block_tables) {
+    r.reduced.objective.pairs[r.run_edge].cost = options.block_tables->power(
+        kept, c, k, options.threads, [&](size_t products) {
+          for (size_t p = 0; p < products; ++p) progress.finish(1, parts.product_work);
+        });
+  } else {
+    r.reduced.objective.pairs[r.run_edge].cost = std::make_shared<const std::vector<double>>(
+        min_plus_power(block.table, c, k, options.threads, [&] { progress.finish(1, parts.product_work); }));
+  }
   DpResult rest;
   if (parts.inner) {
     rest = run_parts(*parts.inner, r.reduced.objective, r.reduced.names, options, progress);
+  } else if (options.block_tables && !parts.rest_pendants.empty()) {
+    DpOptions part = options;
+    part.same_as.clear();
+    part.progress = {};
+    rest = solve_hanging(parts.rest_pendants, 0, r.reduced.objective, r.reduced.names, part);
+    progress.finish(r.reduced.objective.vertex_count(), parts.rest_sizes.total_work);
   } else {
     DpOptions dp = options;
     dp.same_as = parts.rest_same_as;

@@ -54,13 +54,18 @@ std::vector<int32_t> Product::classes(size_t i, const SharedArray<int32_t>& memb
 std::vector<double> Product::cost(const Objective& objective, bool with_members) const {
   std::vector<double> out(configs, 0.0);
   if (!with_members) return out;
-  std::vector<int32_t> choice(members.size());
+  struct Inner {  // a pair among the members: its ends' indices
+    const PairCost* pair;
+    size_t u, v;
+  };
+  std::vector<Inner> inner;
+  for (const PairCost& pair : objective.pairs) {
+    const int iu = index_of(pair.u), iv = index_of(pair.v);
+    if (iu >= 0 && iv >= 0) inner.push_back({&pair, static_cast<size_t>(iu), static_cast<size_t>(iv)});
+  }
   for (size_t z = 0; z < configs; ++z) {
     for (size_t i = 0; i < members.size(); ++i) out[z] += objective.vertex_cost[static_cast<size_t>(members[i])][static_cast<size_t>(digit(z, i))];
-    for (const PairCost& pair : objective.pairs) {
-      const int iu = index_of(pair.u), iv = index_of(pair.v);
-      if (iu >= 0 && iv >= 0) out[z] += pair.at(static_cast<size_t>(digit(z, static_cast<size_t>(iu))), static_cast<size_t>(digit(z, static_cast<size_t>(iv))));
-    }
+    for (const Inner& e : inner) out[z] += e.pair->at(static_cast<size_t>(digit(z, e.u)), static_cast<size_t>(digit(z, e.v)));
   }
   return out;
 }

@@ -298,17 +298,26 @@ using SolveKey = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool>;  // r
 
 double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   const std::vector<int64_t> devices = devices_of_stages(request);
+  const double m = static_cast<double>(request.stage.memory.micro_batches), s = static_cast<double>(devices.size());
+  // With every stage on n devices and the step sum t + (M - 1) max t + max w:
+  // max t >= sum t / S and max w >= sum w / S, and t, w are at least the sums
+  // of their layers' (edges, sends and the tied all-reduce cost nothing
+  // less), so step >= sum over layers of ((S + M - 1) t_l + w_l) / S, each
+  // layer at its least; a layer's cost under a setup of S + M - 1
+  // micro-batches with the step's terms whole is that bracket. Else: each
+  // layer at its least time on the most devices a stage has (no stage runs
+  // it faster), and sum t + (M - 1) max t >= L + (M - 1) L / S.
+  const bool equal = std::adjacent_find(devices.begin(), devices.end(), std::not_equal_to<>()) == devices.end();
+  const bool with_work = equal && request.schedule.kind != ScheduleKind::Interleaved;
   SolveRequest ask = request.stage;
-  ask.memory = weighted(request.stage.memory, 1, 0.0);
-  // Each layer at its least time on the most devices a stage has: no stage
-  // runs it faster (on its mesh's layouts where the stages are priced so).
+  ask.memory = with_work ? weighted(request.stage.memory, request.stage.memory.micro_batches + static_cast<int64_t>(devices.size()) - 1, 1.0)
+                         : weighted(request.stage.memory, 1, 0.0);
   const int64_t largest = *std::max_element(devices.begin(), devices.end());
   const std::unique_ptr<CostModel> model = request.make_model(ask.memory, largest);
-  ask.mesh = stage_mesh(request, *model, largest);
+  ask.mesh = stage_mesh(request, *model, largest);  // on its mesh's layouts where the stages are priced so
   ask.search_layouts = ask.mesh.has_value();
   const double least = least_cost_bound(graph, *model, ask);
-  const double m = static_cast<double>(request.stage.memory.micro_batches);
-  return least + (m - 1) * least / static_cast<double>(devices.size());
+  return with_work ? least / s : least + (m - 1) * least / s;
 }
 
 namespace {
@@ -381,7 +390,7 @@ class PipelineSearch {
   PipelineOutcome run() {
     price();
     solve_without_cap();
-    if (request_.stage.cap) solve_under_cap(fitting_step());
+    if (request_.stage.cap) solve_under_cap(std::min(fitting_step(), request_.incumbent));
     PipelineOutcome outcome;
     outcome.positions = p_;
     const PartitionAnswer answer = best_partition({p_, s_, setup_.micro_batches, [&](int k, int i, int j) {
@@ -389,6 +398,7 @@ class PipelineSearch {
                                                      return value(k, i, j);
                                                    }});
     outcome.stage_solves = solves_.size();
+    outcome.cut = cut_;
     if (!answer.bounds.empty()) read_back(answer, outcome);
     return outcome;
   }
@@ -509,7 +519,10 @@ class PipelineSearch {
     std::map<SolveKey, std::pair<double, std::array<int, 3>>> wanted;  // each solve: its least bound, a range
     for (const auto& [k, i, j] : ranges_) {
       const double least = base(k, i, j).step_cost + m_ * sends(k, i, j);
-      if (least >= incumbent) continue;
+      if (least >= incumbent) {
+        cut_ = cut_ || std::get<3>(answer_key(k, i, j));
+        continue;
+      }
       SolveKey key = answer_key(k, i, j);
       if (solves_.count(key)) continue;
       auto [it, fresh] = wanted.try_emplace(std::move(key), least, std::array<int, 3>{k, i, j});
@@ -532,6 +545,7 @@ class PipelineSearch {
       if (!known.bounds.empty()) incumbent = std::min(incumbent, known.step);
       batch *= 2;
     }
+    cut_ = cut_ || next < order.size();
   }
 
   [[nodiscard]] std::optional<StageValue> value(int k, int i, int j) const {
@@ -586,6 +600,7 @@ class PipelineSearch {
   std::vector<std::array<int, 3>> ranges_;  // (k, i, j) the outer DP may ask for
   PipelineRequest shared_;                  // the request with the block cache every stage's solve shares
   std::map<SolveKey, std::shared_ptr<const StageSolve>> solves_;
+  bool cut_ = false;  // a stage left unsearched under the cap by the incumbent
 };
 
 }  // namespace

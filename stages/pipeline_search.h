@@ -6,6 +6,7 @@
 // schedule, the memory cap holding on every stage.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,11 @@ struct PipelineRequest {
   /// not searched, each with its own strategy; no lower bound.
   std::vector<int> given_starts;
   std::shared_ptr<const std::vector<StrategyDocument>> given_stages;
+  /// A step another pipeline already has (a search over stage and
+  /// micro-batch counts): no stage whose optimum without the cap, M t + w
+  /// with its sends, reaches it is searched under the cap (no partition
+  /// holding it steps faster). Infinity: none.
+  double incumbent = std::numeric_limits<double>::infinity();
   /// What each stage's solve is asked: the training setup (its micro-batch
   /// count M; the graph is one micro-batch), the cap, the DP's options.
   SolveRequest stage;
@@ -85,14 +91,20 @@ struct PipelineOutcome {
   size_t stage_solves = 0;   ///< distinct stages solved
   size_t ranges = 0;         ///< stage ranges priced
   int positions = 0;         ///< places a stage may begin (and the end)
+  /// Some stage was not searched under the cap because its bound reached the
+  /// incumbent; unsolved with it: no partition steps faster than the incumbent.
+  bool cut = false;
   [[nodiscard]] bool solved() const { return !stages.empty(); }
 };
 
 /// A lower bound on the step of every pipeline of `request.stages` stages
-/// (equal devices) without any DP: with L the sum over layers of each one's
-/// least time per micro-batch on a stage's devices (no redistribution, no
-/// sends), sum t + (M - 1) max t >= L + (M - 1) L / S. A search over stage and
-/// micro-batch counts solves only those whose bound is below the best found.
+/// without any DP (no redistribution, no sends): with equal stage devices
+/// (1f1b, gpipe) the sum over layers of each one's least
+/// ((S + M - 1) t + w) / S on a stage's devices, as max t >= sum t / S and
+/// max w >= sum w / S; else, with L the sum of each layer's least time per
+/// micro-batch on the most devices a stage has, L + (M - 1) L / S. A search
+/// over stage and micro-batch counts solves only those whose bound is below
+/// the best found.
 [[nodiscard]] double pipeline_least_step(const Graph& graph, const PipelineRequest& request);
 
 /// The best pipeline of `request.stages` stages of `graph` (one micro-batch),

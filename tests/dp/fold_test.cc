@@ -16,6 +16,7 @@
 #include "costmodel/memory_model.h"
 #include "base/error.h"
 #include "graphs/llm_zoo.h"
+#include "dp/block_table_cache.h"
 #include "dp/bounded_solve.h"
 #include "dp/chain_fold.h"
 #include "dp/dp.h"
@@ -106,6 +107,27 @@ TEST_CASE("chain folding: random deep objectives with one- and two-vertex separa
       else {
         CHECK(result->result.cost == first->result.cost);  // deterministic whatever the thread count
         CHECK(result->result.choice == first->result.choice);
+      }
+    }
+    // With a block cache the rest's parts that hang off the run's two ends
+    // (here the prefix with the first block, and the suffix) are solved on
+    // their own and kept: the same optimum, and the second solve, from the
+    // cache, the first's to the bit.
+    DpOptions cached;
+    cached.threads = 1;
+    cached.block_tables = std::make_shared<BlockTableCache>();
+    std::optional<ChainSolution> fresh;
+    for (int again = 0; again < 2; ++again) {
+      CAPTURE(again);
+      std::optional<ChainSolution> result = solve_chained(objective, names, cached, OrderKind::MinDegree);
+      REQUIRE(result.has_value());
+      CHECK(near(result->result.cost, correct.cost));
+      CHECK(near(objective.evaluate(result->result.choice), result->result.cost));
+      if (!fresh) fresh = std::move(result);
+      else {
+        CHECK(result->result.cost == fresh->result.cost);
+        CHECK(result->result.choice == fresh->result.choice);
+        CHECK(cached.block_tables->hits() >= 3);  // the block, T^k and what hangs off the first separator
       }
     }
   }

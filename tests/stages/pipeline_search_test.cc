@@ -214,8 +214,54 @@ TEST_CASE("under a cap every stage fits with its micro-batches in flight, and a 
     brute = std::min(brute, pipeline_step_time(t, w, 4, PipelineSchedule{}));
   });
   CHECK(capped.step == doctest::Approx(brute).epsilon(1e-9));
+  // Another pipeline's step as the incumbent: above the best, the same
+  // answer; at or below every partition's, no stage is searched under the
+  // cap that a partition faster than it would need, and none is found.
+  request.incumbent = capped.step * 1.5;
+  const PipelineOutcome above = solve_pipeline(graph, request);
+  REQUIRE(above.solved());
+  CHECK(above.step == capped.step);
+  request.incumbent = capped.lower_bound * 0.5;
+  const PipelineOutcome below = solve_pipeline(graph, request);
+  CHECK_FALSE(below.solved());
+  CHECK(below.cut);
+  request.incumbent = INFINITY;
+  CHECK_FALSE(solve_pipeline(graph, request).cut);
   request.stage.cap = 1000;
   CHECK_FALSE(solve_pipeline(graph, request).solved());
+}
+
+TEST_CASE("the least step without a DP is below every partition's step, with the once-per-step work counted") {
+  const Graph graph = small_gpt(2, 8);
+  for (int stages : {1, 2, 4}) {
+    for (int64_t micro_batches : {1, 4}) {
+      CAPTURE(stages);
+      CAPTURE(micro_batches);
+      PipelineRequest request = pipeline_request(stages, 8, micro_batches);
+      const PipelineOutcome best = solve_pipeline(graph, request);
+      REQUIRE(best.solved());
+      const double least = pipeline_least_step(graph, request);
+      CHECK(least <= best.lower_bound * (1 + 1e-12));
+      // Independently: each layer alone at its least ((S + M - 1) t + w) / S,
+      // t and w priced apart on a stage's devices.
+      TrainingSetup per_micro_batch, per_step;
+      per_micro_batch.micro_batches = 1, per_micro_batch.step_weight = 0;
+      per_step.micro_batches = 1, per_step.step_weight = 1;
+      const int64_t n = 8 / stages;
+      const CostTables t = build_cost_tables(graph, *request.make_model(per_micro_batch, n));
+      const CostTables tw = build_cost_tables(graph, *request.make_model(per_step, n));
+      double sum = 0;
+      for (size_t v = 0; v < t.objective.vertex_count(); ++v) {
+        double low = INFINITY;
+        for (size_t c = 0; c < t.objective.config_count(v); ++c) {
+          const double time = t.objective.vertex_cost[v][c], work = tw.objective.vertex_cost[v][c] - time;
+          low = std::min(low, (double(stages + micro_batches - 1) * time + work) / double(stages));
+        }
+        sum += low;
+      }
+      CHECK(least == doctest::Approx(sum).epsilon(1e-12));
+    }
+  }
 }
 
 TEST_CASE("pipeline requests the devices or the graph cannot take are refused by option") {
