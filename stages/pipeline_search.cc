@@ -163,9 +163,10 @@ double least_cost(const Graph& stage, const StageSite& site, const TrainingSetup
 // The optimum of one stage on its devices holding `in_flight` micro-batches'
 // activations: its strategy for M t + w, that strategy's t and w, and for a
 // pipeline of `stages` stages the bounds of pipeline_partition.h:
-// step_bound <= M t + w / S and time_bound <= t + w / S over every strategy
-// of the stage. For the slowest stage b, sum t + (M - 1) t_b + max w >=
-// sum over k != b of (t_k + w_k / S) + M t_b + w_b / S.
+// step_bound <= M t + w (its own optimum, or its capped search's bound) and
+// time_bound <= t (one more solve, of t alone) over every strategy of the
+// stage that fits. For the slowest stage b, sum t + (M - 1) t_b + max w >=
+// sum over k != b of t_k + (M t_b + w_b).
 StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_flight, int stages,
                        const PipelineRequest& request, const StageSolve* base = nullptr) {
   StageSolve solved;
@@ -205,14 +206,13 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
                 ? evaluate_strategy_direct(solved_graph, solved.outcome.tables, *time_model, solved.outcome.solution.choice)
                 : time_on_layouts(solved_graph, solved.outcome, *time_model, *stage_mesh(request, *model, site.devices));
   solved.w = std::max(0.0, solved.step_cost - static_cast<double>(m) * solved.t);
+  solved.least_step = solved.step_bound;   // M t + w over every strategy, before the bounds below weaken it
   solved.time_bound = solved.step_bound;  // one stage: its step is its own optimum
   if (base) {  // the same stage without the cap bounds it (bounds over every strategy)
     solved.time_bound = base->time_bound;
-    solved.step_bound = stages > 1 ? base->step_bound : std::max(base->step_bound, solved.step_bound);
+    solved.step_bound = std::max(base->step_bound, solved.step_bound);
   } else if (stages > 1 && request.stage.source == StrategySource::Optimum) {  // a given or baseline strategy: no bound
-    const double share = 1.0 / static_cast<double>(stages);
-    solved.time_bound = least_cost(stage, site, weighted(request.stage.memory, 1, share), request);
-    solved.step_bound = least_cost(stage, site, weighted(request.stage.memory, m, share), request);
+    solved.time_bound = least_cost(stage, site, weighted(request.stage.memory, 1, 0.0), request);
   }
   return solved;
 }
@@ -461,16 +461,15 @@ class PipelineSearch {
     return fits ? key : key_of(k, i, j, in_flight(k), true);
   }
   [[nodiscard]] StageValue with_sends(const StageSolve& stage, int k, int i, int j) const {
-    const double send = sends(k, i, j), tied = tied_work(i, j), share = tied / static_cast<double>(s_);
-    return {stage.t + send, stage.w + tied, stage.step_bound + m_ * send + share, stage.time_bound + send + share};
+    const double send = sends(k, i, j), tied = tied_work(i, j);
+    return {stage.t + send, stage.w + tied, stage.step_bound + m_ * send + tied, stage.time_bound + send};
   }
 
   // The whole graph priced once per device count and setup (the stages slice it).
   void price() {
-    const double share = 1.0 / static_cast<double>(s_);
     for (int64_t n : devices_) {
       pricings_.add(n, setup_);
-      if (s_ > 1) pricings_.add(n, weighted(setup_, 1, share)), pricings_.add(n, weighted(setup_, setup_.micro_batches, share));
+      if (s_ > 1) pricings_.add(n, weighted(setup_, 1, 0.0));  // each stage's least time (solve_stage's bound)
     }
     pricings_.price_all();
     shared_ = request_;
@@ -518,7 +517,7 @@ class PipelineSearch {
   void solve_under_cap(double incumbent) {
     std::map<SolveKey, std::pair<double, std::array<int, 3>>> wanted;  // each solve: its least bound, a range
     for (const auto& [k, i, j] : ranges_) {
-      const double least = base(k, i, j).step_cost + m_ * sends(k, i, j);
+      const double least = base(k, i, j).least_step + m_ * sends(k, i, j);
       if (least >= incumbent) {
         cut_ = cut_ || std::get<3>(answer_key(k, i, j));
         continue;

@@ -73,6 +73,10 @@ struct StageSolve {
   double step_cost = 0;       ///< M t + w of its strategy, sends not included
   double t = 0, w = 0;        ///< its time per micro-batch and once-per-step work, sends not included
   double step_bound = 0, time_bound = 0;  ///< for pipeline_partition.h (solve_stage in pipeline_search.cc)
+  /// At most M t + w of every strategy of the stage (step_cost where its
+  /// solve is exact; a bounded solve's bound): any step holding the stage is
+  /// at least this, which rules stages out of the capped search.
+  double least_step = 0;
 };
 
 struct PipelineStage {

