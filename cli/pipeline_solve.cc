@@ -223,9 +223,14 @@ std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, co
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
   for (const Candidate& c : candidates) {
-    if (best && c.bound >= best->outcome.step) {
+    // The bound without a DP first; where it does not rule the count out, the
+    // one with a stage's DP (pipeline_block_bound) may.
+    double bound = c.bound;
+    if (best && bound < best->outcome.step && !input.given)
+      bound = std::max(bound, pipeline_block_bound(graphs[c.graph], request_for(c.setup, c.stages, c.graph)));
+    if (best && bound >= best->outcome.step) {
       ++searched.bounded_out;
-      searched.lower_bound = std::min(searched.lower_bound, c.bound);
+      searched.lower_bound = std::min(searched.lower_bound, bound);
       continue;
     }
     PipelineOutcome outcome;

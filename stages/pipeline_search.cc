@@ -320,6 +320,61 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   return with_work ? least / s : least + (m - 1) * least / s;
 }
 
+double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) {
+  const std::vector<int64_t> devices = devices_of_stages(request);
+  const bool equal = std::adjacent_find(devices.begin(), devices.end(), std::not_equal_to<>()) == devices.end();
+  const StageKeys keys(graph);
+  const BlockRun run = block_run(graph, keys);
+  if (!equal || request.schedule.kind == ScheduleKind::Interleaved || request.cuts != StageCuts::Blocks ||
+      request.stage_layouts || run.blocks == 0)
+    return 0;
+  // Some stage j holds r >= q = ceil(B / S) whole blocks (and maybe more
+  // layers), and step >= sum over k != j of t_k + (M t_j + w_j). Its
+  // M t_j + w_j is at least the optimum V(r) of r blocks alone; the others
+  // hold the other B - r blocks, each taking at least T, one block's least
+  // time (its DP), and the layers outside the run at least their least
+  // times. Adding a block to j adds at least its least M t + w >= M T >= T,
+  // and a layer outside the run its least M t + w >= its least time, so the
+  // sum at r = q and nothing else in j holds for every partition.
+  const int64_t q = (static_cast<int64_t>(run.blocks) + static_cast<int64_t>(devices.size()) - 1) /
+                    static_cast<int64_t>(devices.size());
+  const std::vector<int> cuts = stage_cut_vertices(graph, keys, StageCuts::Blocks);
+  const Graph blocks = stage_graph(graph, cuts[run.first], cuts[run.first + static_cast<size_t>(q)]);
+  const int64_t n = devices.front();
+  SolveRequest ask = request.stage;
+  ask.cap.reset();
+  ask.place = false;
+  ask.mesh.reset();
+  ask.search_layouts = false;
+  ask.priced.reset();
+  ask.priced_layouts.clear();
+  auto optimum = [&](const Graph& part, const CostModel& model) {
+    const SolveOutcome own = solve_request(part, model, ask);
+    return own.bounded ? own.bounded->lower_bound : own.solution.cost;
+  };
+  const double step_of_blocks = optimum(blocks, *request.make_model(ask.memory, n));
+  ask.memory = weighted(request.stage.memory, 1, 0.0);
+  const std::unique_ptr<CostModel> time_model = request.make_model(ask.memory, n);
+  const Graph block = stage_graph(graph, cuts[run.first], cuts[run.first + 1]);
+  const double block_time = optimum(block, *time_model);
+  const double outside = least_cost_bound(graph, *time_model, ask) -
+                         static_cast<double>(run.blocks) * least_cost_bound(block, *time_model, ask);
+  // Sends: S - 1 boundaries, each paid by the stage on either side, and
+  // stage j pays its own M times; each at least the cheapest cut's.
+  double send = 0;
+  if (devices.size() > 1) {
+    const std::unique_ptr<CostModel> link = request.make_model(weighted(request.stage.memory, 1, 0.0), request.devices);
+    send = std::numeric_limits<double>::infinity();
+    for (size_t c = 1; c + 1 < cuts.size(); ++c)
+      for (bool across : {false, true})
+        send = std::min(send, send_seconds(crossing_elements(graph, cuts[c]), n, n, across, *link));
+  }
+  const double sends = (2.0 * static_cast<double>(devices.size() - 1) +
+                        static_cast<double>(request.stage.memory.micro_batches - 1)) * send;
+  return step_of_blocks + static_cast<double>(static_cast<int64_t>(run.blocks) - q) * block_time + std::max(0.0, outside) +
+         sends;
+}
+
 namespace {
 
 // A weight read again by a later vertex: the two readers and its elements.

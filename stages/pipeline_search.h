@@ -111,6 +111,15 @@ struct PipelineOutcome {
 /// the best found.
 [[nodiscard]] double pipeline_least_step(const Graph& graph, const PipelineRequest& request);
 
+/// A tighter lower bound than pipeline_least_step, at the price of one
+/// stage's DP: for stages of equal devices that begin at whole blocks
+/// (1f1b, gpipe; the stages priced without layouts), some stage holds at
+/// least q = ceil(B / S) of the B repeated blocks, so the step is at least
+/// the optimum of M t + w of q blocks alone plus every other layer's least
+/// time per micro-batch. 0 where it does not apply. A search asks it of a
+/// count only when pipeline_least_step has not ruled the count out.
+[[nodiscard]] double pipeline_block_bound(const Graph& graph, const PipelineRequest& request);
+
 /// The best pipeline of `request.stages` stages of `graph` (one micro-batch),
 /// exact over each stage's optimum as the outer DP prices it, with a lower
 /// bound over every strategy (pipeline_partition.h); a single stage is the

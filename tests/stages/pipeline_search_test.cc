@@ -264,6 +264,48 @@ TEST_CASE("the least step without a DP is below every partition's step, with the
   }
 }
 
+TEST_CASE("the bound from one stage's DP is below every partition's step at whole blocks, and above the one without") {
+  const Graph graph = small_gpt(4, 8);
+  int tighter = 0;
+  for (int stages : {2, 4}) {
+    for (int64_t micro_batches : {1, 4, 8}) {
+      CAPTURE(stages);
+      CAPTURE(micro_batches);
+      PipelineRequest request = pipeline_request(stages, 8, micro_batches);
+      request.cuts = StageCuts::Blocks;
+      const PipelineOutcome best = solve_pipeline(graph, request);
+      REQUIRE(best.solved());
+      const double block = pipeline_block_bound(graph, request);
+      CHECK(block > 0);
+      CHECK(block <= best.step * (1 + 1e-12));
+      // Every partition at whole blocks, each stage its own optimum: none steps below it.
+      const std::vector<int> starts = stage_cut_vertices(graph, StageKeys(graph), StageCuts::Blocks);
+      const int positions = static_cast<int>(starts.size()) - 1;
+      const std::unique_ptr<CostModel> link = request.make_model(TrainingSetup{}, 8);
+      auto send = [&](int cut) { return link->fetch_cost(double(crossing_elements(graph, cut)) / double(8 / stages), 2) / 2; };
+      test::each_partition(positions, stages, [&](const std::vector<int>& bounds) {
+        std::vector<double> t, w;
+        for (int k = 0; k < stages; ++k) {
+          const Graph stage = stage_graph(graph, starts[bounds[k]], starts[bounds[k + 1]]);
+          const auto [step, time] = stage_optimum(stage, 8 / stages, micro_batches, request.make_model);
+          double sends = 0;
+          if (k > 0) sends += send(starts[bounds[k]]);
+          if (k + 1 < stages) sends += send(starts[bounds[k + 1]]);
+          t.push_back(time + sends);
+          w.push_back(std::max(0.0, step - double(micro_batches) * time));
+        }
+        CHECK(block <= pipeline_step_time(t, w, micro_batches, PipelineSchedule{}) * (1 + 1e-12));
+      });
+      if (block > pipeline_least_step(graph, request)) ++tighter;
+    }
+  }
+  CHECK(tighter >= 3);
+  PipelineRequest unequal = pipeline_request(2, 8, 4);
+  unequal.cuts = StageCuts::Blocks;
+  unequal.stage_devices = {6, 2};
+  CHECK(pipeline_block_bound(graph, unequal) == 0);  // equal stages only
+}
+
 TEST_CASE("pipeline requests the devices or the graph cannot take are refused by option") {
   const Graph graph = small_gpt(1, 8);
   PipelineRequest request = pipeline_request(3, 8, 2);
