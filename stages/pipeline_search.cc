@@ -193,7 +193,8 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
     solved.fused_scores.push_back(vertex.fused_scores);
     solved.zero.push_back(vertex.zero);
   }
-  if (!solved.outcome.solved()) return solved;
+  solved.cut_off = solved.outcome.capped && solved.outcome.capped->cut_off;
+  if (!solved.outcome.solved() || solved.cut_off) return solved;
   solved.fits = true;
   const int64_t m = ask.memory.micro_batches;
   solved.step_cost = solved.outcome.solution.cost;
@@ -592,9 +593,15 @@ class PipelineSearch {
         solves_.emplace(order[next].second.first, nullptr);
         jobs.push_back(order[next].second);
       }
+      // Each capped search is told what its M t + w must stay below for a
+      // partition holding it to beat the incumbent (its sends taken off): once
+      // its bound reaches that it stops, and the stage is ruled out.
       solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
-        return solve_stage(stage, site, std::get<2>(key), s_, shared_, &base(at[0], at[1], at[2]));
+        PipelineRequest told = shared_;
+        if (std::isfinite(incumbent)) told.stage.cap_search.cutoff = incumbent - m_ * sends(at[0], at[1], at[2]);
+        return solve_stage(stage, site, std::get<2>(key), s_, told, &base(at[0], at[1], at[2]));
       });
+      for (const Job& job : jobs) cut_ = cut_ || solves_.at(job.first)->cut_off;
       const PartitionAnswer known = best_partition({p_, s_, setup_.micro_batches, [&](int k, int i, int j) { return value(k, i, j); }});
       if (!known.bounds.empty()) incumbent = std::min(incumbent, known.step);
       batch *= 2;

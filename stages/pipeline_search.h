@@ -59,7 +59,10 @@ struct PipelineRequest {
 
 /// One stage's solve, shared by every range with its key.
 struct StageSolve {
-  bool fits = false;          ///< false: nothing fits the cap (the rest is empty)
+  bool fits = false;          ///< false: nothing fits the cap, or cut_off (the rest is empty)
+  /// The capped search stopped at its cutoff (CapOptions::cutoff): no
+  /// strategy of the stage that fits lets a partition beat the incumbent.
+  bool cut_off = false;
   int64_t in_flight = 1;      ///< micro-batches' activations its memory counted (1: one, without a cap)
   /// Tables, choice and bytes (activations of `in_flight` micro-batches);
   /// its memory tables and its DP's order and table sizes are dropped
