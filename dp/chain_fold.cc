@@ -30,11 +30,9 @@ struct ChainParts {
   EliminationPlan rest_plan;
   std::vector<int> rest_same_as;
   TablePlan rest_sizes;
-  // What hangs off the run's first separator in the rest, then off its last
-  // (pendant_split.h; each split over what the one before leaves): with a
-  // block cache, eliminated on their own and their tables kept, as a run's
-  // block is (a pipeline stage's first and last block, the same in every stage).
-  std::vector<PendantSplit> rest_pendants;
+  // The rest's order kind: with a block cache, what hangs off the run's two
+  // separators is split off at run time with it (hanging_splits), only then.
+  OrderKind rest_order = OrderKind::MinDegree;
 };
 
 namespace {
@@ -152,16 +150,7 @@ void plan_rest(ChainParts& parts, PlannedChain& out, const Reduction& r, OrderKi
   parts.rest_plan = make_plan(undirected_neighbours(small), order, small.config_counts());
   if (std::optional<Folding> folding = find_folding(small, parts.rest_plan)) parts.rest_same_as = std::move(folding->same_as);
   parts.rest_sizes = measure_tables(small, parts.rest_plan, threads, parts.rest_same_as);
-  if (std::optional<PendantSplit> head = split_pendant(small, r.z0, r.zk, order)) parts.rest_pendants.push_back(std::move(*head));
-  const Objective left = parts.rest_pendants.empty()
-                             ? small
-                             : rest_objective(small, parts.rest_pendants[0], std::vector<double>(r.before.configs, 0.0));
-  auto at = [&](int v) {
-    if (parts.rest_pendants.empty()) return v;
-    const std::vector<int>& kept = parts.rest_pendants[0].rest;
-    return static_cast<int>(std::find(kept.begin(), kept.end(), v) - kept.begin());
-  };
-  if (std::optional<PendantSplit> tail = split_pendant(left, at(r.zk), at(r.z0), order)) parts.rest_pendants.push_back(std::move(*tail));
+  parts.rest_order = order;
   add_tables(out.tables, parts.rest_sizes, reduced_to_objective(r));
   out.progress_tables += small.vertex_count();
 }
@@ -228,6 +217,25 @@ std::vector<int32_t> read_back_chain(const Reduction& r, const PartialDp& block,
   return choice;
 }
 
+// What hangs off the run's first separator in the rest, then off its last
+// (pendant_split.h; the second split over what the first leaves): with a
+// block cache they are eliminated on their own and their tables kept, as a
+// run's block is (a pipeline stage's first block and last half block, the
+// same in every stage).
+std::vector<PendantSplit> hanging_splits(const Reduction& r, OrderKind order) {
+  const Objective& small = r.reduced.objective;
+  std::vector<PendantSplit> splits;
+  if (std::optional<PendantSplit> head = split_pendant(small, r.z0, r.zk, order)) splits.push_back(std::move(*head));
+  const Objective left = splits.empty() ? small : rest_objective(small, splits[0], std::vector<double>(r.before.configs, 0.0));
+  auto at = [&](int v) {
+    if (splits.empty()) return v;
+    const std::vector<int>& kept = splits[0].rest;
+    return static_cast<int>(std::find(kept.begin(), kept.end(), v) - kept.begin());
+  };
+  if (std::optional<PendantSplit> tail = split_pendant(left, at(r.zk), at(r.z0), order)) splits.push_back(std::move(*tail));
+  return splits;
+}
+
 // The rest's DP in parts: what hangs off the run's first separator, then
 // what hangs off its last (each table from the cache, or computed and kept
 // there), then what is left with those tables added to the separators'
@@ -288,11 +296,13 @@ DpResult run_parts(const ChainParts& parts, const Objective& objective, const st
   DpResult rest;
   if (parts.inner) {
     rest = run_parts(*parts.inner, r.reduced.objective, r.reduced.names, options, progress);
-  } else if (options.block_tables && !parts.rest_pendants.empty()) {
+  } else if (const std::vector<PendantSplit> splits = options.block_tables ? hanging_splits(r, parts.rest_order)
+                                                                           : std::vector<PendantSplit>{};
+             !splits.empty()) {
     DpOptions part = options;
     part.same_as.clear();
     part.progress = {};
-    rest = solve_hanging(parts.rest_pendants, 0, r.reduced.objective, r.reduced.names, part);
+    rest = solve_hanging(splits, 0, r.reduced.objective, r.reduced.names, part);
     progress.finish(r.reduced.objective.vertex_count(), parts.rest_sizes.total_work);
   } else {
     DpOptions dp = options;

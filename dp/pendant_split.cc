@@ -7,14 +7,14 @@
 namespace pase {
 namespace {
 
-// Per vertex: its index in `vertices` (sorted), or -1.
+// Per vertex: its index in `vertices`, or -1.
 std::vector<int> index_in(size_t n, const std::vector<int>& vertices) {
   std::vector<int> index(n, -1);
   for (size_t i = 0; i < vertices.size(); ++i) index[static_cast<size_t>(vertices[i])] = static_cast<int>(i);
   return index;
 }
 
-// The pairs with both ends in `keep` (index_in of it), their ends renumbered.
+// The pairs with both ends indexed (index_in), their ends renumbered.
 void copy_pairs(const Objective& from, const std::vector<int>& index, Objective& into) {
   for (const PairCost& pair : from.pairs) {
     const int u = index[static_cast<size_t>(pair.u)], v = index[static_cast<size_t>(pair.v)];
@@ -58,8 +58,7 @@ std::optional<PendantSplit> split_pendant(const Objective& objective, int root, 
 Objective pendant_objective(const Objective& objective, const PendantSplit& split) {
   std::vector<int> vertices = split.pendant;
   vertices.push_back(split.root);
-  std::vector<int> index(objective.vertex_count(), -1);
-  for (size_t i = 0; i < vertices.size(); ++i) index[static_cast<size_t>(vertices[i])] = static_cast<int>(i);
+  const std::vector<int> index = index_in(objective.vertex_count(), vertices);
   Objective out;
   for (int v : split.pendant) out.vertex_cost.push_back(objective.vertex_cost[static_cast<size_t>(v)]);
   out.vertex_cost.push_back(std::vector<double>(objective.config_count(static_cast<size_t>(split.root)), 0.0));

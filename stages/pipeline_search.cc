@@ -297,6 +297,15 @@ using SolveKey = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool>;  // r
 
 }  // namespace
 
+namespace {
+
+// Whether every stage has as many devices as the first.
+bool all_equal(const std::vector<int64_t>& devices) {
+  return std::adjacent_find(devices.begin(), devices.end(), std::not_equal_to<>()) == devices.end();
+}
+
+}  // namespace
+
 double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   const std::vector<int64_t> devices = devices_of_stages(request);
   const double m = static_cast<double>(request.stage.memory.micro_batches), s = static_cast<double>(devices.size());
@@ -308,8 +317,7 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   // micro-batches with the step's terms whole is that bracket. Else: each
   // layer at its least time on the most devices a stage has (no stage runs
   // it faster), and sum t + (M - 1) max t >= L + (M - 1) L / S.
-  const bool equal = std::adjacent_find(devices.begin(), devices.end(), std::not_equal_to<>()) == devices.end();
-  const bool with_work = equal && request.schedule.kind != ScheduleKind::Interleaved;
+  const bool with_work = all_equal(devices) && request.schedule.kind != ScheduleKind::Interleaved;
   SolveRequest ask = request.stage;
   ask.memory = with_work ? weighted(request.stage.memory, request.stage.memory.micro_batches + static_cast<int64_t>(devices.size()) - 1, 1.0)
                          : weighted(request.stage.memory, 1, 0.0);
@@ -323,10 +331,9 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
 
 double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) {
   const std::vector<int64_t> devices = devices_of_stages(request);
-  const bool equal = std::adjacent_find(devices.begin(), devices.end(), std::not_equal_to<>()) == devices.end();
   const StageKeys keys(graph);
   const BlockRun run = block_run(graph, keys);
-  if (!equal || request.schedule.kind == ScheduleKind::Interleaved || request.cuts != StageCuts::Blocks ||
+  if (!all_equal(devices) || request.schedule.kind == ScheduleKind::Interleaved || request.cuts != StageCuts::Blocks ||
       request.stage_layouts || run.blocks == 0)
     return 0;
   // Some stage j holds r >= q = ceil(B / S) whole blocks (and maybe more
