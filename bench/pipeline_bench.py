@@ -12,9 +12,10 @@ model: `pase evaluate --baseline megatron` in Megatron-LM's equal stages
 (`--pipeline-stages` of the plan found, tensor parallel 8 inside a node),
 and the ratio of the two steps. Cases over --timeout are printed as such.
 The -layouts case prices every stage on its mesh's layouts (--mesh auto):
-its plan is the step as priced.
+its plan is the step as priced. The -mb-auto case searches the micro-batch
+count too (every divisor of the batch).
 
-    bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-3072,1t-3072]
+    bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -35,6 +36,8 @@ CASES = {
                            "--mesh", "auto"]),
     "175b-1024-auto": (["gpt3-175b", "--batch", "1536"], 1024,
                        ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
+    "175b-1024-mb-auto": (["gpt3-175b", "--batch", "1536"], 1024,
+                          ["--micro-batches", "auto", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "1t-3072": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq", "2048",

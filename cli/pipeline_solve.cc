@@ -1,10 +1,12 @@
 #include "cli/pipeline_solve.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <numeric>
 
 #include "base/byte_size.h"
 #include "base/error.h"
@@ -173,91 +175,139 @@ void attach_plan(StrategyDocument& document, const PipelineBest& best, const Pip
   document.plan_unavailable.clear();
 }
 
-// Every (micro-batch count, stage count) with a bound no DP is needed for,
-// solved least bound first, each only while its bound is below the best found.
-std::optional<PipelineBest> search_pipelines(const PipelineSolveInput& input, const PipelineSchedule& schedule,
-                                             const std::vector<int64_t>& stage_devices, const std::vector<int>& counts,
-                                             SearchCounts& searched) {
-  const bool searching = counts.size() > 1 || input.micro_batch_counts.size() > 1;
-  std::optional<PipelineBest> best;
+// Every (micro-batch count, stage count), best first: each with the bound no
+// DP is needed for (pipeline_least_step), then, when it is the least left,
+// the tighter one of a stage's DP (pipeline_block_bound), and solved when
+// that is still the least; each only while its bound is below the best step
+// found, so the first pipelines solved are those most likely to be best.
+class PipelineCandidates {
+ public:
+  PipelineCandidates(const PipelineSolveInput& input, const PipelineSchedule& schedule,
+                     const std::vector<int64_t>& stage_devices, const std::vector<int>& counts, SearchCounts& searched)
+      : input_(input),
+        schedule_(schedule),
+        stage_devices_(stage_devices),
+        searching_(counts.size() > 1 || input.micro_batch_counts.size() > 1),
+        searched_(searched) {
+    for (int64_t m : input.micro_batch_counts)
+      if (add_graph(m))
+        for (int s : counts) add_candidate(s);
+  }
+
+  std::optional<PipelineBest> search() {
+    // Least bound on top; equal bounds in the order the counts were listed.
+    std::vector<size_t> heap(candidates_.size());
+    std::iota(heap.begin(), heap.end(), size_t{0});
+    const auto later = [&](size_t a, size_t b) {
+      return candidates_[a].bound > candidates_[b].bound || (candidates_[a].bound == candidates_[b].bound && a > b);
+    };
+    std::make_heap(heap.begin(), heap.end(), later);
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      Candidate& c = candidates_[heap.back()];
+      if (best_ && c.bound >= best_->outcome.step) {  // this and every one left: none steps faster
+        for (size_t left : heap) searched_.lower_bound = std::min(searched_.lower_bound, candidates_[left].bound);
+        searched_.bounded_out += heap.size();
+        break;
+      }
+      if (std::isfinite(c.bound) && !c.tightened && searching_ && !input_.given) {
+        c.tightened = true;
+        c.bound = std::max(c.bound, pipeline_block_bound(graphs_[c.graph], request_for(c)));
+        std::push_heap(heap.begin(), heap.end(), later);
+        continue;
+      }
+      heap.pop_back();
+      if (std::isfinite(c.bound)) solve(c);
+      else ++searched_.tried;  // not even the layers' least bytes fit the cap
+    }
+    return std::move(best_);
+  }
+
+ private:
   struct Candidate {
     size_t graph = 0;
     TrainingSetup setup;
     int stages = 1;
     double bound = 0;
+    bool tightened = false;  // pipeline_block_bound taken
   };
-  std::vector<Graph> graphs;
-  std::vector<GivenPipeline> givens;  // per graph, with a given strategy file: its stages
-  std::vector<Candidate> candidates;
-  auto request_for = [&](const TrainingSetup& setup, int s, size_t graph) {
-    PipelineRequest request = pipeline_request(input, schedule, stage_devices, setup, s);
-    if (input.given) request.given_starts = givens[graph].starts, request.given_stages = givens[graph].stages;
-    return request;
-  };
-  auto option_mistake = [&](const OptionError& error) {
-    const std::string field = error.words().option;
-    return UsageError(error.words().with(field == "stage_devices" ? "--stage-devices" : "--pipeline-stages"));
-  };
-  for (int64_t m : input.micro_batch_counts) {
-    TrainingSetup setup = input.request.memory;
+
+  // The graph of one micro-batch of `m`; false where the batch does not split so.
+  bool add_graph(int64_t m) {
+    TrainingSetup setup = input_.request.memory;
     setup.micro_batches = m;
     try {
-      graphs.push_back(training_graph(*input.file, input.path, setup));
-      if (input.given) {
-        apply_layer_techniques(graphs.back(), *input.given, setup, input.given_path);
-        givens.push_back(given_pipeline(graphs.back(), *input.given, input.given_path));
+      graphs_.push_back(training_graph(*input_.file, input_.path, setup));
+      if (input_.given) {
+        apply_layer_techniques(graphs_.back(), *input_.given, setup, input_.given_path);
+        givens_.push_back(given_pipeline(graphs_.back(), *input_.given, input_.given_path));
       }
     } catch (const InputError& error) {
-      if (!searching) throw;
-      if (searched.first_refusal.empty()) searched.first_refusal = error.what();
-      continue;
+      if (!searching_) throw;
+      if (searched_.first_refusal.empty()) searched_.first_refusal = error.what();
+      return false;
     }
-    for (int s : counts) {
-      try {
-        candidates.push_back({graphs.size() - 1, setup, s, pipeline_least_step(graphs.back(), request_for(setup, s, graphs.size() - 1))});
-      } catch (const OptionError& error) {
-        if (!searching) throw option_mistake(error);  // a stage count the devices do not allow
-      }
+    setups_.push_back(setup);
+    return true;
+  }
+
+  void add_candidate(int stages) {
+    Candidate c{graphs_.size() - 1, setups_.back(), stages, 0, false};
+    try {
+      c.bound = pipeline_least_step(graphs_.back(), request_for(c));
+      candidates_.push_back(c);
+    } catch (const OptionError& error) {
+      if (!searching_) throw option_mistake(error);  // a stage count the devices do not allow
     }
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
-  for (const Candidate& c : candidates) {
-    // The bound without a DP first; where it does not rule the count out, the
-    // one with a stage's DP (pipeline_block_bound) may.
-    double bound = c.bound;
-    if (best && bound < best->outcome.step && !input.given)
-      bound = std::max(bound, pipeline_block_bound(graphs[c.graph], request_for(c.setup, c.stages, c.graph)));
-    if (best && bound >= best->outcome.step) {
-      ++searched.bounded_out;
-      searched.lower_bound = std::min(searched.lower_bound, bound);
-      continue;
-    }
+
+  [[nodiscard]] PipelineRequest request_for(const Candidate& c) const {
+    PipelineRequest request = pipeline_request(input_, schedule_, stage_devices_, c.setup, c.stages);
+    if (input_.given) request.given_starts = givens_[c.graph].starts, request.given_stages = givens_[c.graph].stages;
+    return request;
+  }
+
+  static UsageError option_mistake(const OptionError& error) {
+    const std::string field = error.words().option;
+    return UsageError(error.words().with(field == "stage_devices" ? "--stage-devices" : "--pipeline-stages"));
+  }
+
+  void solve(const Candidate& c) {
     PipelineOutcome outcome;
     try {
-      PipelineRequest request = request_for(c.setup, c.stages, c.graph);
-      if (best) request.incumbent = best->outcome.step;
-      outcome = solve_pipeline(graphs[c.graph], request);
+      PipelineRequest request = request_for(c);
+      if (best_) request.incumbent = best_->outcome.step;
+      outcome = solve_pipeline(graphs_[c.graph], request);
     } catch (const OptionError& error) {
-      if (searching) continue;  // more stages than places to cut
+      if (searching_) return;  // more stages than places to cut
       throw option_mistake(error);
     }
-    searched.stage_solves += outcome.stage_solves;
-    searched.ranges += outcome.ranges;
+    searched_.stage_solves += outcome.stage_solves;
+    searched_.ranges += outcome.ranges;
     if (!outcome.solved() && outcome.cut) {  // every partition holds a stage whose bound reached the best step
-      ++searched.bounded_out;
-      continue;
+      ++searched_.bounded_out;
+      return;
     }
-    ++searched.tried;
-    if (!outcome.solved()) continue;
-    ++searched.fitted;
-    searched.lower_bound = std::isnan(outcome.lower_bound) ? outcome.lower_bound
-                                                           : std::fmin(searched.lower_bound, outcome.lower_bound);
-    if (!best || outcome.step < best->outcome.step)
-      best = PipelineBest{std::move(outcome), graphs[c.graph], c.setup, micro_batch_size(*input.file, c.setup)};
+    ++searched_.tried;
+    if (!outcome.solved()) return;
+    ++searched_.fitted;
+    searched_.lower_bound = std::isnan(outcome.lower_bound) ? outcome.lower_bound
+                                                            : std::fmin(searched_.lower_bound, outcome.lower_bound);
+    if (!best_ || outcome.step < best_->outcome.step)
+      best_ = PipelineBest{std::move(outcome), graphs_[c.graph], c.setup, micro_batch_size(*input_.file, c.setup)};
   }
-  return best;
-}
+
+  const PipelineSolveInput& input_;
+  const PipelineSchedule& schedule_;
+  const std::vector<int64_t>& stage_devices_;
+  const bool searching_;
+  SearchCounts& searched_;
+  std::vector<Graph> graphs_;
+  std::vector<TrainingSetup> setups_;  // per graph
+  std::vector<GivenPipeline> givens_;  // per graph, with a given strategy file: its stages
+  std::vector<Candidate> candidates_;
+  std::optional<PipelineBest> best_;
+};
 
 }  // namespace
 
@@ -291,7 +341,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
   const std::vector<int64_t> stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
   const std::vector<int> counts = stage_counts(o, stage_devices, input.devices);
   SearchCounts searched;
-  std::optional<PipelineBest> best = search_pipelines(input, schedule, stage_devices, counts, searched);
+  std::optional<PipelineBest> best = PipelineCandidates(input, schedule, stage_devices, counts, searched).search();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
     if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);

@@ -12,6 +12,7 @@
 #include "dp/bounded_solve.h"
 #include "memorycap/memory_priced_dp.h"
 #include "memorycap/relaxed_cap.h"
+#include "memorycap/separable_bound.h"
 #include "memorycap/uniform_memory.h"
 #include "memorycap/vertex_options.h"
 
@@ -316,8 +317,25 @@ TechniqueChoice choose_uniform_layer_techniques(const Graph& graph, const CostMo
 }
 
 double least_layer_costs_with_techniques(const Graph& graph, const CostModel& model, const CostTables& tables,
-                                         const TrainingSetup& setup) {
-  return least_vertex_costs(TechniqueSpace(graph, model, tables, setup).space.objective);
+                                         const TrainingSetup& setup, std::optional<uint64_t> cap) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  if (!cap) return least_vertex_costs(techniques.space.objective);
+  return separable_cap_bound(techniques.space.objective, techniques.space.memory, *cap).bound;
+}
+
+PricedBound layer_techniques_lagrangian_bound(const Graph& graph, const CostModel& model, const CostTables& tables,
+                                              const TrainingSetup& setup, uint64_t cap, const SolveOptions& solve,
+                                              bool round_price) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  const PricedBound separable = separable_cap_bound(techniques.space.objective, techniques.space.memory, cap);
+  if (!std::isfinite(separable.bound)) return separable;
+  const double price = round_price ? rounded_price(separable.price) : separable.price;
+  OptionSpace priced = techniques.space;
+  priced.objective = priced_by_bytes(techniques.space.objective, techniques.space.memory, price);
+  const Answer answer =
+      solve_or_bound(cheapest_options(priced, techniques.configurations()).objective, graph.vertex_names(), solve, false);
+  const double optimum = answer.bounded ? answer.bounded->lower_bound : answer.solution.cost;
+  return {std::max(separable.bound, optimum - price * static_cast<double>(cap)), price};
 }
 
 TechniqueFrontier layer_technique_frontier(const Graph& graph, const CostModel& model, const CostTables& tables,

@@ -20,6 +20,7 @@
 #include "dp/uniform_blocks.h"
 #include "memorycap/memory_cap.h"
 #include "memorycap/memory_frontier.h"
+#include "memorycap/separable_bound.h"
 
 namespace pase {
 
@@ -77,9 +78,21 @@ struct TechniqueChoice {
 
 /// A lower bound on every strategy's cost over configurations and per-layer
 /// techniques: each layer at its cheapest configuration and technique, the
-/// edges at nothing (they never cost less). No DP runs.
+/// edges at nothing (they never cost less); within `cap`, over the options'
+/// bytes (memorycap/separable_bound.h). No DP runs.
 [[nodiscard]] double least_layer_costs_with_techniques(const Graph& graph, const CostModel& model,
-                                                       const CostTables& tables, const TrainingSetup& setup);
+                                                       const CostTables& tables, const TrainingSetup& setup,
+                                                       std::optional<uint64_t> cap = std::nullopt);
+
+/// A lower bound on the capped optimum over configurations and per-layer
+/// techniques with one DP: at the separable bound's price per byte
+/// (memorycap/separable_bound.h), the DP optimum of cost + price x bytes
+/// (each configuration at its best option) less price x cap, and never below
+/// the separable bound (with `round_price`, at that price rounded down to a
+/// power of two: memorycap/separable_bound.h). Infinity where nothing fits.
+[[nodiscard]] PricedBound layer_techniques_lagrangian_bound(const Graph& graph, const CostModel& model,
+                                                            const CostTables& tables, const TrainingSetup& setup,
+                                                            uint64_t cap, const SolveOptions& solve, bool round_price);
 
 /// The cost-memory frontier over configurations and per-layer techniques
 /// (each point's choice: configurations).

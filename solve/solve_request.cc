@@ -14,6 +14,7 @@
 #include "graphs/sequence_parallel.h"
 #include "memorycap/memory_priced_dp.h"
 #include "memorycap/relaxed_cap.h"
+#include "memorycap/separable_bound.h"
 #include "memorycap/uniform_memory.h"
 #include "plans/mesh.h"
 #include "plans/mesh_search.h"
@@ -421,8 +422,30 @@ double least_cost_bound(const Graph& graph, const CostModel& model, const SolveR
   SolveOutcome out;
   price(out, graph, model, request);
   if (request.memory.per_layer_auto())
-    return least_layer_costs_with_techniques(graph, model, out.tables, request.memory);
-  return least_vertex_costs(out.tables.objective);
+    return least_layer_costs_with_techniques(graph, model, out.tables, request.memory, request.cap);
+  if (!request.cap) return least_vertex_costs(out.tables.objective);
+  return separable_cap_bound(out.tables.objective, build_memory_tables(graph, out.tables, request.memory), *request.cap).bound;
+}
+
+PricedBound lagrangian_bound(const Graph& graph, const CostModel& model, const SolveRequest& request, bool round_price) {
+  if (!request.cap) return {least_cost_bound(graph, model, request), 0};
+  SolveOutcome out;
+  price(out, graph, model, request);
+  if (request.memory.per_layer_auto())
+    return layer_techniques_lagrangian_bound(graph, model, out.tables, request.memory, *request.cap, request.solve,
+                                             round_price);
+  const MemoryTables memory = build_memory_tables(graph, out.tables, request.memory);
+  const PricedBound separable = separable_cap_bound(out.tables.objective, memory, *request.cap);
+  if (!std::isfinite(separable.bound)) return separable;
+  const double price = round_price ? rounded_price(separable.price) : separable.price;
+  const Answer answer =
+      solve_or_bound(priced_by_bytes(out.tables.objective, memory, price), graph.vertex_names(), request.solve, false);
+  const double optimum = answer.bounded ? answer.bounded->lower_bound : answer.solution.cost;
+  return {std::max(separable.bound, optimum - price * static_cast<double>(*request.cap)), price};
+}
+
+double lagrangian_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request) {
+  return lagrangian_bound(graph, model, request, false).bound;
 }
 
 SolveRequest pricing_request(const TrainingSetup& memory, const StrategyDocument* given) {

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "costmodel/cost_model.h"
 #include "graphs/graph.h"
+#include "memorycap/separable_bound.h"
 #include "solve/outcome.h"
 #include "solve/request.h"
 
@@ -55,8 +56,23 @@ struct PricedLayouts {
 /// A lower bound on the cost of every strategy `request` (an Optimum) could
 /// find for `graph`: each layer at its least cost over the configurations
 /// searched (and, with per-layer techniques left to the solver, over those),
-/// no edge costing anything. Prices the graph, runs no DP: what a search over
-/// several graphs (micro-batch counts) rules one out with before solving it.
+/// no edge costing anything; with `request.cap`, the least such cost within
+/// it (memorycap/separable_bound.h: infinity where nothing fits). Prices the
+/// graph, runs no DP: what a search over several graphs (micro-batch counts)
+/// rules one out with before solving it.
 [[nodiscard]] double least_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request);
+
+/// A tighter lower bound with one DP where `request.cap` is set: the
+/// Lagrangian bound of memorycap/memory_priced_dp.h at the separable bound's
+/// price per byte (the DP optimum of cost + price x bytes, less price x cap;
+/// the edges counted), never below the separable bound; infinity where
+/// nothing fits. Without a cap, least_cost_bound.
+[[nodiscard]] double lagrangian_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request);
+
+/// lagrangian_cost_bound with the price it was read at; with `round_price`
+/// at the separable price rounded down to a power of two (like graphs then
+/// share their priced blocks' tables through SolveOptions' block cache).
+[[nodiscard]] PricedBound lagrangian_bound(const Graph& graph, const CostModel& model, const SolveRequest& request,
+                                           bool round_price);
 
 }  // namespace pase

@@ -11,7 +11,9 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <cstdlib>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "costmodel/cost_tables.h"
 #include "dp/block_table_cache.h"
@@ -314,13 +316,18 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
   // of their layers' (edges, sends and the tied all-reduce cost nothing
   // less), so step >= sum over layers of ((S + M - 1) t_l + w_l) / S, each
   // layer at its least; a layer's cost under a setup of S + M - 1
-  // micro-batches with the step's terms whole is that bracket. Else: each
+  // micro-batches with the step's terms whole is that bracket. Every stage
+  // holds its layers' bytes (at least one micro-batch's activations) within
+  // the cap, so the layers' bytes add up to at most S caps: the bound is the
+  // least such sum within that (memorycap/separable_bound.h). Else: each
   // layer at its least time on the most devices a stage has (no stage runs
   // it faster), and sum t + (M - 1) max t >= L + (M - 1) L / S.
   const bool with_work = all_equal(devices) && request.schedule.kind != ScheduleKind::Interleaved;
   SolveRequest ask = request.stage;
   ask.memory = with_work ? weighted(request.stage.memory, request.stage.memory.micro_batches + static_cast<int64_t>(devices.size()) - 1, 1.0)
                          : weighted(request.stage.memory, 1, 0.0);
+  ask.memory.activations_in_flight = 1;
+  ask.cap = with_work && ask.cap ? std::optional<uint64_t>(saturating_mul(*ask.cap, devices.size())) : std::nullopt;
   const int64_t largest = *std::max_element(devices.begin(), devices.end());
   const std::unique_ptr<CostModel> model = request.make_model(ask.memory, largest);
   ask.mesh = stage_mesh(request, *model, largest);  // on its mesh's layouts where the stages are priced so
@@ -331,6 +338,20 @@ double pipeline_least_step(const Graph& graph, const PipelineRequest& request) {
 
 double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) {
   const std::vector<int64_t> devices = devices_of_stages(request);
+  // Under a cap a stage's M t + w is at least its Lagrangian bound (with one
+  // micro-batch's activations: every stage holds at least that); one stage
+  // is the whole graph.
+  SolveRequest capped = request.stage;
+  capped.memory.activations_in_flight = 1;
+  capped.place = false;
+  capped.mesh.reset();
+  capped.search_layouts = false;
+  capped.priced.reset();
+  capped.priced_layouts.clear();
+  if (devices.size() == 1)
+    return request.stage.cap && !request.stage_layouts
+               ? lagrangian_cost_bound(graph, *request.make_model(capped.memory, devices.front()), capped)
+               : 0;
   const StageKeys keys(graph);
   const BlockRun run = block_run(graph, keys);
   if (!all_equal(devices) || request.schedule.kind == ScheduleKind::Interleaved || request.cuts != StageCuts::Blocks ||
@@ -360,7 +381,8 @@ double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) 
     const SolveOutcome own = solve_request(part, model, ask);
     return own.bounded ? own.bounded->lower_bound : own.solution.cost;
   };
-  const double step_of_blocks = optimum(blocks, *request.make_model(ask.memory, n));
+  const double step_of_blocks = request.stage.cap ? lagrangian_cost_bound(blocks, *request.make_model(ask.memory, n), capped)
+                                                  : optimum(blocks, *request.make_model(ask.memory, n));
   ask.memory = weighted(request.stage.memory, 1, 0.0);
   const std::unique_ptr<CostModel> time_model = request.make_model(ask.memory, n);
   const Graph block = stage_graph(graph, cuts[run.first], cuts[run.first + 1]);
@@ -578,11 +600,15 @@ class PipelineSearch {
   // bound reaches the incumbent is left out (no partition with it steps
   // faster; the lower bound, min(bound, step), still holds).
   void solve_under_cap(double incumbent) {
+    if (!bound_under_cap(incumbent)) {
+      cut_ = true;
+      return;
+    }
     std::map<SolveKey, std::pair<double, std::array<int, 3>>> wanted;  // each solve: its least bound, a range
     for (const auto& [k, i, j] : ranges_) {
-      const double least = base(k, i, j).least_step + m_ * sends(k, i, j);
+      const double least = least_step(k, i, j);
       if (least >= incumbent) {
-        cut_ = cut_ || std::get<3>(answer_key(k, i, j));
+        cut_ = cut_ || (std::get<3>(answer_key(k, i, j)) && std::isfinite(least));  // infinite: nothing fits
         continue;
       }
       SolveKey key = answer_key(k, i, j);
@@ -593,27 +619,132 @@ class PipelineSearch {
     std::vector<std::pair<double, Job>> order;
     for (auto& [key, found] : wanted) order.push_back({found.first, {key, found.second}});
     std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    size_t next = 0, batch = 4;  // doubling: a few partitions priced, the incumbent found early
-    while (next < order.size() && order[next].first < incumbent) {
-      std::vector<Job> jobs;
-      for (; next < order.size() && jobs.size() < batch && order[next].first < incumbent; ++next) {
-        solves_.emplace(order[next].second.first, nullptr);
-        jobs.push_back(order[next].second);
+    // First the stages of the partition whose bound is least (an incumbent
+    // early), then the rest least bound first in doubling batches.
+    std::vector<Job> jobs = least_bound_partition(incumbent);
+    size_t next = 0, batch = 4;
+    while (true) {
+      const bool fill = jobs.empty();  // not the first partition's stages
+      for (; fill && next < order.size() && jobs.size() < batch && order[next].first < incumbent; ++next) {
+        const auto& [key, at] = order[next].second;
+        if (solves_.count(key)) continue;
+        if (least_step(at[0], at[1], at[2]) < incumbent) jobs.push_back(order[next].second);
+        else cut_ = true;  // its Lagrangian bound (bound_under_cap) reaches the incumbent
       }
+      if (jobs.empty()) break;
+      for (const Job& job : jobs) solves_.emplace(job.first, nullptr);
       // Each capped search is told what its M t + w must stay below for a
       // partition holding it to beat the incumbent (its sends taken off): once
       // its bound reaches that it stops, and the stage is ruled out.
       solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
         PipelineRequest told = shared_;
         if (std::isfinite(incumbent)) told.stage.cap_search.cutoff = incumbent - m_ * sends(at[0], at[1], at[2]);
+        if (const auto priced = lagrangian_.find(key); priced != lagrangian_.end())
+          told.stage.cap_search.first_price = priced->second.price;  // where its bound was read
         return solve_stage(stage, site, std::get<2>(key), s_, told, &base(at[0], at[1], at[2]));
       });
       for (const Job& job : jobs) cut_ = cut_ || solves_.at(job.first)->cut_off;
+      jobs.clear();
+      batch *= 2;
       const PartitionAnswer known = best_partition({p_, s_, setup_.micro_batches, [&](int k, int i, int j) { return value(k, i, j); }});
       if (!known.bounds.empty()) incumbent = std::min(incumbent, known.step);
-      batch *= 2;
+      if (!bound_under_cap(incumbent)) {
+        cut_ = cut_ || std::any_of(order.begin() + static_cast<std::ptrdiff_t>(next), order.end(),
+                                   [&](const auto& left) { return !solves_.count(left.second.first); });
+        return;
+      }
     }
     cut_ = cut_ || next < order.size();
+  }
+
+  // The stages under the cap not yet solved of the partition whose lower
+  // bound (the outer DP's, over each stage's bounds) is least.
+  [[nodiscard]] std::vector<Job> least_bound_partition(double incumbent) const {
+    if (request_.stage.source != StrategySource::Optimum) return {};
+    // With one micro-batch, t the time bound and w the step bound less it, the
+    // outer DP's step is its lower bound: sum t + max (step_bound - t).
+    const PartitionAnswer least = best_partition({p_, s_, 1, [&](int k, int i, int j) -> std::optional<StageValue> {
+      std::optional<StageValue> stage = bound_value(k, i, j, incumbent);
+      if (stage) stage->t = stage->time_bound, stage->w = std::max(0.0, stage->step_bound - stage->time_bound);
+      return stage;
+    }});
+    std::vector<Job> jobs;
+    for (int k = 0; k + 1 < static_cast<int>(least.bounds.size()); ++k) {
+      const int i = least.bounds[k], j = least.bounds[k + 1];
+      SolveKey key = answer_key(k, i, j);
+      if (std::get<3>(key) && !solves_.count(key) &&
+          std::none_of(jobs.begin(), jobs.end(), [&](const Job& job) { return job.first == key; }))
+        jobs.push_back({std::move(key), {k, i, j}});
+    }
+    return jobs;
+  }
+
+  // Stage k over [i, j)'s M t + w with its sends is at least its optimum
+  // without the cap, and under the cap at least its Lagrangian bound.
+  [[nodiscard]] double least_step(int k, int i, int j) const {
+    double least = base(k, i, j).least_step;
+    if (const auto priced = lagrangian_.find(answer_key(k, i, j)); priced != lagrangian_.end())
+      least = std::max(least, priced->second.bound);
+    return least + m_ * sends(k, i, j);
+  }
+
+  // Against an incumbent (a searched strategy's bounds only, and only for
+  // stages that may beat it): the Lagrangian bound (solve/solve_request.h)
+  // of each stage the capped search would be asked for, in parallel, one DP
+  // each at its price rounded so that ranges alike in size price their
+  // blocks alike and share their tables through the block cache; then
+  // whether some partition may still beat the incumbent.
+  [[nodiscard]] bool bound_under_cap(double incumbent) {
+    if (request_.stage.source != StrategySource::Optimum || !std::isfinite(incumbent)) return true;
+    std::vector<Job> jobs;
+    std::set<SolveKey> listed;
+    for (const auto& [k, i, j] : ranges_) {
+      SolveKey key = answer_key(k, i, j);
+      if (!std::get<3>(key) || solves_.count(key) || lagrangian_.count(key) ||
+          base(k, i, j).least_step + m_ * sends(k, i, j) >= incumbent || !listed.insert(key).second)
+        continue;
+      jobs.push_back({std::move(key), {k, i, j}});
+    }
+    std::vector<PricedBound> bounds(jobs.size());
+    tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t n) {
+      const auto& [key, at] = jobs[n];
+      SolveRequest ask = shared_.stage;
+      ask.memory.activations_in_flight = std::get<2>(key);
+      ask.place = false;
+      ask.mesh.reset();
+      ask.search_layouts = false;
+      pricings_.slice_into(ask, devices_[at[0]], ask.memory, starts_[at[1]], starts_[at[2]]);
+      const std::unique_ptr<CostModel> model = request_.make_model(ask.memory, devices_[at[0]]);
+      bounds[n] = lagrangian_bound(stage_graph(graph_, starts_[at[1]], starts_[at[2]]), *model, ask, true);
+    });
+    for (size_t n = 0; n < jobs.size(); ++n) lagrangian_[jobs[n].first] = bounds[n];
+    return partitions_may_beat(incumbent);
+  }
+
+  // Whether some partition may step faster than the incumbent: the outer DP's
+  // lower bound over the stages' bounds (those solved: their values; those
+  // whose bound reaches the incumbent: left out, as no partition holding them
+  // beats it).
+  [[nodiscard]] bool partitions_may_beat(double incumbent) const {
+    const PartitionAnswer bound = best_partition(
+        {p_, s_, setup_.micro_batches, [&](int k, int i, int j) { return bound_value(k, i, j, incumbent); }});
+    return !bound.bounds.empty() && bound.lower_bound < incumbent;
+  }
+
+  // Stage k over [i, j) for a lower bound: its value where it is solved (or
+  // fits as it is), else its bounds; none where its bound reaches the
+  // incumbent (no partition holding it beats that).
+  [[nodiscard]] std::optional<StageValue> bound_value(int k, int i, int j, double incumbent) const {
+    if (!allowed(k, i, j)) return std::nullopt;
+    const SolveKey key = answer_key(k, i, j);
+    if (!std::get<3>(key) || solves_.count(key)) return value(k, i, j);
+    const double least = least_step(k, i, j);
+    if (least >= incumbent) return std::nullopt;
+    StageValue stage = with_sends(base(k, i, j), k, i, j);
+    stage.step_bound = std::max(stage.step_bound, least + tied_work(i, j));
+    stage.t = stage.time_bound;
+    stage.w = std::max(0.0, stage.step_bound - m_ * stage.t);
+    return stage;
   }
 
   [[nodiscard]] std::optional<StageValue> value(int k, int i, int j) const {
@@ -668,6 +799,7 @@ class PipelineSearch {
   std::vector<std::array<int, 3>> ranges_;  // (k, i, j) the outer DP may ask for
   PipelineRequest shared_;                  // the request with the block cache every stage's solve shares
   std::map<SolveKey, std::shared_ptr<const StageSolve>> solves_;
+  std::map<SolveKey, PricedBound> lagrangian_;  // stages under the cap: their Lagrangian bounds (bound_under_cap)
   bool cut_ = false;  // a stage left unsearched under the cap by the incumbent
 };
 

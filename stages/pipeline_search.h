@@ -119,8 +119,11 @@ struct PipelineOutcome {
 /// (1f1b, gpipe; the stages priced without layouts), some stage holds at
 /// least q = ceil(B / S) of the B repeated blocks, so the step is at least
 /// the optimum of M t + w of q blocks alone plus every other layer's least
-/// time per micro-batch. 0 where it does not apply. A search asks it of a
-/// count only when pipeline_least_step has not ruled the count out.
+/// time per micro-batch; under a cap, that optimum's Lagrangian bound within
+/// the cap (solve/solve_request.h, lagrangian_cost_bound), and one stage's
+/// step at least the whole graph's (a bound on the capped search's answer).
+/// 0 where it does not apply; infinity where nothing fits. A search asks it
+/// of a count only when pipeline_least_step has not ruled the count out.
 [[nodiscard]] double pipeline_block_bound(const Graph& graph, const PipelineRequest& request);
 
 /// The best pipeline of `request.stages` stages of `graph` (one micro-batch),

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <optional>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +72,30 @@ TEST_CASE("solve --pipeline-stages: the table of stages, and what the search tri
   CHECK(solved.output.find("step time ") != std::string::npos);
   // auto: the divisors of 8 (1, 2, 4, 8), least bound first.
   CHECK(solved.output.find("pipelines of 4 stage counts x 1 micro-batch counts") != std::string::npos);
+}
+
+TEST_CASE("stages and micro-batches on auto under a cap: the least step of every count solved alone") {
+  // Best first over bounds with and without a DP, stage ranges ruled out by
+  // their Lagrangian bounds: none of it may lose the best (M, S).
+  const std::string cap = " --devices 8 --memory-per-device 4MiB --json";
+  auto step = [&](const std::string& options) -> std::optional<double> {
+    const test::CommandResult solved = test::run_pase("solve " + small_gpt() + cap + options);
+    if (solved.status != 0) return std::nullopt;
+    return json::parse(solved.output)["total_cost"].get<double>();
+  };
+  double least = INFINITY;
+  int fits = 0;
+  for (int m : {1, 2, 4, 8, 16})
+    for (int s : {1, 2, 4, 8})
+      if (const std::optional<double> alone =
+              step(" --micro-batches " + std::to_string(m) + " --pipeline-stages " + std::to_string(s))) {
+        least = std::min(least, *alone);
+        ++fits;
+      }
+  CHECK(fits >= 4);
+  const std::optional<double> searched = step(" --micro-batches auto --pipeline-stages auto");
+  REQUIRE(searched);
+  CHECK(*searched == least);
 }
 
 TEST_CASE("gpipe holds every micro-batch on every stage, 1f1b S - k on stage k") {

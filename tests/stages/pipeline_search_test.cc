@@ -217,10 +217,13 @@ TEST_CASE("under a cap every stage fits with its micro-batches in flight, and a 
   // Another pipeline's step as the incumbent: above the best, the same
   // answer; at or below every partition's, no stage is searched under the
   // cap that a partition faster than it would need, and none is found.
-  request.incumbent = capped.step * 1.5;
-  const PipelineOutcome above = solve_pipeline(graph, request);
-  REQUIRE(above.solved());
-  CHECK(above.step == capped.step);
+  for (double over : {1.5, 1.01, 1 + 1e-9}) {  // the stages' Lagrangian bounds and the outer bound prune only what cannot win
+    CAPTURE(over);
+    request.incumbent = capped.step * over;
+    const PipelineOutcome above = solve_pipeline(graph, request);
+    REQUIRE(above.solved());
+    CHECK(above.step == capped.step);
+  }
   request.incumbent = capped.lower_bound * 0.5;
   const PipelineOutcome below = solve_pipeline(graph, request);
   CHECK(below.cut);
@@ -304,6 +307,34 @@ TEST_CASE("the bound from one stage's DP is below every partition's step at whol
   unequal.cuts = StageCuts::Blocks;
   unequal.stage_devices = {6, 2};
   CHECK(pipeline_block_bound(graph, unequal) == 0);  // equal stages only
+}
+
+TEST_CASE("under a cap both bounds count the memory, stay below the capped step, and say when nothing fits") {
+  const Graph graph = small_gpt(4, 8);
+  int raised = 0;
+  for (int stages : {1, 2, 4}) {
+    CAPTURE(stages);
+    PipelineRequest request = pipeline_request(stages, 8, 4);
+    request.cuts = StageCuts::Blocks;
+    const PipelineOutcome free = solve_pipeline(graph, request);
+    REQUIRE(free.solved());
+    uint64_t largest = 0;
+    for (const PipelineStage& stage : free.stages) largest = std::max(largest, stage.bytes.total());
+    const double least_free = pipeline_least_step(graph, request), block_free = pipeline_block_bound(graph, request);
+    request.stage.cap = largest / 2;
+    const PipelineOutcome capped = solve_pipeline(graph, request);
+    REQUIRE(capped.solved());  // exact against every partition: "under a cap every stage fits ..."
+    const double least = pipeline_least_step(graph, request), block = pipeline_block_bound(graph, request);
+    CHECK(least >= least_free);
+    CHECK(least <= capped.step * (1 + 1e-12));
+    CHECK(block <= capped.step * (1 + 1e-12));
+    if (stages > 1) CHECK(block >= block_free * (1 - 1e-12));  // the Lagrangian at price 0 is the optimum without the cap
+    raised += least > least_free * (1 + 1e-9) || block > block_free * (1 + 1e-9);
+    request.stage.cap = 1000;  // below any layer's weights: nothing fits, and the bound without a DP says so
+    CHECK(pipeline_least_step(graph, request) == INFINITY);
+    CHECK(pipeline_block_bound(graph, request) == INFINITY);
+  }
+  CHECK(raised >= 2);
 }
 
 TEST_CASE("pipeline requests the devices or the graph cannot take are refused by option") {
