@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/explain_boundary.h"
 #include "cli/graph_input.h"
 #include "cli/mesh_choice.h"
 #include "cli/memory_options.h"
@@ -35,6 +36,7 @@ struct ExplainCliOptions {
   int64_t devices = 0;  // 0: the strategy file's
   std::string layer;
   bool all = false;
+  int boundary = 0;  // 0: none
   std::string strategy;
   int64_t top = 5;
   bool json = false;
@@ -215,8 +217,29 @@ void print_techniques(std::ostream& out, const Graph& graph,
   }
 }
 
+// --boundary K: the file's pipeline with stage K's start moved (cli/explain_boundary.h).
+int run_explain_boundary(const ExplainCliOptions& o) {
+  if (o.strategy.empty()) throw UsageError("--boundary: explains a pipeline strategy file's boundary (add --strategy FILE)");
+  const StrategyDocument file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");
+  if (!file.training || file.training->stages < 2)
+    throw UsageError("--boundary: " + o.strategy + " has no pipeline stages (a boundary is where a stage begins)");
+  if (micro_batches_auto(o.memory)) throw UsageError("--micro-batches auto: explain weighs one strategy (the file's count)");
+  BoundaryQuestion question;
+  question.graph_path = o.graph;
+  question.strategy_path = o.strategy;
+  question.file = &file;
+  question.devices = o.devices ? o.devices : file.devices.value_or(0);
+  question.boundary = o.boundary;
+  question.training = memory_options(o.memory, file);
+  question.model = o.model;
+  question.json = o.json;
+  return explain_boundary(question);
+}
+
 int run_explain(const ExplainCliOptions& o) {
-  if (o.layer.empty() == !o.all) throw UsageError("explain: give exactly one of --layer NAME or --all");
+  if ((o.boundary != 0) + !o.layer.empty() + o.all != 1)
+    throw UsageError("explain: give exactly one of --layer NAME, --all or --boundary K");
+  if (o.boundary != 0) return run_explain_boundary(o);
   if (o.top < 0) throw UsageError("--top: expected a non-negative count, got " + std::to_string(o.top));
   std::optional<StrategyDocument> file;
   int64_t devices = o.devices;
@@ -313,6 +336,9 @@ CommandRunner register_explain(CLI::App& app) {
   cmd->add_option("--devices,-p", o->devices, "Number of devices (default: the strategy file's)");
   cmd->add_option("--layer,-l", o->layer, "The layer (vertex) to explain");
   cmd->add_flag("--all", o->all, "Explain every layer");
+  cmd->add_option("--boundary", o->boundary,
+                  "With a pipeline --strategy: why stage K begins where it does (the step with it there and one "
+                  "block either way; docs/pipeline.md)");
   cmd->add_option("--strategy,-s", o->strategy, "Explain this strategy (pase-strategy JSON) instead of the optimum");
   cmd->add_option("--top", o->top, "Alternatives to show (default 5)");
   cmd->add_flag("--json", o->json, "Print the explanation as JSON (pase-explain)");

@@ -440,8 +440,10 @@ class PipelineSearch {
         request_(request),
         devices_(devices_of_stages(request)),
         s_(static_cast<int>(devices_.size())),
-        starts_(given() ? request.given_starts
-                        : stage_cut_vertices(graph, StageKeys(graph), request.equal_blocks ? StageCuts::Blocks : request.cuts)),
+        starts_(given()                         ? request.given_starts
+                : !request.fixed_starts.empty() ? request.fixed_starts
+                                                : stage_cut_vertices(graph, StageKeys(graph),
+                                                                     request.equal_blocks ? StageCuts::Blocks : request.cuts)),
         p_(static_cast<int>(starts_.size()) - 1),
         setup_(request.stage.memory),
         m_(static_cast<double>(setup_.micro_batches)),
@@ -464,7 +466,7 @@ class PipelineSearch {
       tied_.push_back(read);
     }
     if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
-    if (given())
+    if (given() || !request.fixed_starts.empty())
       for (int k = 0; k <= s_; ++k) fixed_.push_back(k);  // the given starts are the only cut positions
     for (int k = 0; k < s_; ++k)
       for (int i = k == 0 ? 0 : k; i + (s_ - k) <= p_ && (k > 0 || i == 0); ++i)
@@ -758,7 +760,8 @@ class PipelineSearch {
 
   void read_back(const PartitionAnswer& answer, PipelineOutcome& outcome) const {
     outcome.step = answer.step;
-    outcome.lower_bound = request_.equal_blocks || given() ? std::nan("") : answer.lower_bound;
+    outcome.lower_bound =
+        request_.equal_blocks || given() || !request_.fixed_starts.empty() ? std::nan("") : answer.lower_bound;
     for (int k = 0; k < s_; ++k) {
       const int i = answer.bounds[k], j = answer.bounds[k + 1];
       PipelineStage stage;

@@ -46,6 +46,10 @@ struct PipelineRequest {
   /// not searched, each with its own strategy; no lower bound.
   std::vector<int> given_starts;
   std::shared_ptr<const std::vector<StrategyDocument>> given_stages;
+  /// The stages fixed, each solved for its optimum: where each begins
+  /// (vertex indices, then the vertex count; S + 1 increasing entries).
+  /// A partition set by hand (explain's moved boundaries); no lower bound.
+  std::vector<int> fixed_starts;
   /// A step another pipeline already has (a search over stage and
   /// micro-batch counts): no stage whose optimum without the cap, M t + w
   /// with its sends, reaches it is searched under the cap (no partition

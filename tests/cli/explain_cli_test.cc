@@ -121,7 +121,7 @@ TEST_CASE("pase explain: errors are one line with a documented exit status") {
   SUBCASE("neither --layer nor --all") {
     pase::test::CommandResult result = pase::test::run_pase("explain " + alexnet() + " --devices 8");
     CHECK(result.status == 2);
-    CHECK(result.error == "error: explain: give exactly one of --layer NAME or --all\n");
+    CHECK(result.error == "error: explain: give exactly one of --layer NAME, --all or --boundary K\n");
   }
   SUBCASE("no device count") {
     pase::test::CommandResult result = pase::test::run_pase("explain " + alexnet() + " --layer fc6");

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text_file.h"
 #include "strategy/strategy_document.h"
 #include "test_support.h"
 
@@ -96,6 +97,50 @@ TEST_CASE("stages and micro-batches on auto under a cap: the least step of every
   const std::optional<double> searched = step(" --micro-batches auto --pipeline-stages auto");
   REQUIRE(searched);
   CHECK(*searched == least);
+}
+
+TEST_CASE("explain --boundary: the file's boundary against one block either way, each stage its optimum") {
+  const std::string file = test::write_temp_file("explain_boundary.json", "");
+  REQUIRE(test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --out \"" + file +
+                         "\"").status == 0);
+  const json strategy = json::parse(read_text_file(file));
+  const test::CommandResult explained =
+      test::run_pase("explain " + small_gpt() + " --strategy \"" + file + "\" --boundary 1 --json");
+  REQUIRE(explained.status == 0);
+  const json answer = json::parse(explained.output);
+  CHECK(answer["boundary"] == 1);
+  CHECK(answer["file_step"].get<double>() == strategy["total_cost"].get<double>());
+  REQUIRE(answer["moves"].size() == 3);  // here, one earlier, one later
+  const json& here = answer["moves"][0];
+  CHECK(here["moved"] == 0);
+  CHECK(here["step"].get<double>() == doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-12));
+  int stage1 = -1;  // where the file's stage 1 begins
+  for (size_t v = 0; v < strategy["layers"].size() && stage1 < 0; ++v)
+    if (strategy["layers"][v]["stage"] == 1) stage1 = static_cast<int>(v);
+  CHECK(here["begins_at"] == strategy["layers"][static_cast<size_t>(stage1)]["name"]);
+  for (size_t m = 1; m < 3; ++m) {  // the search chose the least step over every partition
+    CAPTURE(m);
+    CHECK(answer["moves"][m]["moved"] == (m == 1 ? -1 : 1));
+    CHECK(answer["moves"][m]["step"].get<double>() >= here["step"].get<double>() * (1 - 1e-12));
+    CHECK(answer["moves"][m]["stages"].size() == 2);
+  }
+  const test::CommandResult table = test::run_pase("explain " + small_gpt() + " --strategy \"" + file + "\" --boundary 1");
+  REQUIRE(table.status == 0);
+  CHECK(table.output.find("boundary 1, where stage 1 begins") != std::string::npos);
+  CHECK(table.output.find("1 earlier: the slowest stage is ") != std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {" --boundary 2 --strategy \"" + file + "\"",
+       "error: --boundary 2: a pipeline of 2 stages has boundaries 1 to 1 (boundary k: where stage k begins)\n"},
+      {" --boundary 1", "error: --boundary: explains a pipeline strategy file's boundary (add --strategy FILE)\n"},
+      {" --boundary 1 --all --strategy \"" + file + "\"",
+       "error: explain: give exactly one of --layer NAME, --all or --boundary K\n"},
+  };
+  for (const auto& [options, message] : refusals) {
+    CAPTURE(options);
+    const test::CommandResult refused = test::run_pase("explain " + small_gpt() + options);
+    CHECK(refused.status == 2);
+    CHECK(refused.error == message);
+  }
 }
 
 TEST_CASE("gpipe holds every micro-batch on every stage, 1f1b S - k on stage k") {
