@@ -23,6 +23,7 @@
 #include "graphs/rebatch.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
+#include "cli/pipeline_solve.h"
 #include "plans/mesh.h"
 #include "cli/svg_chart.h"
 #include "costmodel/cost_tables.h"
@@ -44,6 +45,7 @@ struct CompareCliOptions {
   bool sequence_parallel = false;  // megatron with Megatron-LM's sequence parallelism
   std::string mesh;             // empty: unplaced costs; search, auto or a shape: every row placed
   bool uniform_blocks = false;  // the optimum: every block of a run one configuration per layer
+  std::string pipeline_stages;  // empty: no pipeline rows; a number or auto
   std::string csv, json, svg;
   bool timings = false;  // search_seconds in --csv and --json
 };
@@ -166,6 +168,57 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
 }
 
+// A pipeline's row: its step, the largest stage's bytes, what it is.
+CompareRow pipeline_row(const PipelineAnswer& answer, const std::string& name, int64_t p, const std::string& unit) {
+  const PipelineOutcome& o = answer.outcome;
+  uint64_t bytes = 0;
+  for (const PipelineStage& stage : o.stages) bytes = std::max(bytes, stage.bytes.total());
+  std::string note = std::to_string(o.stages.size()) + " stages of " + std::to_string(o.stages.front().devices) +
+                     " devices, " + std::to_string(answer.setup.micro_batches) + " micro-batches";
+  if (!std::isnan(o.lower_bound))
+    note += o.step - o.lower_bound <= 1e-12 * o.step ? ", optimal"
+                                                     : ", at least " + format_total(o.lower_bound, unit);
+  return {p, name, o.step, 1.0, std::isnan(o.lower_bound) ? -1.0 : answer.seconds, note, bytes, ""};
+}
+
+// With --pipeline-stages: pase's pipeline search (`pase-pipeline`) and
+// Megatron-LM's equal stages at the same stage and micro-batch counts
+// (`megatron-pipeline`, the baseline of `evaluate --baseline megatron
+// --pipeline-stages S`), their speed-ups over the data-parallel row.
+void compare_pipelines(Comparison& c, const GraphFileV1& file, const CompareCliOptions& o, const SolveRequest& request,
+                       const std::vector<int64_t>& counts, int64_t p) {
+  PipelineCliOptions searched;
+  searched.stages = o.pipeline_stages;
+  std::optional<PipelineAnswer> best;
+  try {
+    best = best_pipeline(searched, pipeline_input(file, o.graph, p, counts, request, o.model, "", false));
+  } catch (const ResourceError& refused) {
+    c.skipped.emplace_back("pase-pipeline", "at p = " + std::to_string(p) + ": " + refused.what());
+    return;
+  }
+  c.rows.push_back(pipeline_row(*best, "pase-pipeline", p, c.unit));
+  PipelineCliOptions fixed;
+  fixed.stages = std::to_string(best->outcome.stages.size());
+  SolveRequest megatron = request;
+  megatron.source = StrategySource::Baseline;
+  megatron.baseline = "megatron";
+  try {
+    c.rows.push_back(pipeline_row(
+        best_pipeline(fixed, pipeline_input(file, o.graph, p, {best->setup.micro_batches}, megatron, o.model, "", false)),
+        "megatron-pipeline", p, c.unit));
+  } catch (const InputError& refused) {  // nothing fits, or fewer blocks than stages (UsageError)
+    c.skipped.emplace_back("megatron-pipeline", "at p = " + std::to_string(p) + ": " + refused.what());
+  } catch (const ResourceError& refused) {
+    c.skipped.emplace_back("megatron-pipeline", "at p = " + std::to_string(p) + ": " + refused.what());
+  }
+  double data_parallel = NAN;
+  for (const CompareRow& row : c.rows)
+    if (row.devices == p && row.strategy == "data-parallel") data_parallel = row.cost;
+  for (CompareRow& row : c.rows)
+    if (row.devices == p && row.strategy.find("-pipeline") != std::string::npos)
+      row.speedup = std::isnan(data_parallel) || row.cost <= 0 ? 1.0 : data_parallel / row.cost;
+}
+
 // Whether `a` is a better baseline answer than `b` under `cap`: one that
 // fits beats one that does not; then the cheaper, or the one needing less.
 bool better_fit(const TrainingSolve& a, const TrainingSolve& b, std::optional<uint64_t> cap) {
@@ -267,14 +320,16 @@ void print_comparison(const Comparison& c, const Graph& graph, const std::string
                       bool placed_search) {
   std::cout << graph.name << ": predicted cost per strategy, cost model " << model_name << " (" << c.unit << "), "
             << c.machine.flops_tflops << " TFLOP/s, " << c.machine.bandwidth_gbps << " GB/s\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "%6s  %-14s  %20s  %9s  %10s  %10s  %s\n", "p", "strategy", "cost", "speed-up",
+  int width = 14;  // the strategy column: the longest name
+  for (const CompareRow& row : c.rows) width = std::max(width, static_cast<int>(row.strategy.size()));
+  char line[1024];
+  std::snprintf(line, sizeof line, "%6s  %-*s  %20s  %9s  %10s  %10s  %s\n", "p", width, "strategy", "cost", "speed-up",
                 "search s", "memory GiB", "note");
   std::cout << line;
   for (const CompareRow& row : c.rows) {
     std::string seconds = row.seconds < 0 ? "-" : format_number("%.3g", row.seconds);
-    std::snprintf(line, sizeof line, "%6lld  %-14s  %20s  %8.2fx  %10s  %10s  %s\n", static_cast<long long>(row.devices),
-                  row.strategy.c_str(), format_number(row.cost < 1e17 && c.unit == "flop" ? "%.0f" : "%.9g", row.cost).c_str(),
+    std::snprintf(line, sizeof line, "%6lld  %-*s  %20s  %8.2fx  %10s  %10s  %s\n", static_cast<long long>(row.devices),
+                  width, row.strategy.c_str(), format_number(row.cost < 1e17 && c.unit == "flop" ? "%.0f" : "%.9g", row.cost).c_str(),
                   row.speedup, seconds.c_str(), format_gib(row.memory).c_str(),
                   (row.mesh.empty() ? row.note : "on " + row.mesh + (row.note.empty() ? "" : "; " + row.note)).c_str());
     std::cout << line;
@@ -377,6 +432,8 @@ std::unique_ptr<TrainingSolve> megatron_apart(const GraphFileV1& file, const std
 
 // `pase compare` once its options are parsed.
 int run_compare(const CompareCliOptions& o) {
+  if (!o.pipeline_stages.empty() && !o.mesh.empty())
+    throw UsageError("--pipeline-stages: not with --mesh in compare yet (pase solve --pipeline-stages --mesh auto)");
   const TrainingSetup training = memory_options(o.memory);
   std::vector<std::unique_ptr<CostModel>> models;
   for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, training));  // validates every p first
@@ -428,6 +485,7 @@ int run_compare(const CompareCliOptions& o) {
                             : nullptr;
     compare_at(c, *search.best, request, o.mcmc, memory_reserve(o.memory, *models[i]), p, i == 0,
                fsdp ? fsdp->best.get() : nullptr, megatron.get());
+    if (!o.pipeline_stages.empty()) compare_pipelines(c, file, o, request, counts, p);
     if (!graph) graph = search.best->graph;
   }
   for (const CompareRow& row : c.rows)
@@ -462,6 +520,9 @@ CommandRunner register_compare(CLI::App& app) {
   cmd->add_flag("--uniform-blocks", o->uniform_blocks,
                 "The optimum gives every block of a run of identical blocks one configuration per layer (as the "
                 "baselines do); its note says what the free optimum costs");
+  cmd->add_option("--pipeline-stages", o->pipeline_stages,
+                  "Also rows for pipelines: pase's pipeline search over this many stages (or auto) and Megatron-LM's "
+                  "equal stages at its stage and micro-batch counts (docs/pipeline.md)");
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
   cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");

@@ -335,25 +335,45 @@ PipelineSolveInput pipeline_input(const GraphFileV1& file, const std::string& pa
   return input;
 }
 
-int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
+PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInput& input) {
   const auto start = std::chrono::steady_clock::now();
-  const PipelineSchedule schedule = schedule_of(o);
-  const std::vector<int64_t> stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
-  const std::vector<int> counts = stage_counts(o, stage_devices, input.devices);
+  PipelineAnswer answer;
+  answer.schedule = schedule_of(o);
+  answer.stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
+  answer.stage_counts = stage_counts(o, answer.stage_devices, input.devices);
   SearchCounts searched;
-  std::optional<PipelineBest> best = PipelineCandidates(input, schedule, stage_devices, counts, searched).search();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<PipelineBest> best =
+      PipelineCandidates(input, answer.schedule, answer.stage_devices, answer.stage_counts, searched).search();
+  answer.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
     if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);
     throw ResourceError("no pipeline of the stages tried fits the memory cap: some stage of every partition needs "
                         "more than " + std::to_string(input.request.cap.value_or(0)) + " bytes (" +
                         format_gib(input.request.cap.value_or(0)) + " GiB) per device");
   }
+  if (!std::isnan(best->outcome.lower_bound)) best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
+  answer.tried = searched.tried, answer.fitted = searched.fitted, answer.bounded_out = searched.bounded_out;
+  answer.stage_solves = searched.stage_solves, answer.ranges = searched.ranges;
+  answer.outcome = std::move(best->outcome);
+  answer.graph = std::move(best->graph);
+  answer.setup = best->setup;
+  answer.micro_batch_size = best->micro_batch_size;
+  return answer;
+}
+
+int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
+  PipelineAnswer answer = best_pipeline(o, input);
+  const PipelineSchedule& schedule = answer.schedule;
+  const std::vector<int64_t>& stage_devices = answer.stage_devices;
+  const std::vector<int>& counts = answer.stage_counts;
+  const double seconds = answer.seconds;
+  std::optional<PipelineBest> best =
+      PipelineBest{std::move(answer.outcome), std::move(answer.graph), answer.setup, answer.micro_batch_size};
+  SearchCounts searched;
+  searched.tried = answer.tried, searched.fitted = answer.fitted, searched.bounded_out = answer.bounded_out;
+  searched.stage_solves = answer.stage_solves, searched.ranges = answer.ranges;
+  searched.lower_bound = best->outcome.lower_bound;
   const std::string unit = best->outcome.stages[0].solve->outcome.tables.unit;
-  if (!std::isnan(best->outcome.lower_bound)) {
-    best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
-    searched.lower_bound = best->outcome.lower_bound;
-  }
   StrategyDocument document = pipeline_document(best->graph, best->outcome, best->setup, best->micro_batch_size,
                                                 schedule, input.devices, input.request.cap);
   std::string plan_words;

@@ -53,6 +53,23 @@ struct PipelineSolveInput {
                                                 const std::vector<int64_t>& counts, const SolveRequest& request,
                                                 const CostModelOptions& model, const std::string& out, bool json);
 
+/// The best pipeline a search finds, with what it tried (docs/pipeline.md).
+struct PipelineAnswer {
+  PipelineOutcome outcome;  ///< its lower bound the least over every count searched (NaN: nothing searched)
+  Graph graph;              ///< one micro-batch
+  TrainingSetup setup;      ///< its micro-batch count
+  int64_t micro_batch_size = 0;
+  PipelineSchedule schedule;
+  std::vector<int64_t> stage_devices;
+  std::vector<int> stage_counts;  ///< the stage counts tried
+  size_t tried = 0, fitted = 0, bounded_out = 0, stage_solves = 0, ranges = 0;
+  double seconds = 0;
+};
+
+/// Searches without printing; ResourceError when nothing fits (exit 3),
+/// UsageError for options the devices or graph do not allow.
+[[nodiscard]] PipelineAnswer best_pipeline(const PipelineCliOptions& options, const PipelineSolveInput& input);
+
 /// Solves and prints; returns the exit status (3 when nothing fits).
 [[nodiscard]] int run_pipeline_solve(const PipelineCliOptions& options, const PipelineSolveInput& input);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <optional>
 #include <tuple>
 
@@ -141,6 +142,40 @@ TEST_CASE("explain --boundary: the file's boundary against one block either way,
     CHECK(refused.status == 2);
     CHECK(refused.error == message);
   }
+}
+
+TEST_CASE("compare --pipeline-stages: pase's pipeline and Megatron's equal stages, as solve and evaluate price them") {
+  const std::string compared = test::write_temp_file("compare_pipeline.json", "");
+  const test::CommandResult table = test::run_pase("compare " + small_gpt() +
+                                                   " --devices 8 --pipeline-stages 2 --micro-batches 4 --json \"" +
+                                                   compared + "\"");
+  REQUIRE(table.status == 0);
+  CHECK(table.output.find("     8  megatron-pipeline  ") != std::string::npos);  // the column as wide as the name
+  const json results = json::parse(read_text_file(compared))["results"];
+  REQUIRE(results.size() == 1);
+  std::map<std::string, json> rows;
+  for (const json& row : results[0]["strategies"]) rows[row["name"].get<std::string>()] = row;
+  REQUIRE(rows.count("pase-pipeline") == 1);
+  REQUIRE(rows.count("megatron-pipeline") == 1);
+  auto step_of = [](const std::string& command) {
+    const test::CommandResult priced = test::run_pase(command);
+    REQUIRE(priced.status == 0);
+    return json::parse(priced.output)["total_cost"].get<double>();
+  };
+  CHECK(rows["pase-pipeline"]["cost"].get<double>() ==
+        step_of("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --no-plan --json"));
+  CHECK(rows["megatron-pipeline"]["cost"].get<double>() ==
+        step_of("evaluate " + small_gpt() + " --devices 8 --baseline megatron --pipeline-stages 2 --micro-batches 4 --json"));
+  CHECK(rows["megatron-pipeline"]["note"] == "2 stages of 4 devices, 4 micro-batches");
+  CHECK(rows["pase-pipeline"]["note"].get<std::string>().rfind("2 stages of 4 devices, 4 micro-batches, ", 0) == 0);
+  for (const char* name : {"pase-pipeline", "megatron-pipeline"})
+    CHECK(rows[name]["speedup"].get<double>() ==
+          doctest::Approx(rows["data-parallel"]["cost"].get<double>() / rows[name]["cost"].get<double>()).epsilon(1e-12));
+  const test::CommandResult refused =
+      test::run_pase("compare " + small_gpt() + " --devices 8 --pipeline-stages 2 --mesh auto");
+  CHECK(refused.status == 2);
+  CHECK(refused.error ==
+        "error: --pipeline-stages: not with --mesh in compare yet (pase solve --pipeline-stages --mesh auto)\n");
 }
 
 TEST_CASE("gpipe holds every micro-batch on every stage, 1f1b S - k on stage k") {
