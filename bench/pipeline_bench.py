@@ -9,13 +9,16 @@ back by `pase export --format megatron`), the step time, its lower bound and
 gap, the largest stage's memory, the solve's seconds and the process's peak
 resident memory. Beside it, the Megatron-style baseline priced by the same
 model: `pase evaluate --baseline megatron` in Megatron-LM's equal stages
-(`--pipeline-stages` of the plan found, tensor parallel 8 inside a node),
-and the ratio of the two steps. Cases over --timeout are printed as such.
+(`--pipeline-stages` and micro-batches of the plan found, tensor parallel 8
+inside a node, ZeRO-1 and full recomputation where the case leaves them to
+the search), and the ratio of the two steps. Cases over --timeout are printed as such.
 The -layouts case prices every stage on its mesh's layouts (--mesh auto):
 its plan is the step as priced. The -mb-auto case searches the micro-batch
-count too (every divisor of the batch).
+count too (every divisor of the batch), -techniques-auto each layer's ZeRO
+stage and recomputation, -all-auto all of them.
 
-    bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,175b-3072,1t-3072]
+    bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,
+                            175b-1024-techniques-auto,175b-1024-all-auto,175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -38,6 +41,12 @@ CASES = {
                        ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "175b-1024-mb-auto": (["gpt3-175b", "--batch", "1536"], 1024,
                           ["--micro-batches", "auto", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
+    "175b-1024-techniques-auto": (["gpt3-175b", "--batch", "1536"], 1024,
+                                  ["--micro-batches", "96", "--zero", "auto", "--recompute", "auto",
+                                   "--pipeline-stages", "auto"]),
+    "175b-1024-all-auto": (["gpt3-175b", "--batch", "1536"], 1024,
+                           ["--micro-batches", "auto", "--zero", "auto", "--recompute", "auto",
+                            "--pipeline-stages", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "1t-3072": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq", "2048",
@@ -113,6 +122,12 @@ def main():
             baseline = os.path.join(tmp, name + ".megatron.json")
             base_options = list(options)
             base_options[base_options.index("--pipeline-stages") + 1] = str(pipeline["stages"])
+            # The plan's micro-batch count; Megatron-LM's distributed optimizer and full recomputation where the
+            # search chose each layer's.
+            base_options[base_options.index("--micro-batches") + 1] = str(doc["training"]["micro_batches"])
+            for option, megatron in (("--zero", "1"), ("--recompute", "full")):
+                if base_options[base_options.index(option) + 1] == "auto":
+                    base_options[base_options.index(option) + 1] = megatron
             try:
                 run([args.pase, "evaluate", graph, "--devices", str(devices), "--baseline", "megatron",
                      "--tensor-parallel", "8", "-o", baseline, "--json"] + MACHINE[:4] + base_options, args.timeout)

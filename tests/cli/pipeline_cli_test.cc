@@ -136,11 +136,11 @@ TEST_CASE("explain --boundary: the file's boundary against one block either way,
       {" --boundary 1 --all --strategy \"" + file + "\"",
        "error: explain: give exactly one of --layer NAME, --all or --boundary K\n"},
   };
-  for (const auto& [options, message] : refusals) {
-    CAPTURE(options);
-    const test::CommandResult refused = test::run_pase("explain " + small_gpt() + options);
+  for (const auto& refusal : refusals) {
+    CAPTURE(refusal.first);
+    const test::CommandResult refused = test::run_pase("explain " + small_gpt() + refusal.first);
     CHECK(refused.status == 2);
-    CHECK(refused.error == message);
+    CHECK(refused.error == refusal.second);
   }
 }
 
