@@ -68,58 +68,154 @@ std::string deepspeed_config(const LaunchSettings& s) {
   return out;
 }
 
-std::string torch_recipe(const LaunchSettings& s) {
+namespace {
+
+std::string python_strings(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, values[i]);
+  }
+  return out + "]";
+}
+
+// A parallel style as parallelize_module takes it: an embedding reads whole
+// indices (the styles' default input for a row-wise module is split
+// features), and a module outside the blocks hands its output on whole.
+std::string torch_style(const TensorStyle& style) {
+  std::vector<std::string> arguments;
+  if (style.reads_indices && style.style == "rowwise") arguments.push_back("input_layouts=Replicate()");
+  if (style.whole_output) arguments.push_back("output_layouts=Replicate()");
+  std::string out = style.style == "colwise" ? "ColwiseParallel(" : "RowwiseParallel(";
+  for (size_t i = 0; i < arguments.size(); ++i) out += (i ? ", " : "") + arguments[i];
+  return out + ")";
+}
+
+std::string torch_settings(const LaunchSettings& s) {
   std::string out;
-  out += "# PyTorch recipe for " + s.graph + " on " + std::to_string(s.devices) +
-         " GPUs, read from a pase plan (docs/launch.md).\n"
-         "# Run under torchrun with one process per GPU; `model` names its modules as the plan's weights do.\n"
-         "from torch.distributed.device_mesh import init_device_mesh\n"
-         "from torch.distributed.fsdp import fully_shard\n"
-         "from torch.distributed.pipelining import SplitPoint, pipeline\n"
-         "from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module\n\n";
   out += "PIPELINE_STAGES = " + std::to_string(s.stages) + "\n";
   out += "DATA_PARALLEL = " + std::to_string(s.pattern.data) + "\n";
   out += "TENSOR_PARALLEL = " + std::to_string(s.pattern.tensor) + "\n";
   out += "MICRO_BATCHES = " + std::to_string(s.micro_batches) + "\n";
   out += "MICRO_BATCH_PER_GPU = " + std::to_string(s.per_device_micro_batch) + "\n";
-  out += "SCHEDULE = \"" + std::string(s.schedule == "gpipe" ? "ScheduleGPipe" : "Schedule1F1B") + "\"\n";
-  out += "SHARD_OPTIMIZER = " + std::string(s.zero >= 1 ? "True" : "False") + "  # FSDP2 over the data axis (ZeRO-" +
-         std::to_string(s.zero) + ")\n";
-  out += "SPLIT_POINTS = {";
-  for (size_t k = 0; k < s.stage_first_module.size(); ++k) {
-    out += k ? ", " : "";
-    append_json_string(out, s.stage_first_module[k]);
-    out += ": SplitPoint.BEGINNING";
-  }
-  out += "}\n";
+  out += "SCHEDULE = " + std::string(s.schedule == "gpipe" ? "ScheduleGPipe" : "Schedule1F1B") + "\n";
+  out += "# ZeRO-" + std::to_string(s.zero) +
+         ": FSDP2 over the data axis; it also keeps parameters sharded between steps\n";
+  out += "RESHARD_AFTER_FORWARD = " + std::string(s.zero >= 3 ? "True" : "False") + "\n";
+  out += "RECOMPUTE_BLOCKS = " + std::string(s.recompute == "full" ? "True" : "False") + "\n";
+  out += "STAGE_MODULES = [\n";
+  for (const std::vector<std::string>& stage : s.stage_modules) out += "    " + python_strings(stage) + ",\n";
+  out += "]\n";
   out += "TENSOR_PARALLEL_PLAN = {\n";
-  for (const auto& [module, style] : s.tensor_plan) {
+  for (const TensorStyle& style : s.tensor_plan) {
     out += "    ";
-    append_json_string(out, module);
-    out += ": " + std::string(style == "colwise" ? "ColwiseParallel()" : "RowwiseParallel()") + ",\n";
+    append_json_string(out, style.module);
+    out += ": " + torch_style(style) + ",\n";
   }
   out += "}\n";
+  std::vector<std::string> notes = s.deviations;
+  for (const std::string& tied : s.tied_across_stages)
+    notes.push_back(tied + ": sum its gradient over both stages after each backward");
+  if (s.recompute == "selective") notes.push_back("selective recomputation: checkpoint the layers the plan recomputes");
   out += "NOT_SAID = [\n";
-  for (const std::string& note : s.deviations) {
+  for (const std::string& note : notes) {
     out += "    ";
     append_json_string(out, note);
     out += ",\n";
   }
-  out += "]\n\n";
-  out += "\n"
-         "def parallelize(model, example_micro_batch):\n"
-         "    \"\"\"This rank's pipeline stage of `model`: tensor parallel, then FSDP2 over the data axis.\"\"\"\n"
-         "    mesh = init_device_mesh(\"cuda\", (PIPELINE_STAGES, DATA_PARALLEL, TENSOR_PARALLEL),\n"
-         "                            mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n"
-         "    if TENSOR_PARALLEL > 1:\n"
-         "        parallelize_module(model, mesh[\"tp\"], TENSOR_PARALLEL_PLAN)\n"
-         "    stage = model\n"
-         "    if PIPELINE_STAGES > 1:\n"
-         "        pipe = pipeline(model, mb_args=(example_micro_batch,), split_spec=SPLIT_POINTS)\n"
-         "        stage = pipe.build_stage(mesh[\"pp\"].get_local_rank(), device=\"cuda\", group=mesh[\"pp\"].get_group())\n"
-         "    if SHARD_OPTIMIZER and DATA_PARALLEL > 1:\n"
-         "        fully_shard(stage.submod if PIPELINE_STAGES > 1 else stage, mesh=mesh[\"dp\"])\n"
-         "    return mesh, stage\n";
+  return out + "]\n";
+}
+
+// The functions of the recipe: the same for every plan.
+constexpr const char* torch_functions = R"(
+
+def make_mesh(device_type="cuda"):
+    return init_device_mesh(device_type, (PIPELINE_STAGES, DATA_PARALLEL, TENSOR_PARALLEL),
+                            mesh_dim_names=("pp", "dp", "tp"))
+
+
+def stage_module(model, stage):
+    """`model` with only what pipeline stage `stage` holds: another stage's block
+    in a ModuleList or ModuleDict becomes an identity (the numbering kept), any
+    other module of another stage None."""
+    for other, names in enumerate(STAGE_MODULES):
+        for name in names if other != stage else ():
+            parent_name, _, child = name.rpartition(".")
+            parent = model.get_submodule(parent_name)
+            if isinstance(parent, (nn.ModuleList, nn.ModuleDict)):
+                parent[int(child) if isinstance(parent, nn.ModuleList) else child] = nn.Identity()
+            else:
+                setattr(parent, child, None)
+    return model
+
+
+def recompute_blocks(model, stage):
+    """Each block the stage holds recomputes its activations in backward."""
+    for name in STAGE_MODULES[stage]:
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name)
+        if isinstance(parent, nn.ModuleList):
+            parent[int(child)] = checkpoint_wrapper(parent[int(child)])
+        elif isinstance(parent, nn.ModuleDict):
+            parent[child] = checkpoint_wrapper(parent[child])
+
+
+def parallelize(model, mesh):
+    """This rank's part of `model`: its pipeline stage, tensor parallel over
+    "tp", recomputation, FSDP2 over "dp"; and the PipelineStage that runs it
+    (None for one stage: then accumulate MICRO_BATCHES micro-batches yourself)."""
+    stage = mesh["pp"].get_local_rank()
+    if PIPELINE_STAGES > 1:
+        model = stage_module(model, stage)
+    if TENSOR_PARALLEL > 1:
+        held = [name for name, _ in model.named_modules()]
+        plan = {pattern: style for pattern, style in TENSOR_PARALLEL_PLAN.items()
+                if any(fnmatch.fnmatchcase(name, pattern) for name in held)}
+        parallelize_module(model, mesh["tp"], plan)
+    if RECOMPUTE_BLOCKS:
+        recompute_blocks(model, stage)
+    if DATA_PARALLEL > 1:
+        fully_shard(model, mesh=mesh["dp"], reshard_after_forward=RESHARD_AFTER_FORWARD)
+    if PIPELINE_STAGES == 1:
+        return model, None
+    device = torch.device(mesh.device_type, torch.cuda.current_device() if mesh.device_type == "cuda" else 0)
+    return model, PipelineStage(model, stage, PIPELINE_STAGES, device, group=mesh["pp"].get_group())
+
+
+def schedule(pipeline_stage, loss_fn):
+    """The plan's schedule: call step(local_batch(inputs)) on the first stage,
+    step(target=local_batch(targets), losses=[]) on the last, step() between."""
+    return SCHEDULE(pipeline_stage, n_microbatches=MICRO_BATCHES, loss_fn=loss_fn)
+
+
+def local_batch(batch, mesh):
+    """This data-parallel rank's rows of the global batch: MICRO_BATCHES
+    micro-batches of MICRO_BATCH_PER_GPU."""
+    rows = batch.shape[0] // DATA_PARALLEL
+    rank = mesh["dp"].get_local_rank()
+    return batch[rank * rows:(rank + 1) * rows]
+)";
+
+}  // namespace
+
+std::string torch_recipe(const LaunchSettings& s) {
+  std::string out;
+  out += "# PyTorch recipe for " + s.graph + " on " + std::to_string(s.devices) +
+         " GPUs, read from a pase plan (docs/launch.md).\n"
+         "# Under torchrun, one process per GPU: mesh = make_mesh(); module, stage = parallelize(model, mesh);\n"
+         "# schedule(stage, loss_fn).step(...). `model` names its modules as the plan's weights do, and its\n"
+         "# forward passes over a module that is None (another stage's; torchtitan's models do).\n"
+         "import fnmatch\n\n"
+         "import torch\n"
+         "from torch import nn\n"
+         "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper\n"
+         "from torch.distributed.device_mesh import init_device_mesh\n"
+         "from torch.distributed.fsdp import fully_shard\n"
+         "from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe\n"
+         "from torch.distributed.tensor import Replicate\n"
+         "from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module\n\n";
+  out += torch_settings(s);
+  out += torch_functions;
   return out;
 }
 

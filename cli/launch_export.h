@@ -12,8 +12,9 @@ namespace pase {
 [[nodiscard]] std::string megatron_flags(const LaunchSettings& settings);
 /// A DeepSpeed config (JSON) with the pipeline's partition beside it.
 [[nodiscard]] std::string deepspeed_config(const LaunchSettings& settings);
-/// A PyTorch recipe: a Python module with the device mesh, the pipeline's
-/// split points, the tensor-parallel plan and FSDP2 over the data axis.
+/// A PyTorch recipe: a Python module with the device mesh,
+/// each stage's modules, the tensor-parallel plan, recomputation and FSDP2
+/// over the data axis, and the pipeline schedule.
 [[nodiscard]] std::string torch_recipe(const LaunchSettings& settings);
 
 }  // namespace pase

@@ -85,40 +85,76 @@ std::string words(const WeightPattern& p) {
          (p.context > 1 ? " x context " + std::to_string(p.context) : "");
 }
 
-void read_blocks(const StrategyDocument& document, LaunchSettings& s) {
-  std::set<std::string> blocks;
-  std::vector<std::set<std::string>> per_stage(static_cast<size_t>(s.stages));
-  int last_stage = 0;
+// Each layer's module: its first weight's, but for a weight an earlier layer
+// reads too (a tied weight's second reader, GPT's lm_head), the layer's own name.
+std::vector<std::string> layer_modules(const StrategyDocument& document) {
+  std::vector<std::string> modules;
+  std::set<std::string> read;
   for (const StrategyLayer& layer : document.layers) {
-    const int stage = layer.stage.value_or(0);
-    if (layer.weights.empty()) continue;
-    const std::string module = module_of(layer.weights[0].name);
-    const std::string block = block_of(module);
-    if (!block.empty()) blocks.insert(block), per_stage[static_cast<size_t>(stage)].insert(block);
-    if (stage != last_stage) s.stage_first_module.push_back(block.empty() ? module : block);
-    last_stage = stage;
+    if (layer.weights.empty()) {
+      modules.emplace_back();
+      continue;
+    }
+    const std::string& weight = layer.weights[0].name;
+    std::string module = module_of(weight);
+    if (!read.insert(weight).second) {
+      module = layer.name;
+      std::replace(module.begin(), module.end(), '/', '.');
+    }
+    modules.push_back(module);
   }
-  s.blocks = static_cast<int64_t>(blocks.size());
-  for (const auto& stage : per_stage) s.blocks_per_stage.push_back(static_cast<int64_t>(stage.size()));
+  return modules;
 }
 
-void read_tensor_plan(const StrategyDocument& document, LaunchSettings& s,
+void read_blocks(const StrategyDocument& document, const std::vector<std::string>& modules, LaunchSettings& s) {
+  std::set<std::string> blocks;
+  std::vector<std::set<std::string>> blocks_in(static_cast<size_t>(s.stages));
+  s.stage_modules.assign(static_cast<size_t>(s.stages), {});
+  std::map<std::string, int> stage_of_weight;
+  for (size_t i = 0; i < document.layers.size(); ++i) {
+    const StrategyLayer& layer = document.layers[i];
+    if (layer.weights.empty()) continue;
+    const int stage = layer.stage.value_or(0);
+    const std::string block = block_of(modules[i]);
+    const std::string unit = block.empty() ? modules[i] : block;
+    std::vector<std::string>& held = s.stage_modules[static_cast<size_t>(stage)];
+    if (std::find(held.begin(), held.end(), unit) == held.end()) held.push_back(unit);
+    if (!block.empty()) blocks.insert(block), blocks_in[static_cast<size_t>(stage)].insert(block);
+    for (const StrategyTensor& weight : layer.weights) {
+      const auto [at, first] = stage_of_weight.insert({weight.name, stage});
+      if (!first && at->second != stage)
+        s.tied_across_stages.push_back(layer.name + " reads " + weight.name + ", which stage " +
+                                       std::to_string(at->second) + " holds too");
+    }
+  }
+  s.blocks = static_cast<int64_t>(blocks.size());
+  for (const auto& stage : blocks_in) s.blocks_per_stage.push_back(static_cast<int64_t>(stage.size()));
+}
+
+void read_tensor_plan(const StrategyDocument& document, const std::vector<std::string>& modules, LaunchSettings& s,
                       std::vector<std::pair<std::string, std::string>>& deviations) {
   std::map<std::string, std::set<std::string>> styles;  // module pattern -> styles its layers take
-  for (const StrategyLayer& layer : document.layers) {
+  std::map<std::string, bool> embedding;
+  for (size_t i = 0; i < document.layers.size(); ++i) {
+    const StrategyLayer& layer = document.layers[i];
     if (!is_weight_layer(layer)) continue;
     const std::string style = tensor_style(layer);
     if (tensor_ways(layer) > 1 && style.empty())
       deviations.push_back({layer.name, "its weight splits " + std::to_string(tensor_ways(layer)) +
                                             " ways over both its input and output features (2-D tensor parallelism)"});
-    // The layer's own module (a tied weight's second reader, GPT's lm_head, is its own module).
-    std::string module = layer.name;
-    std::replace(module.begin(), module.end(), '/', '.');
-    if (!style.empty()) styles[any_block(module)].insert(style);
+    if (style.empty()) continue;
+    styles[any_block(modules[i])].insert(style);
+    embedding[any_block(modules[i])] = layer.op == "embedding";
   }
-  for (const auto& [module, kinds] : styles)
-    if (kinds.size() == 1) s.tensor_plan.push_back({module, *kinds.begin()});
-    else deviations.push_back({module, "split colwise in some blocks and rowwise in others"});
+  for (const auto& [module, kinds] : styles) {
+    if (kinds.size() > 1) {
+      deviations.push_back({module, "split colwise in some blocks and rowwise in others"});
+      continue;
+    }
+    const std::string& style = *kinds.begin();
+    const bool outside_blocks = module.find('*') == std::string::npos;
+    s.tensor_plan.push_back({module, style, embedding[module], outside_blocks && style == "colwise"});
+  }
 }
 
 // "transformer/h.12/attn/c_attn" -> "transformer/h.*/attn/c_attn": a block's number (a
@@ -193,9 +229,15 @@ LaunchSettings launch_settings(const StrategyDocument& document) {
   for (const StrategyLayer& layer : document.layers)
     if (is_weight_layer(layer) && !(pattern_of(layer) == s.pattern))
       deviations.push_back({layer.name, words(pattern_of(layer)) + ", not " + words(s.pattern)});
-  read_blocks(document, s);
-  read_tensor_plan(document, s, deviations);
+  const std::vector<std::string> modules = layer_modules(document);
+  read_blocks(document, modules, s);
+  read_tensor_plan(document, modules, s, deviations);
   s.deviations = grouped(deviations);
+  const int64_t launched = s.stages * s.pattern.tensor * s.pattern.data * s.pattern.context;
+  if (launched != s.devices)
+    s.deviations.push_back("the plan's layers run on " + std::to_string(launched) + " of the " +
+                           std::to_string(s.devices) + " GPUs (pipeline " + std::to_string(s.stages) + " x " +
+                           words(s.pattern) + "): launch on " + std::to_string(launched) + ", or solve for fewer");
   return s;
 }
 

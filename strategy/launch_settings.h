@@ -26,6 +26,20 @@ struct WeightPattern {
   }
 };
 
+/// How one module of the tensor-parallel plan splits (a module name with "*"
+/// for the block number covers every block).
+struct TensorStyle {
+  std::string module;
+  std::string style;           ///< "colwise" (its output features split) or "rowwise"
+  bool reads_indices = false;  ///< an embedding: its input is indices, whole on every rank
+  /// Outside the repeated blocks: what reads its output (a norm, the loss)
+  /// reads it whole, so a column-parallel module's output is gathered.
+  bool whole_output = false;
+  bool operator==(const TensorStyle& o) const {
+    return module == o.module && style == o.style && reads_indices == o.reads_indices && whole_output == o.whole_output;
+  }
+};
+
 struct LaunchSettings {
   std::string graph;
   int64_t devices = 0;
@@ -41,10 +55,15 @@ struct LaunchSettings {
   std::string dtype;
   int64_t blocks = 0;                ///< repeated blocks (transformer layers) by module name
   std::vector<int64_t> blocks_per_stage;
-  std::vector<std::string> stage_first_module;  ///< per stage after the first: the module it begins at
-  /// Module name -> "colwise" or "rowwise" for each weight GEMM of the first
-  /// block (tensor parallel plan), by how its weight's output or input splits.
-  std::vector<std::pair<std::string, std::string>> tensor_plan;
+  /// Per stage, the modules it holds in order: whole blocks ("transformer.h.12")
+  /// and the modules outside them ("transformer.wte", "lm_head").
+  std::vector<std::vector<std::string>> stage_modules;
+  /// Each weight GEMM and embedding (block modules once, with "*"), by how its
+  /// weight's output or input features split.
+  std::vector<TensorStyle> tensor_plan;
+  /// A weight read in two stages (a tied token table), one line each: the
+  /// framework sums its gradient over both (Megatron-LM and DeepSpeed do).
+  std::vector<std::string> tied_across_stages;
   /// One line per layer the pattern does not describe.
   std::vector<std::string> deviations;
 };

@@ -1,6 +1,6 @@
 // Launch settings read from strategy files (strategy/launch_settings.h,
 // docs/launch.md): Megatron-LM's flags for its own layout, a pipeline's
-// split points, the DeepSpeed config as JSON, the PyTorch recipe's plan, and
+// stages' modules, the DeepSpeed config as JSON, the PyTorch recipe's plan, and
 // the layers a framework's terms cannot say, one line per kind.
 #include <doctest/doctest.h>
 
@@ -51,10 +51,16 @@ TEST_CASE("the Megatron baseline reads back as Megatron-LM's flags, the embeddin
   for (const char* entry : {"\"transformer.h.*.attn.c_attn\": ColwiseParallel(),", "\"transformer.h.*.attn.c_proj\": RowwiseParallel(),",
                             "\"transformer.h.*.mlp.c_fc\": ColwiseParallel(),", "\"transformer.h.*.mlp.c_proj\": RowwiseParallel(),"})
     CHECK(recipe.output.find(entry) != std::string::npos);
-  CHECK(recipe.output.find("SHARD_OPTIMIZER = True  # FSDP2 over the data axis (ZeRO-1)") != std::string::npos);
+  // The embeddings read whole token ids; ZeRO-1 keeps parameters whole from forward to backward.
+  for (const char* line : {"\"transformer.wte\": RowwiseParallel(input_layouts=Replicate()),\n",
+                           "RESHARD_AFTER_FORWARD = False\n", "RECOMPUTE_BLOCKS = True\n",
+                           "STAGE_MODULES = [\n    [\"transformer.wte\", \"transformer.wpe\", \"transformer.h.0\", "
+                           "\"transformer.h.1\", \"transformer.h.2\", \"transformer.h.3\", \"transformer.ln_f\", "
+                           "\"lm_head\"],\n]\n"})
+    CHECK(recipe.output.find(line) != std::string::npos);
 }
 
-TEST_CASE("a pipeline's launch settings: stages, split points, the DeepSpeed config") {
+TEST_CASE("a pipeline's launch settings: stages, their modules, the DeepSpeed config") {
   const std::string file =
       strategy_of("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4", "launch_pipeline.json");
   const LaunchSettings settings = launch_settings(read_strategy_file(file));
@@ -62,8 +68,17 @@ TEST_CASE("a pipeline's launch settings: stages, split points, the DeepSpeed con
   CHECK(settings.blocks == 4);
   REQUIRE(settings.blocks_per_stage.size() == 2);
   CHECK(settings.blocks_per_stage[0] + settings.blocks_per_stage[1] == 4);
-  REQUIRE(settings.stage_first_module.size() == 1);
-  CHECK(settings.stage_first_module[0].rfind("transformer.h.", 0) == 0);
+  // Each stage's modules in order: whole blocks, and the embeddings, the last
+  // norm and the head where they run; the tied token table in both end stages.
+  REQUIRE(settings.stage_modules.size() == 2);
+  const size_t first_blocks = static_cast<size_t>(settings.blocks_per_stage[0]);
+  std::vector<std::string> first = {"transformer.wte", "transformer.wpe"}, last;
+  for (size_t b = 0; b < 4; ++b) (b < first_blocks ? first : last).push_back("transformer.h." + std::to_string(b));
+  last.insert(last.end(), {"transformer.ln_f", "lm_head"});
+  CHECK(settings.stage_modules[0] == first);
+  CHECK(settings.stage_modules[1] == last);
+  CHECK(settings.tied_across_stages ==
+        std::vector<std::string>{"lm_head reads transformer.wte.weight, which stage 0 holds too"});
   CHECK(settings.global_batch == 16);
   CHECK(settings.micro_batches == 4);
   const test::CommandResult config = test::run_pase("export " + file + " --format deepspeed");
@@ -75,6 +90,16 @@ TEST_CASE("a pipeline's launch settings: stages, split points, the DeepSpeed con
   CHECK(ds["pase"]["pipeline_stages"] == 2);
   const test::CommandResult flags = test::run_pase("export " + file + " --format megatron");
   CHECK(flags.output.find("--pipeline-model-parallel-size 2\n") != std::string::npos);
+}
+
+TEST_CASE("a plan whose layers leave GPUs idle says how many it runs on") {
+  // At the default machine a small GPT's stages each run on one of their 4 GPUs.
+  const std::string file =
+      strategy_of("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 2", "launch_idle.json");
+  const LaunchSettings settings = launch_settings(read_strategy_file(file));
+  REQUIRE(settings.pattern == WeightPattern{1, 1, 1});
+  CHECK(settings.deviations.back() ==
+        "the plan's layers run on 2 of the 8 GPUs (pipeline 2 x tensor 1 x data 1): launch on 2, or solve for fewer");
 }
 
 TEST_CASE("layers a framework cannot say are named once per kind, blocks as one") {
@@ -90,7 +115,7 @@ TEST_CASE("layers a framework cannot say are named once per kind, blocks as one"
     layer.config = config;
     layer.devices_used = config[0] * config[1] * config[2] * config[3];
     layer.inputs = {{"x", {4, 8, 16}, in_split, {}}};
-    layer.weights = {{"m." + name.substr(2, 1) + ".w.weight", {16, 32}, {config[3], config[2]}, {"e", "f"}}};
+    layer.weights = {{"m." + name.substr(2, 1) + "." + name.substr(4) + ".weight", {16, 32}, {config[3], config[2]}, {"e", "f"}}};
     return layer;
   };
   // Blocks 0 and 1: the weight split over its output features (column-parallel), then over both (2-D).
@@ -100,7 +125,7 @@ TEST_CASE("layers a framework cannot say are named once per kind, blocks as one"
   CHECK(settings.pattern.tensor == 2);
   CHECK(settings.pattern.data == 2);
   REQUIRE(settings.tensor_plan.size() == 1);
-  CHECK(settings.tensor_plan[0] == std::pair<std::string, std::string>{"m.*.a", "colwise"});
+  CHECK(settings.tensor_plan[0] == TensorStyle{"m.*.a", "colwise", false, false});
   CHECK(settings.deviations == std::vector<std::string>{
                                    "m/*/b (2 layers): tensor 4 x data 1, not tensor 2 x data 2",
                                    "m/*/b (2 layers): its weight splits 4 ways over both its input and output features "
