@@ -14,6 +14,7 @@
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"
 #include "cli/model_options.h"
+#include "cli/pipeline_frontier.h"
 #include "cli/svg_step_chart.h"
 #include "cli/text_output.h"
 #include "costmodel/cost_tables.h"
@@ -36,6 +37,9 @@ struct FrontierCliOptions {
   std::string csv, json, svg;
   size_t max_rows = 0;  // 0: every point in the table
   bool uniform_blocks = false;  // every block of a run one configuration per layer
+  PipelineCliOptions pipeline;  // --pipeline-stages: the frontier of pipelines
+  size_t max_points = 24;       // with --pipeline-stages: searches stop after this many points
+  double memory_step = 0.05;    // with --pipeline-stages: each cap this share below the last point's memory
 };
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -61,15 +65,15 @@ std::string frontier_csv(const std::vector<FrontierPoint>& frontier, const std::
 
 // The frontier as a pase-frontier document (docs/memory.md).
 nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier, const std::string& graph,
-                                     const FrontierCliOptions& o, const CostTables& tables,
+                                     const FrontierCliOptions& o, const std::string& cost_model, const std::string& unit,
                                      const TrainingSetup& memory_model, const std::vector<int64_t>* counts) {
   nlohmann::ordered_json doc;
   doc["format"] = "pase-frontier";
   doc["version"] = 1;
   doc["graph"] = graph;
   doc["devices"] = o.devices;
-  doc["cost_model"] = tables.cost_model;
-  doc["cost_unit"] = tables.unit;
+  doc["cost_model"] = cost_model;
+  doc["cost_unit"] = unit;
   doc["dtype"] = dtype_name(memory_model.dtype);
   doc["optimizer"] = optimizer_name(memory_model.optimizer);
   doc["mesh"] = o.mesh.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.mesh);
@@ -88,6 +92,28 @@ nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier,
   if (counts)  // --micro-batches auto: each point's count
     for (size_t i = 0; i < frontier.size(); ++i) doc["points"][i]["micro_batches"] = (*counts)[frontier[i].source];
   return doc;
+}
+
+// The frontier as an SVG step chart of `what` (cost, step) against memory per device.
+std::string frontier_svg(const std::vector<FrontierPoint>& frontier, const std::string& title, const std::string& unit,
+                         const std::string& what, const std::string& series) {
+  StepChart chart;
+  chart.title = title;
+  chart.x_label = "memory per device (GiB)";
+  // FLOP counts in TFLOP: tick labels of a few digits, not 4e+13.
+  const double y_scale = unit == "flop" ? 1e12 : 1.0;
+  chart.y_label = unit == "flop" ? what + " (TFLOP per step)" : what + " (" + unit + " per step)";
+  chart.series = series;
+  chart.bound_series = "lower bound (convex hull)";
+  for (const FrontierPoint& p : frontier) {
+    chart.x.push_back(static_cast<double>(p.bytes.total()) / kGiB);
+    chart.y.push_back(p.cost / y_scale);
+    if (p.on_hull) {
+      chart.bound_x.push_back(chart.x.back());
+      chart.bound_y.push_back(chart.y.back());
+    }
+  }
+  return render_svg(chart);
 }
 
 // Each micro-batch count's frontier, merged (one count: its own).
@@ -131,6 +157,82 @@ CountFrontiers count_frontiers(const GraphFileV1& file, const FrontierCliOptions
   return out;
 }
 
+// "4 x 2, M 8": the stages' devices and the micro-batch count.
+std::string pipeline_words(const PipelinePoint& p) {
+  std::string words;
+  const bool equal = std::adjacent_find(p.stage_devices.begin(), p.stage_devices.end(), std::not_equal_to<>()) ==
+                     p.stage_devices.end();
+  if (equal) {
+    words = std::to_string(p.stage_devices.size()) + " x " + std::to_string(p.stage_devices.front());
+  } else {
+    for (size_t k = 0; k < p.stage_devices.size(); ++k) words += (k ? "," : "") + std::to_string(p.stage_devices[k]);
+  }
+  return words + ", M " + std::to_string(p.micro_batches);
+}
+
+// --pipeline-stages: the frontier of pipelines, each point a pipeline search
+// under a cap one byte below the last point's memory (docs/pipeline.md).
+int run_pipeline_frontier(const FrontierCliOptions& o, const GraphFileV1& file, const std::vector<int64_t>& counts,
+                          SolveRequest request) {
+  if (!o.mesh.empty()) throw UsageError("frontier: --mesh with --pipeline-stages is not searched yet");
+  if (o.uniform_blocks) throw UsageError("frontier: --uniform-blocks with --pipeline-stages is not searched yet");
+  if (o.max_points == 0) throw UsageError("frontier: --max-points must be at least 1");
+  if (!(o.memory_step >= 0 && o.memory_step < 1)) throw UsageError("frontier: --memory-step must be in [0, 1)");
+  request.source = StrategySource::Optimum;
+  const PipelineFrontier found =
+      pipeline_frontier(o.pipeline, pipeline_input(file, o.graph, o.devices, counts, request, o.model, "", false),
+                        o.max_points, o.memory_step);
+  const std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, request.memory);
+  const std::string unit = model->unit(), name = file.name;
+  std::vector<FrontierPoint> points;
+  for (const PipelinePoint& p : found.points) points.push_back(p.point);
+  const double fastest = points.back().cost;
+  std::cout << name << " on " << o.devices << " devices: step-memory frontier of pipelines, cost model "
+            << model->name() << " (" << unit << "), " << dtype_name(request.memory.dtype) << ", "
+            << optimizer_name(request.memory.optimizer) << "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %22s  %9s  %9s  %s\n", "point", "memory GiB", "memory bytes",
+                "step", "x best", "gap", "stages x devices, micro-batches");
+  std::cout << line;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const FrontierPoint& p = points[i];
+    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %22s  %8.3fx  %9s  %s", i,
+                  format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
+                  static_cast<unsigned long long>(p.bytes.total()), format_total(p.cost, unit).c_str(), p.cost / fastest,
+                  format_gap(p.gap).c_str(), pipeline_words(found.points[i]).c_str());
+    std::cout << line << "\n";
+  }
+  std::cout << points.size() << " points from the least memory (" << format_gib(points.front().bytes.total())
+            << " GiB) to the fastest step (" << format_gib(points.back().bytes.total()) << " GiB), "
+            << found.searches << " pipeline searches, each under a cap "
+            << (o.memory_step > 0 ? format_number("%g", 100 * o.memory_step) + "%" : "one byte")
+            << " below the last point's memory";
+  if (found.truncated)
+    std::cout << "; stopped at " << o.max_points << " points (--max-points): below "
+              << format_gib(points.front().bytes.total()) << " GiB not searched";
+  std::cout << "\n";
+  if (!o.csv.empty()) write_text_file(o.csv, frontier_csv(points, name, o.devices, unit));
+  if (!o.json.empty()) {
+    nlohmann::ordered_json doc = frontier_json(points, name, o, model->name(), unit, request.memory, nullptr);
+    for (size_t i = 0; i < points.size(); ++i)
+      doc["points"][i]["pipeline"] = {{"stages", found.points[i].stage_devices.size()},
+                                      {"schedule", o.pipeline.schedule},
+                                      {"stage_devices", found.points[i].stage_devices},
+                                      {"micro_batches", found.points[i].micro_batches}};
+    for (size_t i = 0; i < points.size(); ++i)
+      doc["points"][i]["cap_bytes"] = found.points[i].cap ? nlohmann::ordered_json(*found.points[i].cap) : nullptr;
+    doc["truncated"] = found.truncated;
+    write_text_file(o.json, doc.dump(2) + "\n");
+  }
+  if (!o.svg.empty())
+    write_text_file(o.svg, frontier_svg(points, name + " on " + std::to_string(o.devices) +
+                                                    " devices: fastest pipeline under a memory cap (" +
+                                                    dtype_name(request.memory.dtype) + ", " +
+                                                    optimizer_name(request.memory.optimizer) + ")",
+                                        unit, "step", "fastest pipeline found under the cap"));
+  return 0;
+}
+
 int run_frontier(const FrontierCliOptions& o) {
   std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, memory_options(o.memory));
   SolveRequest request;
@@ -149,6 +251,7 @@ int run_frontier(const FrontierCliOptions& o) {
   const GraphFileV1 file = read_graph_input(o.graph);
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, request.memory, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
+  if (o.pipeline.requested()) return run_pipeline_frontier(o, file, counts, request);
   const CountFrontiers found = count_frontiers(file, o, counts, request);
   const Graph& graph = found.graph;
   const SolveOutcome& out = found.first;
@@ -188,28 +291,15 @@ int run_frontier(const FrontierCliOptions& o) {
 
   if (!o.csv.empty()) write_text_file(o.csv, frontier_csv(frontier, graph.name, o.devices, unit));
   if (!o.json.empty())
-    write_text_file(o.json, frontier_json(frontier, graph.name, o, tables, memory_model, counted ? &found.counts : nullptr)
+    write_text_file(o.json, frontier_json(frontier, graph.name, o, tables.cost_model, unit, memory_model,
+                                          counted ? &found.counts : nullptr)
                                     .dump(2) + "\n");
-  if (!o.svg.empty()) {
-    StepChart chart;
-    chart.title = graph.name + " on " + std::to_string(o.devices) + " devices: least cost under a memory cap (" +
-                  dtype_name(memory_model.dtype) + ", " + optimizer_name(memory_model.optimizer) + ")";
-    chart.x_label = "memory per device (GiB)";
-    // FLOP counts in TFLOP: tick labels of a few digits, not 4e+13.
-    const double y_scale = unit == "flop" ? 1e12 : 1.0;
-    chart.y_label = unit == "flop" ? "cost (TFLOP per step)" : "cost (" + unit + " per step)";
-    chart.series = "best cost found under the cap";
-    chart.bound_series = "lower bound (convex hull)";
-    for (const FrontierPoint& p : frontier) {
-      chart.x.push_back(static_cast<double>(p.bytes.total()) / kGiB);
-      chart.y.push_back(p.cost / y_scale);
-      if (p.on_hull) {
-        chart.bound_x.push_back(chart.x.back());
-        chart.bound_y.push_back(chart.y.back());
-      }
-    }
-    write_text_file(o.svg, render_svg(chart));
-  }
+  if (!o.svg.empty())
+    write_text_file(o.svg, frontier_svg(frontier, graph.name + " on " + std::to_string(o.devices) +
+                                                      " devices: least cost under a memory cap (" +
+                                                      dtype_name(memory_model.dtype) + ", " +
+                                                      optimizer_name(memory_model.optimizer) + ")",
+                                        unit, "cost", "best cost found under the cap"));
   return 0;
 }
 
@@ -227,6 +317,12 @@ CommandRunner register_frontier(CLI::App& app) {
   cmd->add_flag("--uniform-blocks", o->uniform_blocks,
                 "Give every block of a run of identical blocks one configuration per layer (as Megatron-LM, FSDP and a "
                 "scan over layers run) at every point");
+  add_pipeline_options(cmd, o->pipeline);
+  cmd->add_option("--max-points", o->max_points,
+                  "With --pipeline-stages: stop after this many points (default 24), each a pipeline search");
+  cmd->add_option("--memory-step", o->memory_step,
+                  "With --pipeline-stages: search each point under a cap this share below the last point's memory "
+                  "(default 0.05; 0: one byte, every Pareto point)");
   cmd->add_option("--max-rows", o->max_rows, "Print at most this many points in the table, spread evenly (files keep all)");
   cmd->add_option("--csv", o->csv, "Also write the frontier as CSV");
   cmd->add_option("--json", o->json, "Also write the frontier as JSON");
