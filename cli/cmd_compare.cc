@@ -169,7 +169,8 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
 }
 
 // A pipeline's row: its step, the largest stage's bytes, what it is.
-CompareRow pipeline_row(const PipelineAnswer& answer, const std::string& name, int64_t p, const std::string& unit) {
+CompareRow pipeline_row(const PipelineAnswer& answer, const std::string& name, int64_t p, const std::string& unit,
+                        const std::string& mesh) {
   const PipelineOutcome& o = answer.outcome;
   uint64_t bytes = 0;
   for (const PipelineStage& stage : o.stages) bytes = std::max(bytes, stage.bytes.total());
@@ -178,7 +179,7 @@ CompareRow pipeline_row(const PipelineAnswer& answer, const std::string& name, i
   if (!std::isnan(o.lower_bound))
     note += o.step - o.lower_bound <= 1e-12 * o.step ? ", optimal"
                                                      : ", at least " + format_total(o.lower_bound, unit);
-  return {p, name, o.step, 1.0, std::isnan(o.lower_bound) ? -1.0 : answer.seconds, note, bytes, ""};
+  return {p, name, o.step, 1.0, std::isnan(o.lower_bound) ? -1.0 : answer.seconds, note, bytes, mesh};
 }
 
 // With --pipeline-stages: pase's pipeline search (`pase-pipeline`) and
@@ -189,14 +190,21 @@ void compare_pipelines(Comparison& c, const GraphFileV1& file, const CompareCliO
                        const std::vector<int64_t>& counts, int64_t p) {
   PipelineCliOptions searched;
   searched.stages = o.pipeline_stages;
+  // --mesh auto: each stage priced on the layouts of its default mesh, as placed.
+  const auto input = [&](const std::vector<int64_t>& ms, const SolveRequest& r) {
+    PipelineSolveInput in = pipeline_input(file, o.graph, p, ms, r, o.model, "", false);
+    in.stage_layouts = o.mesh == "auto";
+    return in;
+  };
   std::optional<PipelineAnswer> best;
   try {
-    best = best_pipeline(searched, pipeline_input(file, o.graph, p, counts, request, o.model, "", false));
+    best = best_pipeline(searched, input(counts, request));
   } catch (const ResourceError& refused) {
     c.skipped.emplace_back("pase-pipeline", "at p = " + std::to_string(p) + ": " + refused.what());
     return;
   }
-  c.rows.push_back(pipeline_row(*best, "pase-pipeline", p, c.unit));
+  const std::string mesh = o.mesh == "auto" ? "each stage's default mesh" : "";
+  c.rows.push_back(pipeline_row(*best, "pase-pipeline", p, c.unit, mesh));
   PipelineCliOptions fixed;
   fixed.stages = std::to_string(best->outcome.stages.size());
   SolveRequest megatron = request;
@@ -204,8 +212,7 @@ void compare_pipelines(Comparison& c, const GraphFileV1& file, const CompareCliO
   megatron.baseline = "megatron";
   try {
     c.rows.push_back(pipeline_row(
-        best_pipeline(fixed, pipeline_input(file, o.graph, p, {best->setup.micro_batches}, megatron, o.model, "", false)),
-        "megatron-pipeline", p, c.unit));
+        best_pipeline(fixed, input({best->setup.micro_batches}, megatron)), "megatron-pipeline", p, c.unit, mesh));
   } catch (const InputError& refused) {  // nothing fits, or fewer blocks than stages (UsageError)
     c.skipped.emplace_back("megatron-pipeline", "at p = " + std::to_string(p) + ": " + refused.what());
   } catch (const ResourceError& refused) {
@@ -432,8 +439,8 @@ std::unique_ptr<TrainingSolve> megatron_apart(const GraphFileV1& file, const std
 
 // `pase compare` once its options are parsed.
 int run_compare(const CompareCliOptions& o) {
-  if (!o.pipeline_stages.empty() && !o.mesh.empty())
-    throw UsageError("--pipeline-stages: not with --mesh in compare yet (pase solve --pipeline-stages --mesh auto)");
+  if (!o.pipeline_stages.empty() && !o.mesh.empty() && o.mesh != "auto")
+    throw UsageError("--pipeline-stages: with --mesh auto only in compare (each stage on its default mesh's layouts)");
   const TrainingSetup training = memory_options(o.memory);
   std::vector<std::unique_ptr<CostModel>> models;
   for (int64_t p : o.devices) models.push_back(make_cost_model(o.model, p, training));  // validates every p first
@@ -463,6 +470,7 @@ int run_compare(const CompareCliOptions& o) {
       if (!words.empty()) std::cerr << "note: p = " << p << ":\n" << words;
       compare_on_meshes(c, file, o.graph, make_model, request, counts, plan, memory_reserve(o.memory, *models[i]), p, i == 0,
                         *best, mesh, !training.plain_step());
+      if (!o.pipeline_stages.empty()) compare_pipelines(c, file, o, request, counts, p);
       if (!graph) graph = best->graph;
       continue;
     }

@@ -174,20 +174,22 @@ std::string pipeline_words(const PipelinePoint& p) {
 // under a cap one byte below the last point's memory (docs/pipeline.md).
 int run_pipeline_frontier(const FrontierCliOptions& o, const GraphFileV1& file, const std::vector<int64_t>& counts,
                           SolveRequest request) {
-  if (!o.mesh.empty()) throw UsageError("frontier: --mesh with --pipeline-stages is not searched yet");
+  if (!o.mesh.empty() && o.mesh != "auto")
+    throw UsageError("frontier: --mesh with --pipeline-stages: auto only (each stage on its default mesh's layouts)");
   if (o.uniform_blocks) throw UsageError("frontier: --uniform-blocks with --pipeline-stages is not searched yet");
   if (o.max_points == 0) throw UsageError("frontier: --max-points must be at least 1");
   if (!(o.memory_step >= 0 && o.memory_step < 1)) throw UsageError("frontier: --memory-step must be in [0, 1)");
   request.source = StrategySource::Optimum;
-  const PipelineFrontier found =
-      pipeline_frontier(o.pipeline, pipeline_input(file, o.graph, o.devices, counts, request, o.model, "", false),
-                        o.max_points, o.memory_step);
+  PipelineSolveInput input = pipeline_input(file, o.graph, o.devices, counts, request, o.model, "", false);
+  input.stage_layouts = o.mesh == "auto";
+  const PipelineFrontier found = pipeline_frontier(o.pipeline, input, o.max_points, o.memory_step);
   const std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, request.memory);
   const std::string unit = model->unit(), name = file.name;
   std::vector<FrontierPoint> points;
   for (const PipelinePoint& p : found.points) points.push_back(p.point);
   const double fastest = points.back().cost;
-  std::cout << name << " on " << o.devices << " devices: step-memory frontier of pipelines, cost model "
+  std::cout << name << " on " << o.devices << " devices" << (input.stage_layouts ? " (each stage on its default mesh)" : "")
+            << ": step-memory frontier of pipelines, cost model "
             << model->name() << " (" << unit << "), " << dtype_name(request.memory.dtype) << ", "
             << optimizer_name(request.memory.optimizer) << "\n";
   char line[512];
@@ -240,7 +242,7 @@ int run_frontier(const FrontierCliOptions& o) {
   request.memory = memory_options(o.memory);
   request.min_row = search_min_row(o.model);
   request.uniform_blocks = o.uniform_blocks;
-  if (!o.mesh.empty()) {
+  if (!o.mesh.empty() && !o.pipeline.requested()) {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : model->devices_per_node();
     try {
       request.mesh = parse_mesh(o.mesh, o.devices, per_node);

@@ -171,11 +171,25 @@ TEST_CASE("compare --pipeline-stages: pase's pipeline and Megatron's equal stage
   for (const char* name : {"pase-pipeline", "megatron-pipeline"})
     CHECK(rows[name]["speedup"].get<double>() ==
           doctest::Approx(rows["data-parallel"]["cost"].get<double>() / rows[name]["cost"].get<double>()).epsilon(1e-12));
+  // --mesh auto: each stage on its default mesh's layouts, as solve and evaluate price it with --mesh auto.
+  const test::CommandResult placed = test::run_pase("compare " + small_gpt() +
+                                                    " --devices 8 --pipeline-stages 2 --micro-batches 4 --mesh auto "
+                                                    "--json \"" + compared + "\"");
+  REQUIRE(placed.status == 0);
+  rows.clear();
+  const json placed_results = json::parse(read_text_file(compared))["results"];
+  for (const json& row : placed_results[0]["strategies"]) rows[row["name"].get<std::string>()] = row;
+  CHECK(rows["pase-pipeline"]["cost"].get<double>() ==
+        step_of("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 4 --mesh auto --json"));
+  CHECK(rows["megatron-pipeline"]["cost"].get<double>() ==
+        step_of("evaluate " + small_gpt() +
+                " --devices 8 --baseline megatron --pipeline-stages 2 --micro-batches 4 --mesh auto --json"));
+  CHECK(rows["pase-pipeline"]["mesh"] == "each stage's default mesh");
   const test::CommandResult refused =
-      test::run_pase("compare " + small_gpt() + " --devices 8 --pipeline-stages 2 --mesh auto");
+      test::run_pase("compare " + small_gpt() + " --devices 8 --pipeline-stages 2 --mesh search");
   CHECK(refused.status == 2);
   CHECK(refused.error ==
-        "error: --pipeline-stages: not with --mesh in compare yet (pase solve --pipeline-stages --mesh auto)\n");
+        "error: --pipeline-stages: with --mesh auto only in compare (each stage on its default mesh's layouts)\n");
 }
 
 TEST_CASE("gpipe holds every micro-batch on every stage, 1f1b S - k on stage k") {

@@ -81,6 +81,18 @@ TEST_CASE("frontier --pipeline-stages: each point the capped search's step at it
   CHECK(run.output.find(std::to_string(points.size()) + " points from the least memory") != std::string::npos);
 }
 
+TEST_CASE("frontier --pipeline-stages --mesh auto: the fastest point is solve's with --mesh auto") {
+  const std::string out = test::write_temp_file("pipeline_frontier_mesh.json", "");
+  const test::CommandResult run =
+      test::run_pase("frontier " + small_gpt() + kOptions + " --mesh auto --max-points 1 --json " + out);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.rfind("gpt on 8 devices (each stage on its default mesh): step-memory frontier of pipelines", 0) == 0);
+  const test::CommandResult free = test::run_pase("solve " + small_gpt() + kOptions + " --mesh auto --json");
+  REQUIRE(free.status == 0);
+  CHECK(json::parse(read_text_file(out))["points"][0]["cost"].get<double>() ==
+        json::parse(free.output)["total_cost"].get<double>());
+}
+
 TEST_CASE("frontier --pipeline-stages: --max-points stops the sweep and says so; refusals in one line") {
   const test::CommandResult two = test::run_pase("frontier " + small_gpt() + kOptions + " --max-points 2");
   REQUIRE(two.status == 0);
@@ -88,7 +100,8 @@ TEST_CASE("frontier --pipeline-stages: --max-points stops the sweep and says so;
   CHECK(two.output.find("; stopped at 2 points (--max-points): below ") != std::string::npos);
   const test::CommandResult mesh = test::run_pase("frontier " + small_gpt() + kOptions + " --mesh 2x4");
   CHECK(mesh.status == 2);
-  CHECK(mesh.error == "error: frontier: --mesh with --pipeline-stages is not searched yet\n");
+  CHECK(mesh.error ==
+        "error: frontier: --mesh with --pipeline-stages: auto only (each stage on its default mesh's layouts)\n");
   const test::CommandResult step = test::run_pase("frontier " + small_gpt() + kOptions + " --memory-step 1");
   CHECK(step.status == 2);
   CHECK(step.error == "error: frontier: --memory-step must be in [0, 1)\n");
