@@ -15,6 +15,7 @@
 #include "cli/graph_input.h"
 #include "cli/text_output.h"
 #include "graphs/rebatch.h"
+#include "stages/device_splits.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_plan.h"
 #include "strategy/strategy_document.h"
@@ -41,7 +42,15 @@ std::vector<int64_t> parse_stage_devices(const std::string& text) {
 
 // The stage counts to try: the one given, the stage devices' count, or under
 // auto every divisor of the devices.
-std::vector<int> stage_counts(const PipelineCliOptions& o, const std::vector<int64_t>& stage_devices, int64_t devices) {
+// With --stage-devices auto (split_unit > 0), under auto every count from 1
+// to the units of devices.
+std::vector<int> stage_counts(const PipelineCliOptions& o, const std::vector<int64_t>& stage_devices, int64_t devices,
+                              int64_t split_unit) {
+  if (split_unit > 0 && o.stages == "auto") {
+    std::vector<int> counts;
+    for (int64_t s = 1; s <= devices / split_unit && s <= 4096; ++s) counts.push_back(static_cast<int>(s));
+    return counts;
+  }
   if (!stage_devices.empty()) {
     if (o.stages != "1" && o.stages != std::to_string(stage_devices.size()))
       throw UsageError("--stage-devices: gives " + std::to_string(stage_devices.size()) +
@@ -182,16 +191,18 @@ void attach_plan(StrategyDocument& document, const PipelineBest& best, const Pip
 // found, so the first pipelines solved are those most likely to be best.
 class PipelineCandidates {
  public:
-  PipelineCandidates(const PipelineSolveInput& input, const PipelineSchedule& schedule,
-                     const std::vector<int64_t>& stage_devices, const std::vector<int>& counts, SearchCounts& searched)
+  /// `splits[i]`: the stage devices to try with `counts[i]` stages (one
+  /// empty vector: equal devices).
+  PipelineCandidates(const PipelineSolveInput& input, const PipelineSchedule& schedule, const std::vector<int>& counts,
+                     const std::vector<std::vector<std::vector<int64_t>>>& splits, SearchCounts& searched)
       : input_(input),
         schedule_(schedule),
-        stage_devices_(stage_devices),
-        searching_(counts.size() > 1 || input.micro_batch_counts.size() > 1),
+        searching_(counts.size() > 1 || input.micro_batch_counts.size() > 1 || splits.front().size() > 1),
         searched_(searched) {
     for (int64_t m : input.micro_batch_counts)
       if (add_graph(m))
-        for (int s : counts) add_candidate(s);
+        for (size_t i = 0; i < counts.size(); ++i)
+          for (const std::vector<int64_t>& devices : splits[i]) add_candidate(counts[i], devices);
   }
 
   std::optional<PipelineBest> search() {
@@ -228,6 +239,7 @@ class PipelineCandidates {
     size_t graph = 0;
     TrainingSetup setup;
     int stages = 1;
+    std::vector<int64_t> devices;  // each stage's; empty: equal
     double bound = 0;
     bool tightened = false;  // pipeline_block_bound taken
   };
@@ -251,8 +263,8 @@ class PipelineCandidates {
     return true;
   }
 
-  void add_candidate(int stages) {
-    Candidate c{graphs_.size() - 1, setups_.back(), stages, 0, false};
+  void add_candidate(int stages, const std::vector<int64_t>& devices) {
+    Candidate c{graphs_.size() - 1, setups_.back(), stages, devices, 0, false};
     try {
       c.bound = pipeline_least_step(graphs_.back(), request_for(c));
       candidates_.push_back(c);
@@ -262,7 +274,7 @@ class PipelineCandidates {
   }
 
   [[nodiscard]] PipelineRequest request_for(const Candidate& c) const {
-    PipelineRequest request = pipeline_request(input_, schedule_, stage_devices_, c.setup, c.stages);
+    PipelineRequest request = pipeline_request(input_, schedule_, c.devices, c.setup, c.stages);
     if (input_.given) request.given_starts = givens_[c.graph].starts, request.given_stages = givens_[c.graph].stages;
     return request;
   }
@@ -299,7 +311,6 @@ class PipelineCandidates {
 
   const PipelineSolveInput& input_;
   const PipelineSchedule& schedule_;
-  const std::vector<int64_t>& stage_devices_;
   const bool searching_;
   SearchCounts& searched_;
   std::vector<Graph> graphs_;
@@ -317,7 +328,8 @@ void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
                       "of layers on its own devices (docs/pipeline.md; default 1, no pipeline)");
   command->add_option("--schedule", options.schedule, "Pipeline schedule: 1f1b (default) or gpipe");
   command->add_option("--stage-devices", options.stage_devices,
-                      "Each stage's devices, e.g. 12,4 (default: the devices split evenly)");
+                      "Each stage's devices, e.g. 12,4, or auto: every split in multiples of a node's devices (of one "
+                      "device within a node) searched (default: the devices split evenly)");
 }
 
 PipelineSolveInput pipeline_input(const GraphFileV1& file, const std::string& path, int64_t devices,
@@ -335,15 +347,41 @@ PipelineSolveInput pipeline_input(const GraphFileV1& file, const std::string& pa
   return input;
 }
 
+namespace {
+
+// --stage-devices auto: the unit of a stage's devices (a node's, when the job is whole nodes).
+int64_t split_unit(const PipelineSolveInput& input) {
+  if (input.request.source == StrategySource::Baseline || input.given)
+    throw UsageError("--stage-devices auto: a baseline's or a file's stages are given, not searched");
+  return device_split_unit(input.devices, input.make_model(input.request.memory, input.devices)->devices_per_node());
+}
+
+// Every split of the devices into `stages` in multiples of `unit`.
+std::vector<std::vector<int64_t>> every_split(int64_t devices, int stages, int64_t unit) {
+  try {
+    return device_splits(devices, stages, unit, 4096);
+  } catch (const OptionError& error) {
+    throw UsageError(error.words().with("--stage-devices auto"));
+  }
+}
+
+}  // namespace
+
 PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInput& input) {
   const auto start = std::chrono::steady_clock::now();
   PipelineAnswer answer;
   answer.schedule = schedule_of(o);
-  answer.stage_devices = o.stage_devices.empty() ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
-  answer.stage_counts = stage_counts(o, answer.stage_devices, input.devices);
+  const int64_t unit = o.stage_devices == "auto" ? split_unit(input) : 0;
+  const std::vector<int64_t> given =
+      o.stage_devices.empty() || unit > 0 ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
+  answer.stage_counts = stage_counts(o, given, input.devices, unit);
+  std::vector<std::vector<std::vector<int64_t>>> splits;
+  for (int s : answer.stage_counts)
+    splits.push_back(unit > 0 ? every_split(input.devices, s, unit) : std::vector<std::vector<int64_t>>{given});
+  for (const auto& each : splits) answer.splits += each.size();
   SearchCounts searched;
   std::optional<PipelineBest> best =
-      PipelineCandidates(input, answer.schedule, answer.stage_devices, answer.stage_counts, searched).search();
+      PipelineCandidates(input, answer.schedule, answer.stage_counts, splits, searched).search();
   answer.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
     if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);
@@ -354,6 +392,7 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   if (!std::isnan(best->outcome.lower_bound)) best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
   answer.tried = searched.tried, answer.fitted = searched.fitted, answer.bounded_out = searched.bounded_out;
   answer.stage_solves = searched.stage_solves, answer.ranges = searched.ranges;
+  for (const PipelineStage& stage : best->outcome.stages) answer.stage_devices.push_back(stage.devices);
   answer.outcome = std::move(best->outcome);
   answer.graph = std::move(best->graph);
   answer.setup = best->setup;
@@ -367,6 +406,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
   const std::vector<int64_t>& stage_devices = answer.stage_devices;
   const std::vector<int>& counts = answer.stage_counts;
   const double seconds = answer.seconds;
+  const size_t answer_splits = answer.splits;
   std::optional<PipelineBest> best =
       PipelineBest{std::move(answer.outcome), std::move(answer.graph), answer.setup, answer.micro_batch_size};
   SearchCounts searched;
@@ -396,6 +436,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     return 0;
   }
   out << "searched " << searched.tried << " pipelines of " << counts.size() << " stage counts x "
+      << (o.stage_devices == "auto" ? std::to_string(answer_splits) + " device splits in all x " : std::string())
       << input.micro_batch_counts.size() << " micro-batch counts (" << searched.fitted << " fit"
       << (searched.bounded_out ? ", " + std::to_string(searched.bounded_out) + " bounded out: a bound reached the best step found"
                                : std::string())

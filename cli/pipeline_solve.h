@@ -60,8 +60,9 @@ struct PipelineAnswer {
   TrainingSetup setup;      ///< its micro-batch count
   int64_t micro_batch_size = 0;
   PipelineSchedule schedule;
-  std::vector<int64_t> stage_devices;
+  std::vector<int64_t> stage_devices;  ///< the best's, each stage's
   std::vector<int> stage_counts;  ///< the stage counts tried
+  size_t splits = 0;              ///< device splits over every stage count (one each without auto)
   size_t tried = 0, fitted = 0, bounded_out = 0, stage_solves = 0, ranges = 0;
   double seconds = 0;
 };

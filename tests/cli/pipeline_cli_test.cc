@@ -192,6 +192,88 @@ TEST_CASE("compare --pipeline-stages: pase's pipeline and Megatron's equal stage
         "error: --pipeline-stages: with --mesh auto only in compare (each stage on its default mesh's layouts)\n");
 }
 
+namespace {
+
+// A GPT whose head (a vocabulary of 16384) outweighs a block: 3 stages on 8
+// devices step fastest as 2, 2, 4.
+const std::string& heavy_head_gpt() {
+  static const std::string path = [] {
+    const test::CommandResult made = test::run_pase(
+        "models export gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 16384 --batch 16");
+    REQUIRE(made.status == 0);
+    return test::write_temp_file("pipeline_heavy_head_gpt.json", made.output);
+  }();
+  return path;
+}
+
+// The step of `solve` with `options` (nullopt: nothing fits, exit 3).
+std::optional<double> step_with(const std::string& graph, const std::string& options) {
+  const test::CommandResult solved = test::run_pase("solve " + graph + " " + options + " --no-plan --json");
+  if (solved.status == 3) return std::nullopt;
+  REQUIRE(solved.status == 0);
+  return json::parse(solved.output)["total_cost"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("--stage-devices auto: the least step over every split, each given with --stage-devices") {
+  // 3 stages without a cap; 2 under a cap that binds (the search's bounds with unequal devices).
+  for (const auto& [stages, cap] : {std::pair{3, std::string()}, std::pair{2, std::string(" --memory-per-device 17000000")}}) {
+    const std::string options = "--devices 8 --pipeline-stages " + std::to_string(stages) + " --micro-batches 8" + cap;
+    const test::CommandResult searched =
+        test::run_pase("solve " + heavy_head_gpt() + " " + options + " --stage-devices auto --no-plan --json");
+    REQUIRE(searched.status == 0);
+    const json strategy = json::parse(searched.output);
+    std::vector<std::string> splits;  // every split of 8 devices into `stages`, as --stage-devices spells it
+    const std::function<void(int, int, const std::string&)> split = [&](int left, int parts, const std::string& so_far) {
+      if (parts == 1) return splits.push_back(so_far + std::to_string(left));
+      for (int d = 1; d + parts - 1 <= left; ++d) split(left - d, parts - 1, so_far + std::to_string(d) + ",");
+    };
+    split(8, stages, "");
+    REQUIRE(splits.size() == (stages == 3 ? 21u : 7u));
+    double least = INFINITY;
+    std::string least_split;
+    for (const std::string& each : splits) {
+      const std::optional<double> step = step_with(heavy_head_gpt(), options + " --stage-devices " + each);
+      if (step && *step < least) least = *step, least_split = each;
+    }
+    CHECK(strategy["total_cost"].get<double>() == least);
+    if (stages == 3) {
+      CHECK(least_split == "2,2,4");
+      CHECK(strategy["training"]["pipeline"]["stage_devices"].dump() == "[2,2,4]");
+    } else {
+      CHECK(strategy["memory"]["per_device_bytes"].get<uint64_t>() <= 17000000);
+    }
+  }
+}
+
+TEST_CASE("--stage-devices auto with --pipeline-stages auto: every stage count and split of 4 devices") {
+  const std::string options = "--devices 4 --micro-batches 4";
+  const std::optional<double> searched =
+      step_with(heavy_head_gpt(), options + " --pipeline-stages auto --stage-devices auto");
+  REQUIRE(searched.has_value());
+  double least = *step_with(heavy_head_gpt(), options);  // one stage
+  for (const char* split : {"1,3", "2,2", "3,1", "1,1,2", "1,2,1", "2,1,1", "1,1,1,1"})
+    least = std::min(least, step_with(heavy_head_gpt(), options + " --stage-devices " + split).value());
+  CHECK(*searched == least);
+  const test::CommandResult table =
+      test::run_pase("solve " + heavy_head_gpt() + " " + options + " --pipeline-stages auto --stage-devices auto --no-plan");
+  CHECK(table.output.find(" of 4 stage counts x 8 device splits in all x 1 micro-batch counts") != std::string::npos);
+}
+
+TEST_CASE("--stage-devices auto: refused for a baseline and past the limit of splits, in one line") {
+  const test::CommandResult baseline = test::run_pase("evaluate " + small_gpt() +
+                                                      " --devices 8 --baseline megatron --pipeline-stages 2 "
+                                                      "--stage-devices auto");
+  CHECK(baseline.status == 2);
+  CHECK(baseline.error == "error: --stage-devices auto: a baseline's or a file's stages are given, not searched\n");
+  const test::CommandResult many = test::run_pase("solve " + small_gpt() +
+                                                  " --devices 64 --pipeline-stages 6 --stage-devices auto");
+  CHECK(many.status == 2);
+  CHECK(many.error == "error: --stage-devices auto: 7.03e+06 ways to give 6 stages 64 units of 1 devices, above the "
+                      "limit of 4096 (give each stage's devices, or fewer stages)\n");
+}
+
 TEST_CASE("gpipe holds every micro-batch on every stage, 1f1b S - k on stage k") {
   auto stage_bytes = [](const std::string& schedule) {
     const test::CommandResult solved = test::run_pase("solve " + small_gpt() +
