@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/byte_size.h"
+#include "cli/batch_expectations.h"
 #include "cli/count_option.h"
 #include "cli/commands.h"
 #include "cli/text_output.h"
@@ -85,8 +86,6 @@ struct BatchResult {
   std::string message;  ///< the error, or the expected cost on a mismatch
   std::string mesh;     ///< with --mesh: the mesh its cost is placed on ("dp=8 x tp=8")
 };
-
-constexpr double kExpectTolerance = 1e-9;  // relative, as docs/formats.md promises between implementations
 
 /// Thrown from the DP's progress callback once a solve is past --timeout.
 class BatchTimeout : public std::runtime_error {
@@ -190,71 +189,13 @@ std::string summary_csv(const std::vector<BatchResult>& results, bool timings) {
   return csv.str();
 }
 
-using ExpectKey = std::pair<std::string, int64_t>;  // (file, devices)
-
-// Reads a summary written by --summary (JSON): every record, with its optimum
-// when it was solved (nullopt: a recorded failure, nothing to compare).
-std::map<ExpectKey, std::optional<double>> read_expectations(const std::string& path, const CostModel& model,
-                                                             const std::string& mesh, bool uniform) {
-  const std::string text = read_text_file(path);
-  nlohmann::json document;
-  try {
-    document = parse_json_document(text, path);
-  } catch (const InputError& error) {
-    throw InputError(std::string(error.what()) + " (--expect takes a summary written by --summary FILE.json)");
-  }
-  JsonReader root(document, path);
-  root.expect_object("a JSON object at the top level");
-  const std::string kFormat = "pase-batch-summary";
-  if (auto format = root.optional("format"); !format || format->value() != kFormat)
-    root.required("format").fail("expected \"" + kFormat + "\"");
-  root.check_header(kFormat, 1);
-  const auto cost_model = root.optional("cost_model");
-  const std::string recorded_model = cost_model ? cost_model->as_string() : "pase";
-  if (recorded_model != model.name())
-    cost_model->fail("recorded with '" + recorded_model + "', this run uses '" + model.name() + "'");
-  // Costs as placed on a mesh are another quantity than unplaced ones.
-  const auto recorded_mesh = root.optional("mesh");
-  const std::string mesh_recorded = recorded_mesh ? recorded_mesh->as_string() : "";
-  if (mesh_recorded != mesh)
-    (recorded_mesh ? *recorded_mesh : root).fail("recorded " + (mesh_recorded.empty() ? std::string("without --mesh") : "with --mesh " + mesh_recorded) + ", this run " +
-              (mesh.empty() ? std::string("has none") : "uses --mesh " + mesh));
-  const auto recorded_uniform = root.optional("uniform_blocks");
-  if ((recorded_uniform && recorded_uniform->value() == true) != uniform)
-    (recorded_uniform ? *recorded_uniform : root)
-        .fail(uniform ? "recorded without --uniform-blocks, this run gives identical blocks one plan"
-                      : "recorded with --uniform-blocks, this run has none");
-  if (auto machine = root.optional("machine")) {
-    const Machine here = model.machine();
-    auto recorded = [&](const std::string& key, double otherwise) {
-      auto field = machine->optional(key);
-      return field ? field->as_number() : otherwise;
-    };
-    if (recorded("flops_tflops", here.flops_tflops) != here.flops_tflops ||
-        recorded("bandwidth_gbps", here.bandwidth_gbps) != here.bandwidth_gbps)
-      machine->fail("recorded with " + json_excerpt(machine->value()) + ", this run uses " + machine_json(here).dump());
-  }
-  std::map<ExpectKey, std::optional<double>> expected;
-  std::vector<JsonReader> results = root.required("results").items("results");
-  for (size_t i = 0; i < results.size(); ++i) {
-    JsonReader entry = results[i].as_subject("results[" + std::to_string(i) + "]");
-    const std::string file = normalized_file(entry.required("file").as_string());
-    const int64_t devices = entry.required("devices").as_int();
-    auto cost = entry.optional("cost");
-    std::optional<double> optimum;
-    if (cost && cost->value().is_number()) optimum = cost->value().get<double>();
-    if (!expected.emplace(ExpectKey{file, devices}, optimum).second)
-      entry.required("file").fail("'" + file + "' at p=" + std::to_string(devices) + " is recorded twice");
-  }
-  return expected;
-}
-
 /// What a batch run shares between its workers; read-only while they run.
 struct BatchSetup {
   const BatchCliOptions* options = nullptr;
   std::vector<std::unique_ptr<CostModel>> models;  ///< one per device count
   SolveRequest request;  ///< every solve's: memory model, cap, DP options (no placement)
-  std::map<ExpectKey, std::optional<double>> expected;
+  Expectations expected;
+  std::vector<std::string> all_files;  ///< every file given (--expect matches by file name among them)
   std::vector<MeshPlan> meshes;  ///< with --mesh: one per device count
 };
 
@@ -338,13 +279,11 @@ BatchResult solve_one(const BatchSetup& setup, const std::string& file, const Gr
     r.message = "out of memory";
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (r.status == "ok") {
-    auto it = setup.expected.find({file, p});
-    if (it != setup.expected.end() && it->second && std::fabs(r.cost - *it->second) > kExpectTolerance * std::fabs(*it->second)) {
-      r.status = "mismatch";
-      r.message = "expected " + format_number("%.17g", *it->second);
+  if (r.status == "ok")
+    if (const ExpectRecord* record = setup.expected.match(file, r.graph, p, files_named(setup.all_files, file))) {
+      r.message = expectation_mismatch(*record, r.cost);
+      if (!r.message.empty()) r.status = "mismatch";
     }
-  }
   return r;
 }
 
@@ -363,49 +302,6 @@ std::vector<BatchResult> solve_file(const BatchSetup& setup, const std::string& 
   std::vector<BatchResult> results;
   for (size_t i = 0; i < setup.options->devices.size(); ++i) results.push_back(solve_one(setup, file, graph, load_error, i));
   return results;
-}
-
-/// How the recorded summary and this run cover each other: a record whose
-/// graph file was not given, a record whose p was not run, a result without
-/// a record. Records of graphs in another shard are not this run's concern.
-struct Coverage {
-  std::vector<std::string> lines;  ///< one per difference, in key order
-  size_t missing = 0, dropped = 0, added = 0;
-};
-
-Coverage compare_coverage(const std::map<ExpectKey, std::optional<double>>& expected, const std::vector<std::string>& all_files,
-                          const std::vector<std::string>& files, const std::vector<BatchResult>& results,
-                          const std::vector<int64_t>& devices, const std::string& expect_path) {
-  Coverage coverage;
-  const std::set<std::string> given(all_files.begin(), all_files.end()), mine(files.begin(), files.end());
-  std::set<ExpectKey> ran;
-  for (const BatchResult& r : results) ran.insert({r.file, r.devices});
-  for (const auto& [key, optimum] : expected) {
-    const auto& [file, p] = key;
-    if (!given.count(file)) {
-      ++coverage.missing;
-      coverage.lines.push_back("missing: " + file + " p=" + std::to_string(p) + " is recorded in " + expect_path +
-                               " but the file was not given");
-      continue;
-    }
-    if (!mine.count(file)) continue;
-    if (!ran.count(key)) {
-      ++coverage.dropped;
-      coverage.lines.push_back("dropped: " + file + " p=" + std::to_string(p) + " is recorded in " + expect_path +
-                               " but p=" + std::to_string(p) + " was not run (--devices " +
-                               [&] {
-                                 std::string list;
-                                 for (int64_t d : devices) list += (list.empty() ? "" : ",") + std::to_string(d);
-                                 return list;
-                               }() + ")");
-    }
-  }
-  for (const BatchResult& r : results)
-    if (!expected.count({r.file, r.devices})) {
-      ++coverage.added;
-      coverage.lines.push_back("new: " + r.file + " p=" + std::to_string(r.devices) + " has no record in " + expect_path);
-    }
-  return coverage;
 }
 
 // The request every solve of the batch shares, after the options are checked.
@@ -432,7 +328,7 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.solve.dp.max_work = o.max_work;
   if (!o.mesh.empty())
     for (size_t i = 0; i < o.devices.size(); ++i) setup.meshes.push_back(mesh_plan(o.mesh, o.devices[i], *setup.models[i]));
-  if (!o.expect.empty()) setup.expected = read_expectations(o.expect, *setup.models[0], o.mesh, o.uniform_blocks);
+  if (!o.expect.empty()) setup.expected = Expectations::read(o.expect, {setup.models[0].get(), o.mesh, o.uniform_blocks});
   return setup;
 }
 
@@ -494,32 +390,26 @@ void solve_files(const BatchSetup& setup, const std::vector<std::string>& files,
 }
 
 // The last line: how many solved, failed and mismatched, and with --expect how the record was covered.
-std::string totals_line(const BatchSetup& setup, const std::vector<std::string>& files, const std::vector<BatchResult>& results,
+std::string totals_line(const BatchSetup& setup, const std::vector<BatchResult>& results,
                         const Coverage& coverage, size_t failed, size_t mismatched) {
   std::string line = "batch: " + std::to_string(results.size() - failed - mismatched) + " ok, " + std::to_string(failed) +
                      " failed, " + std::to_string(mismatched) + " mismatched";
   if (setup.options->expect.empty()) return line;
-  size_t checked = 0;
-  for (const BatchResult& r : results) {
-    auto it = setup.expected.find({r.file, r.devices});
-    if ((r.status == "ok" || r.status == "mismatch") && it != setup.expected.end() && it->second) ++checked;
-  }
-  size_t recorded = 0;
-  for (const auto& [key, optimum] : setup.expected)
-    if (optimum && std::find(files.begin(), files.end(), key.first) != files.end()) ++recorded;
-  return line + " (" + std::to_string(checked) + " of " + std::to_string(recorded) + " expected optima checked); " +
+  return line + " (" + std::to_string(coverage.checked) + " of " + std::to_string(coverage.recorded) +
+         " expected optima checked); " +
          std::to_string(coverage.missing) + " missing, " + std::to_string(coverage.dropped) + " dropped, " +
          std::to_string(coverage.added) + " new";
 }
 
 // `pase batch` once its options are parsed.
 int run_batch(const BatchCliOptions& o) {
-  const BatchSetup setup = make_setup(o);
+  BatchSetup setup = make_setup(o);
   const bool summary_to_stdout = o.summary == "-";
   const std::string summary_kind = summary_to_stdout ? ".json" : extension_of(o.summary);
   if (!o.summary.empty() && summary_kind != ".json" && summary_kind != ".csv")
     throw UsageError("--summary: expected a file name ending in .json or .csv, or -, got '" + o.summary + "'");
-  const std::vector<std::string> all_files = expand_inputs(o.inputs);
+  setup.all_files = expand_inputs(o.inputs);
+  const std::vector<std::string>& all_files = setup.all_files;
   if (all_files.empty()) throw InputError("batch: no *.json graph files or *.onnx models found in the given inputs");
   const std::vector<std::string> files = shard_files(all_files, o.shard);
 
@@ -537,7 +427,12 @@ int run_batch(const BatchCliOptions& o) {
   });
 
   Coverage coverage;
-  if (!o.expect.empty()) coverage = compare_coverage(setup.expected, all_files, files, results, o.devices, o.expect);
+  if (!o.expect.empty()) {
+    std::vector<CoveredResult> covered;
+    for (const BatchResult& r : results)
+      covered.push_back({r.file, r.graph, r.devices, r.status == "ok" || r.status == "mismatch"});
+    coverage = expectation_coverage(setup.expected, all_files, files, covered, o.devices, o.expect);
+  }
   for (const std::string& line : coverage.lines) out << line << "\n";
   if (!o.summary.empty()) {
     const std::string text =
@@ -547,7 +442,7 @@ int run_batch(const BatchCliOptions& o) {
     if (summary_to_stdout) std::cout << text << std::flush;
     else write_text_file(o.summary, text);
   }
-  out << totals_line(setup, files, results, coverage, failed, mismatched) << "\n";
+  out << totals_line(setup, results, coverage, failed, mismatched) << "\n";
   const bool covered = coverage.missing + coverage.dropped + coverage.added == 0;
   return failed || mismatched || !covered ? kExitInputError : kExitOk;
 }

@@ -289,3 +289,41 @@ TEST_CASE("pase batch: past the DP's limits a bounded solve answers, as pase sol
   CHECK(json::parse(densenet_batch.output)["results"][0]["cost"] == json::parse(densenet_solve.output)["total_cost"]);
 #endif
 }
+
+TEST_CASE("batch --expect replayed from another folder and directory: records matched by file name, then graph") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(pase::test::write_temp_file("batch_replay_marker", "")).parent_path() / "batch_replay";
+  fs::remove_all(root);
+  const fs::path recorded = root / "checkout-a" / "zoo", replayed = root / "elsewhere" / "models";
+  fs::create_directories(recorded);
+  fs::create_directories(replayed);
+  auto exported = [](const fs::path& to, const std::string& arguments) {
+    REQUIRE(pase::test::run_pase("models export " + arguments + " -o \"" + to.string() + "\"").status == 0);
+  };
+  exported(recorded / "gpt.json", "gpt --layers 2 --d-model 64 --heads 4 --seq 16 --vocab 256 --batch 8");
+  exported(recorded / "llama.json", "llama --layers 2 --d-model 64 --heads 4 --kv-heads 2 --ff 128 --seq 16 --vocab 256 --batch 8");
+  const std::string summary = (root / "summary.json").string();
+  REQUIRE(pase::test::run_pase("batch \"" + recorded.string() + "\" --devices 4 --summary \"" + summary + "\"").status == 0);
+  // The replay: another folder, another parent; gpt regressed (wider), llama renamed.
+  exported(replayed / "gpt.json", "gpt --layers 2 --d-model 128 --heads 4 --seq 16 --vocab 256 --batch 8");
+  exported(replayed / "llama-renamed.json", "llama --layers 2 --d-model 64 --heads 4 --kv-heads 2 --ff 128 --seq 16 --vocab 256 --batch 8");
+  const pase::test::CommandResult replay =
+      pase::test::run_pase("batch \"" + replayed.string() + "\" --devices 4 --expect \"" + summary + "\"");
+  CHECK(replay.status == 1);  // a mismatch fails the run
+  const json recorded_summary = json::parse(pase::read_text_file(summary));
+  const double gpt_optimum = recorded_summary["results"][0]["cost"];
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "mismatch: expected %.17g", gpt_optimum);
+  CHECK(replay.output.find(expected) != std::string::npos);
+  CHECK(replay.output.find(
+            "batch: 1 ok, 0 failed, 1 mismatched (2 of 2 expected optima checked); 0 missing, 0 dropped, 0 new\n") !=
+        std::string::npos);
+  // Unchanged, the same replay passes.
+  exported(replayed / "gpt.json", "gpt --layers 2 --d-model 64 --heads 4 --seq 16 --vocab 256 --batch 8");
+  const pase::test::CommandResult passed =
+      pase::test::run_pase("batch \"" + replayed.string() + "\" --devices 4 --expect \"" + summary + "\"");
+  CHECK(passed.status == 0);
+  CHECK(passed.output.find("batch: 2 ok, 0 failed, 0 mismatched (2 of 2 expected optima checked); 0 missing, 0 "
+                           "dropped, 0 new\n") != std::string::npos);
+  fs::remove_all(root);
+}
