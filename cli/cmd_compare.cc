@@ -2,6 +2,7 @@
 // (data-parallel, owt, megatron, mcmc) at each device count, as a table, CSV,
 // JSON and an SVG bar chart of the speed-up over data parallelism.
 #include <algorithm>
+#include <exception>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -69,6 +70,7 @@ struct Comparison {
   std::vector<CompareRow> rows;
   std::vector<std::string> shown;  ///< strategies with rows, in column order
   std::vector<std::pair<std::string, std::string>> skipped;  ///< baselines that do not apply, and why
+  std::vector<int64_t> devices;  ///< the device counts compared (those where something fits)
   std::string unit = "flop";
   Machine machine;
 };
@@ -382,7 +384,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const Graph& graph, 
   doc["skipped"] = json::array();
   for (const auto& [name, reason] : c.skipped) doc["skipped"].push_back({{"strategy", name}, {"reason", reason}});
   doc["results"] = json::array();
-  for (int64_t p : o.devices) {
+  for (int64_t p : c.devices) {
     json entry;
     entry["devices"] = p;
     entry["strategies"] = json::array();
@@ -458,7 +460,9 @@ int run_compare(const CompareCliOptions& o) {
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
   Comparison c;
   std::optional<Graph> graph;  // as the first device count priced it (names and notes)
-  for (size_t i = 0; i < o.devices.size(); ++i) {
+  // One device count's rows; a count nothing fits under the cap is skipped
+  // (with a note), and the comparison goes on with the others.
+  const auto compare_count = [&](size_t i) {
     const int64_t p = o.devices[i];
     const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, p, setup); };
     if (!o.mesh.empty()) {
@@ -472,7 +476,7 @@ int run_compare(const CompareCliOptions& o) {
                         *best, mesh, !training.plain_step());
       if (!o.pipeline_stages.empty()) compare_pipelines(c, file, o, request, counts, p);
       if (!graph) graph = best->graph;
-      continue;
+      return;
     }
     const TrainingSearch search = solve_training(file, o.graph, counts, make_model, request);
     if (counts.size() > 1) std::cerr << "note: p = " << p << ": " << micro_batch_search_words(search) << "\n";
@@ -495,14 +499,25 @@ int run_compare(const CompareCliOptions& o) {
                fsdp ? fsdp->best.get() : nullptr, megatron.get());
     if (!o.pipeline_stages.empty()) compare_pipelines(c, file, o, request, counts, p);
     if (!graph) graph = search.best->graph;
+  };
+  std::exception_ptr refused;
+  for (size_t i = 0; i < o.devices.size(); ++i) {
+    try {
+      compare_count(i);
+      c.devices.push_back(o.devices[i]);
+    } catch (const ResourceError& error) {
+      if (!refused) refused = std::current_exception();
+      c.skipped.emplace_back("every strategy at p = " + std::to_string(o.devices[i]), error.what());
+    }
   }
+  if (!graph) std::rethrow_exception(refused);  // no device count fits
   for (const CompareRow& row : c.rows)
     if (std::find(c.shown.begin(), c.shown.end(), row.strategy) == c.shown.end()) c.shown.push_back(row.strategy);
   const std::string model_name = models[0]->name();
   print_comparison(c, *graph, model_name, !o.mesh.empty(), o.mesh == "search");
   if (!o.csv.empty()) write_text_file(o.csv, comparison_csv(c, *graph, o.timings));
   if (!o.json.empty()) write_text_file(o.json, comparison_json(c, *graph, o, model_name, request).dump(2) + "\n");
-  if (!o.svg.empty()) write_text_file(o.svg, comparison_svg(c, *graph, o.devices, model_name));
+  if (!o.svg.empty()) write_text_file(o.svg, comparison_svg(c, *graph, c.devices, model_name));
   return 0;
 }
 

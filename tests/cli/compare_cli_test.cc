@@ -130,3 +130,25 @@ TEST_CASE("pase compare: bad input") {
   CHECK(missing.status == 1);
   CHECK(missing.error == "error: nothere.json: cannot open file\n");
 }
+
+TEST_CASE("compare under a memory cap keeps the device counts that fit, and notes the one that does not") {
+  const std::string compared = pase::test::write_temp_file("compare_capped.json", "");
+  const pase::test::CommandResult run = pase::test::run_pase(
+      "compare " + pase::test::source_path("data/graphs/alexnet.json") +
+      " --devices 1,8 --memory-per-device 200000000 --json \"" + compared + "\"");
+  REQUIRE(run.status == 0);
+  const std::string note =
+      "note: every strategy at p = 1 skipped: no strategy fits in 200000000 bytes (0.19 GiB) per device at p = 1: the "
+      "least any strategy needs is 1484109824 bytes (1.38 GiB)\n";
+  CHECK(run.output.find(note) != std::string::npos);
+  const auto doc = nlohmann::json::parse(pase::read_text_file(compared));
+  REQUIRE(doc["results"].size() == 1);
+  CHECK(doc["results"][0]["devices"] == 8);
+  CHECK(doc["skipped"][0]["strategy"] == "every strategy at p = 1");
+  // Where no count fits, the refusal itself (exit 3).
+  const pase::test::CommandResult none = pase::test::run_pase(
+      "compare " + pase::test::source_path("data/graphs/alexnet.json") + " --devices 1 --memory-per-device 200000000");
+  CHECK(none.status == 3);
+  CHECK(none.error == "error: refused: no strategy fits in 200000000 bytes (0.19 GiB) per device at p = 1: the least "
+                      "any strategy needs is 1484109824 bytes (1.38 GiB)\n");
+}
