@@ -32,6 +32,8 @@ struct ModelsOptions {
   std::string out;
   std::string preset;
   bool dropout = false;
+  int64_t pad_vocab = 0;  // read only when given: the vocabulary rounded up to a multiple of it
+  CLI::Option* pad_vocab_option = nullptr;
   CLI::Option* batch_option = nullptr;
   CLI::Option* image_option = nullptr;
   CLI::Option* preset_option = nullptr;
@@ -91,6 +93,8 @@ GraphFileV1 zoo_graph(const ModelsOptions& options) {
   if (options.preset_option->count() > 0)
     throw UsageError("--preset: only the gpt and llama families have presets, not '" + options.name + "'");
   if (options.dropout) throw UsageError("--dropout: only the gpt family takes it, not '" + options.name + "'");
+  if (options.pad_vocab_option->count() > 0)
+    throw UsageError("--pad-vocab: only the gpt and llama families take it, not '" + options.name + "'");
   // Not given: the paper's batch (1 for an unknown name, which is then refused as such).
   int64_t batch = options.batch;
   if (options.batch_option->count() == 0) {
@@ -110,6 +114,21 @@ GraphFileV1 zoo_graph(const ModelsOptions& options) {
     return 0;
   });
   return graph;
+}
+
+// --pad-vocab M: the vocabulary rounded up to a multiple of M, as Megatron-LM
+// pads it (--make-vocab-size-divisible-by 128 times the tensor-parallel size),
+// so that it splits as many ways as the other dimensions: GPT-2's 50257 is
+// 29 x 1733, 50304 is 2^7 x 393. The padded rows are trained as the others.
+void pad_vocabulary(const ModelsOptions& options, LlmShape& shape) {
+  if (options.pad_vocab_option->count() == 0) return;
+  if (options.pad_vocab < 1)
+    throw UsageError("--pad-vocab: expected a positive multiple, got " + std::to_string(options.pad_vocab));
+  const int64_t padded = (shape.vocab + options.pad_vocab - 1) / options.pad_vocab * options.pad_vocab;
+  if (padded != shape.vocab)
+    std::cerr << "note: vocabulary " << shape.vocab << " padded to " << padded << " (a multiple of "
+              << options.pad_vocab << ")\n";
+  shape.vocab = padded;
 }
 
 // A family (`gpt`) with a preset or every option, or a preset by name (`gpt3-175b`).
@@ -154,6 +173,7 @@ GraphFileV1 language_model(const ModelsOptions& options, LlmFamily family, const
     for (const ShapeFlag& f : options.shape_flags)
       if (shape.*f.member == 0 && f.option->count() == 0)
         throw UsageError(std::string(f.flag) + ": needed for a " + family_name + " model without --preset");
+  pad_vocabulary(options, shape);
   const std::string name = preset != nullptr && !overridden ? preset->name : family_name;
   try {
     return build_llm_graph(family, shape, name);
@@ -181,6 +201,9 @@ CommandRunner register_models(CLI::App& app) {
   exporter->add_option("--out,-o", options->out, "Output file (default: stdout)");
   options->preset_option = exporter->add_option("--preset", options->preset, "gpt/llama: start from a preset");
   for (ShapeFlag& f : options->shape_flags) f.option = exporter->add_option(f.flag, f.value, f.help);
+  options->pad_vocab_option = exporter->add_option(
+      "--pad-vocab", options->pad_vocab,
+      "gpt/llama: round the vocabulary up to a multiple of this, as Megatron-LM pads it (128 x tensor parallel)");
   exporter->add_flag("--dropout", options->dropout,
                      "gpt: price the dropout GPT-2 and BERT train with (embeddings, attention probabilities, "
                      "attention and MLP outputs)");
