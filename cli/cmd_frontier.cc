@@ -94,26 +94,49 @@ nlohmann::ordered_json frontier_json(const std::vector<FrontierPoint>& frontier,
   return doc;
 }
 
+// What a frontier chart says besides its points.
+struct FrontierChartWords {
+  std::string title, what, series;  ///< what: "cost" or "step"
+  bool pipeline = false;             ///< points proven by their gap, not by the hull
+  std::optional<double> machine_gib; ///< the machine's memory for training, a line on the chart
+};
+
 // The frontier as an SVG step chart of `what` (cost, step) against memory per device.
-std::string frontier_svg(const std::vector<FrontierPoint>& frontier, const std::string& title, const std::string& unit,
-                         const std::string& what, const std::string& series) {
+std::string frontier_svg(const std::vector<FrontierPoint>& frontier, const std::string& unit,
+                         const FrontierChartWords& words) {
   StepChart chart;
-  chart.title = title;
+  chart.title = words.title;
   chart.x_label = "memory per device (GiB)";
   // FLOP counts in TFLOP: tick labels of a few digits, not 4e+13.
   const double y_scale = unit == "flop" ? 1e12 : 1.0;
-  chart.y_label = unit == "flop" ? what + " (TFLOP per step)" : what + " (" + unit + " per step)";
-  chart.series = series;
+  chart.y_label = unit == "flop" ? words.what + " (TFLOP per step)" : words.what + " (" + unit + " per step)";
+  chart.series = words.series;
   chart.bound_series = "lower bound (convex hull)";
+  chart.proven_series = words.pipeline ? "gap 0: the fastest within its memory" : "on the hull: the least within its memory";
+  chart.unproven_series = words.pipeline ? "within its gap (capped search)" : "found by moves, within its gap";
   for (const FrontierPoint& p : frontier) {
     chart.x.push_back(static_cast<double>(p.bytes.total()) / kGiB);
     chart.y.push_back(p.cost / y_scale);
+    chart.proven.push_back(words.pipeline ? p.gap <= 1e-12 : p.on_hull);
     if (p.on_hull) {
       chart.bound_x.push_back(chart.x.back());
       chart.bound_y.push_back(chart.y.back());
     }
   }
+  if (words.machine_gib) {
+    chart.limit_x = *words.machine_gib;
+    chart.limit_tag = format_number("%.1f", *words.machine_gib) + " GiB";
+    chart.limit_label = "a device's memory for training: " + chart.limit_tag;
+  }
   return render_svg(chart);
+}
+
+// The machine's memory per device less the reserve, in GiB; none without a machine.
+std::optional<double> machine_training_gib(const MemoryCliOptions& options, const CostModel& model) {
+  const std::optional<uint64_t> machine = model.memory_per_device();
+  if (!machine) return std::nullopt;
+  const uint64_t kept = std::min(*machine, memory_reserve(options, model).value_or(default_memory_reserve(*machine)));
+  return static_cast<double>(*machine - kept) / kGiB;
 }
 
 // Each micro-batch count's frontier, merged (one count: its own).
@@ -227,11 +250,13 @@ int run_pipeline_frontier(const FrontierCliOptions& o, const GraphFileV1& file, 
     write_text_file(o.json, doc.dump(2) + "\n");
   }
   if (!o.svg.empty())
-    write_text_file(o.svg, frontier_svg(points, name + " on " + std::to_string(o.devices) +
-                                                    " devices: fastest pipeline under a memory cap (" +
-                                                    dtype_name(request.memory.dtype) + ", " +
-                                                    optimizer_name(request.memory.optimizer) + ")",
-                                        unit, "step", "fastest pipeline found under the cap"));
+    write_text_file(o.svg, frontier_svg(points, unit,
+                                        {name + " on " + std::to_string(o.devices) +
+                                             " devices: fastest pipeline under a memory cap (" +
+                                             dtype_name(request.memory.dtype) + ", " +
+                                             optimizer_name(request.memory.optimizer) + ")",
+                                         "step", "fastest pipeline found under the cap", true,
+                                         machine_training_gib(o.memory, *model)}));
   return 0;
 }
 
@@ -297,11 +322,13 @@ int run_frontier(const FrontierCliOptions& o) {
                                           counted ? &found.counts : nullptr)
                                     .dump(2) + "\n");
   if (!o.svg.empty())
-    write_text_file(o.svg, frontier_svg(frontier, graph.name + " on " + std::to_string(o.devices) +
-                                                      " devices: least cost under a memory cap (" +
-                                                      dtype_name(memory_model.dtype) + ", " +
-                                                      optimizer_name(memory_model.optimizer) + ")",
-                                        unit, "cost", "best cost found under the cap"));
+    write_text_file(o.svg, frontier_svg(frontier, unit,
+                                        {graph.name + " on " + std::to_string(o.devices) +
+                                             " devices: least cost under a memory cap (" +
+                                             dtype_name(memory_model.dtype) + ", " +
+                                             optimizer_name(memory_model.optimizer) + ")",
+                                         "cost", "best cost found under the cap", false,
+                                         machine_training_gib(o.memory, *model)}));
   return 0;
 }
 

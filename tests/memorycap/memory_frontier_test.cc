@@ -118,4 +118,37 @@ TEST_CASE("pase frontier: table, CSV, JSON and SVG") {
   CHECK(chart.find("memory per device (GiB)") != std::string::npos);
   CHECK(chart.find("cost (TFLOP per step)") != std::string::npos);
   CHECK(chart.substr(chart.size() - 7) == "</svg>\n");
+  // A marker per point: hull points filled, points found by moves hollow, and both in the legend.
+  size_t filled = 0, hollow = 0;
+  for (size_t at = chart.find("<circle"); at != std::string::npos; at = chart.find("<circle", at + 1)) {
+    const std::string circle = chart.substr(at, chart.find('>', at) - at);
+    if (circle.find("fill=\"white\"") != std::string::npos) ++hollow;
+    else ++filled;
+  }
+  size_t on_hull = 0;
+  for (const auto& point : doc["points"]) on_hull += point["on_hull"].get<bool>();
+  CHECK(filled == on_hull + 1);  // and the legend's
+  CHECK(hollow == doc["points"].size() - on_hull + 1);
+  CHECK(hollow >= 2);
+  CHECK(chart.find(">on the hull: the least within its memory</text>") != std::string::npos);
+  CHECK(chart.find(">found by moves, within its gap</text>") != std::string::npos);
+  CHECK(chart.find("a device's memory for training") == std::string::npos);  // no machine given
+}
+
+TEST_CASE("pase frontier --machine: the device's memory for training as a line, or said to lie off the chart") {
+  const std::string made = test::write_temp_file(
+      "frontier_13b.json", test::run_pase("models export gpt3-13b --batch 8").output);
+  const std::string svg = test::write_temp_file("frontier_13b.svg", "");
+  REQUIRE(test::run_pase("frontier " + made + " -p 8 --machine dgx-a100 --dtype bf16 --svg " + svg).status == 0);
+  const std::string chart = read_text_file(svg);
+  // 80 GB less the default reserve, within the points' 64-145 GiB: the line and its value.
+  CHECK(chart.find("stroke-dasharray=\"2,3\"/>") != std::string::npos);
+  CHECK(chart.find(">75.1 GiB</text>") != std::string::npos);
+  CHECK(chart.find(">a device's memory for training: 75.1 GiB</text>") != std::string::npos);
+  // Every point needs more than it (llama2-7b at batch 16, 182-267 GiB): said in the legend.
+  const std::string llama = test::write_temp_file(
+      "frontier_7b.json", test::run_pase("models export llama2-7b --batch 16").output);
+  REQUIRE(test::run_pase("frontier " + llama + " -p 8 --machine dgx-a100 --dtype bf16 --svg " + svg).status == 0);
+  CHECK(read_text_file(svg).find(">a device's memory for training: 75.1 GiB, left of the chart</text>") !=
+        std::string::npos);
 }
