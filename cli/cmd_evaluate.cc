@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/file_model.h"
 #include "cli/text_output.h"
 #include "base/byte_size.h"
 #include "cli/graph_input.h"
@@ -36,6 +37,7 @@ struct EvaluateCliOptions {
   std::string baseline;
   int64_t devices = 0;  // 0: the strategy file's
   CostModelOptions model;
+  bool model_given = false;  // --cost-model, --machine, --flops or --bandwidth: else a file's own model
   MemoryCliOptions memory;
   McmcOptions mcmc;
   int64_t tensor_parallel = 0;  // megatron: 0, the best
@@ -174,9 +176,16 @@ int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph
   return run_pipeline_solve(recorded, input);
 }
 
-int run_evaluate(const EvaluateCliOptions& o) {
+int run_evaluate(const EvaluateCliOptions& given) {
   int64_t devices = 0;
-  const std::optional<StrategyDocument> file = read_given(o, devices);
+  std::optional<StrategyDocument> file = read_given(given, devices);
+  EvaluateCliOptions o = given;  // a file priced with its own cost model unless the command line names one
+  if (file) {
+    o.model = file_model_options(given.model, given.model_given, *file, given.strategy, std::cerr);
+    // Read again with its plan, which the calibrated model prices (read_given reads it only when told).
+    if (o.model.cost_model == "calibrated" && given.model.cost_model != "calibrated")
+      file = read_strategy_file(given.strategy, true);
+  }
   const TrainingSetup training = baseline_setup(o, memory_options(o.memory, file));
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
   const std::unique_ptr<CostModel> setup_model = make_model(training);  // the options' errors before the graph's
@@ -274,6 +283,7 @@ CommandRunner register_evaluate(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    o->model_given = model_options_given(*cmd);
     return with_option_spellings({{"baseline", "--baseline"}, {"tensor_parallel", "--tensor-parallel"}},
                                  [&] { return run_evaluate(*o); });
   };

@@ -50,6 +50,7 @@ Machine CalibratedCostModel::machine() const {
   m.devices = devices_;
   m.flops_tflops = peak_ / 1e12;
   m.bandwidth_gbps = profile_.intra_node.bandwidth / 1e9;
+  m.profile = profile_.name;
   return m;
 }
 

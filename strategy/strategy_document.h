@@ -110,6 +110,7 @@ struct StrategyDocument {
   std::string graph;
   std::optional<int64_t> devices;
   std::optional<double> flops_tflops, bandwidth_gbps;  ///< `machine`
+  std::string machine_profile;  ///< `machine.profile`: the calibrated model's machine by name (empty: none recorded)
   std::string cost_model, cost_unit;
   std::optional<double> total_cost;
   std::vector<ReplacedNodeV1> replaced;  ///< what a lenient import left out

@@ -63,6 +63,7 @@ StrategyDocument strategy_document(const Graph& graph, const CostTables& tables,
   d.devices = tables.machine.devices;
   d.flops_tflops = tables.machine.flops_tflops;
   d.bandwidth_gbps = tables.machine.bandwidth_gbps;
+  d.machine_profile = tables.machine.profile;
   d.cost_model = tables.cost_model;
   d.cost_unit = tables.unit;
   d.total_cost = total_cost;

@@ -210,6 +210,7 @@ void read_head(const JsonReader& root, StrategyDocument& d) {
     machine->expect_object();
     d.flops_tflops = optional_number(*machine, "flops_tflops");
     d.bandwidth_gbps = optional_number(*machine, "bandwidth_gbps");
+    if (auto profile = machine->optional("profile")) d.machine_profile = profile->as_string();
   }
   if (auto f = root.optional("cost_model")) d.cost_model = f->as_string();
   if (auto f = root.optional("cost_unit")) d.cost_unit = f->as_string();

@@ -216,6 +216,7 @@ void append_head(std::string& out, const StrategyDocument& d) {
   Members machine(out);
   append_json_number(machine("flops_tflops"), d.flops_tflops.value_or(0));
   append_json_number(machine("bandwidth_gbps"), d.bandwidth_gbps.value_or(0));
+  if (!d.machine_profile.empty()) append_json_string(machine("profile"), d.machine_profile);
   out += '}';
   append_json_top_level_key(out, "cost_model");
   append_json_string(out, d.cost_model);

@@ -1,0 +1,57 @@
+#include "cli/file_model.h"
+
+#include <algorithm>
+#include <ostream>
+
+#include "cli/text_output.h"
+#include "costmodel/builtin_machines.h"
+
+namespace pase {
+namespace {
+
+// "the calibrated model on dgx-a100", "the pase model at 10 TFLOP/s and 16 GB/s".
+std::string model_words(const std::string& cost_model, const std::string& machine, double flops, double bandwidth) {
+  if (cost_model == "calibrated")
+    return "the calibrated model on " + (machine.empty() ? std::string("a machine it does not name") : machine);
+  return "the " + cost_model + " model at " + format_number("%g", flops) + " TFLOP/s and " +
+         format_number("%g", bandwidth) + " GB/s";
+}
+
+bool builtin(const std::string& name) {
+  const std::vector<std::string> names = builtin_machine_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+bool model_options_given(const CLI::App& command) {
+  for (const char* flag : {"--cost-model", "--machine", "--flops", "--bandwidth"})
+    if (command.count(flag) > 0) return true;
+  return false;
+}
+
+CostModelOptions file_model_options(const CostModelOptions& given, bool any_given, const StrategyDocument& file,
+                                    const std::string& path, std::ostream& note) {
+  const std::string recorded = model_words(file.cost_model, file.machine_profile, file.flops_tflops.value_or(0),
+                                           file.bandwidth_gbps.value_or(0));
+  CostModelOptions options = given;
+  if (!any_given) {
+    if (file.cost_model == "pase" && file.flops_tflops && file.bandwidth_gbps) {
+      options.flops = *file.flops_tflops;
+      options.bandwidth = *file.bandwidth_gbps;
+      return options;
+    }
+    if (file.cost_model == "calibrated" && builtin(file.machine_profile)) {
+      options.cost_model = "calibrated";
+      options.machine_file = file.machine_profile;
+      return options;
+    }
+  }
+  const std::string used = model_words(options.cost_model, options.machine_file, options.flops, options.bandwidth);
+  if (used != recorded)
+    note << "note: " << path << " was priced with " << recorded << "; this run prices it with " << used
+         << (any_given ? "" : " (the file's machine is not built in: give --machine FILE)") << "\n";
+  return options;
+}
+
+}  // namespace pase

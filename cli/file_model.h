@@ -1,0 +1,25 @@
+#pragma once
+// The cost model a strategy file was priced with (docs/formats.md, "The
+// file's own model"): a command given a strategy file prices it with the
+// file's cost model and machine unless its command line names one, and
+// says in one line when the two differ.
+#include <iosfwd>
+#include <string>
+
+#include "cli/model_options.h"
+#include "strategy/strategy_document.h"
+
+namespace pase {
+
+/// The cost-model options to price `file` (read from `path`) with: `given`
+/// where the command line named a cost model, machine or rates
+/// (`any_given`); else the file's own (the calibrated model on the machine
+/// profile it names, or the pase model at its rates). Writes one "note:"
+/// line to `note` where what prices the file is not what the file records.
+[[nodiscard]] CostModelOptions file_model_options(const CostModelOptions& given, bool any_given,
+                                                  const StrategyDocument& file, const std::string& path, std::ostream& note);
+
+/// Whether the command `command` was given --cost-model, --machine, --flops or --bandwidth.
+[[nodiscard]] bool model_options_given(const CLI::App& command);
+
+}  // namespace pase
