@@ -15,13 +15,7 @@ using json = nlohmann::json;
 namespace {
 
 const std::string& small_gpt() {
-  static const std::string path = [] {
-    const pase::test::CommandResult made = pase::test::run_pase(
-        "models export gpt --layers 2 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
-    REQUIRE(made.status == 0);
-    return pase::test::write_temp_file("file_model_gpt.json", made.output);
-  }();
-  return path;
+  return pase::test::exported_model("gpt --layers 2 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
 }
 
 // A strategy file `solve` writes with `options`.

@@ -197,13 +197,7 @@ namespace {
 // A GPT whose head (a vocabulary of 16384) outweighs a block: 3 stages on 8
 // devices step fastest as 2, 2, 4.
 const std::string& heavy_head_gpt() {
-  static const std::string path = [] {
-    const test::CommandResult made = test::run_pase(
-        "models export gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 16384 --batch 16");
-    REQUIRE(made.status == 0);
-    return test::write_temp_file("pipeline_heavy_head_gpt.json", made.output);
-  }();
-  return path;
+  return test::exported_model("gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 16384 --batch 16");
 }
 
 // The step of `solve` with `options` (nullopt: nothing fits, exit 3).

@@ -16,13 +16,7 @@ using namespace pase;
 namespace {
 
 const std::string& small_gpt() {
-  static const std::string path = [] {
-    const test::CommandResult made =
-        test::run_pase("models export gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
-    REQUIRE(made.status == 0);
-    return test::write_temp_file("launch_gpt.json", made.output);
-  }();
-  return path;
+  return test::exported_model("gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
 }
 
 std::string strategy_of(const std::string& command, const std::string& name) {

@@ -56,6 +56,16 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   return path;
 }
 
+const std::string& exported_model(const std::string& arguments) {
+  static std::map<std::string, std::string> made;
+  auto it = made.find(arguments);
+  if (it != made.end()) return it->second;
+  const CommandResult exported = run_pase("models export " + arguments);
+  if (exported.status != 0) throw std::runtime_error("pase models export " + arguments + ": " + exported.error);
+  const std::string path = write_temp_file("exported_" + std::to_string(made.size()) + ".json", exported.output);
+  return made.emplace(arguments, path).first->second;
+}
+
 std::string source_path(const std::string& relative) { return std::string(PASE_SOURCE_DIR) + "/" + relative; }
 
 const char* const kTestMachineProfile = R"({

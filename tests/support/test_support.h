@@ -29,6 +29,10 @@ CommandResult run_pase(const std::string& args);
 /// Writes `text` to a fresh file in a temporary directory and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
+/// The graph `pase models export ARGUMENTS` writes, as a temporary file made
+/// once per arguments (std::runtime_error if the export fails).
+const std::string& exported_model(const std::string& arguments);
+
 /// Path of a file in the source tree ("data/graphs/alexnet.json").
 std::string source_path(const std::string& relative);
 
