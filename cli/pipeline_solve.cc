@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <limits>
 #include <numeric>
@@ -96,6 +97,8 @@ struct SearchCounts {
   /// ones' bounds and of the bounds that ruled the others out.
   double lower_bound = std::numeric_limits<double>::infinity();
   std::string first_refusal;
+  size_t refused = 0;              ///< counts whose search went past the DP's limits
+  std::exception_ptr first_limit;  ///< the first of those refusals
 };
 
 std::string format_seconds(double cost) {
@@ -223,7 +226,10 @@ class PipelineCandidates {
       }
       if (std::isfinite(c.bound) && !c.tightened && searching_ && !input_.given) {
         c.tightened = true;
-        c.bound = std::max(c.bound, pipeline_block_bound(graphs_[c.graph], request_for(c)));
+        try {
+          c.bound = std::max(c.bound, pipeline_block_bound(graphs_[c.graph], request_for(c)));
+        } catch (const LimitError&) {  // its DP past the limits: the bound without it stands
+        }
         std::push_heap(heap.begin(), heap.end(), later);
         continue;
       }
@@ -293,6 +299,14 @@ class PipelineCandidates {
     } catch (const OptionError& error) {
       if (searching_) return;  // more stages than places to cut
       throw option_mistake(error);
+    } catch (const LimitError&) {
+      // A stage's DP past the limits, even bounded: this count is not
+      // searched, but its bound still bounds it, and the others go on.
+      if (!searching_) throw;
+      ++searched_.refused;
+      if (!searched_.first_limit) searched_.first_limit = std::current_exception();
+      searched_.lower_bound = std::fmin(searched_.lower_bound, c.bound);
+      return;
     }
     searched_.stage_solves += outcome.stage_solves;
     searched_.ranges += outcome.ranges;
@@ -384,6 +398,7 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
       PipelineCandidates(input, answer.schedule, answer.stage_counts, splits, searched).search();
   answer.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
+    if (searched.first_limit) std::rethrow_exception(searched.first_limit);  // nothing else searched runs or fits
     if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);
     throw ResourceError("no pipeline of the stages tried fits the memory cap: some stage of every partition needs "
                         "more than " + std::to_string(input.request.cap.value_or(0)) + " bytes (" +
@@ -391,6 +406,7 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   }
   if (!std::isnan(best->outcome.lower_bound)) best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
   answer.tried = searched.tried, answer.fitted = searched.fitted, answer.bounded_out = searched.bounded_out;
+  answer.refused = searched.refused;
   answer.stage_solves = searched.stage_solves, answer.ranges = searched.ranges;
   for (const PipelineStage& stage : best->outcome.stages) answer.stage_devices.push_back(stage.devices);
   answer.outcome = std::move(best->outcome);
@@ -406,7 +422,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
   const std::vector<int64_t>& stage_devices = answer.stage_devices;
   const std::vector<int>& counts = answer.stage_counts;
   const double seconds = answer.seconds;
-  const size_t answer_splits = answer.splits;
+  const size_t answer_splits = answer.splits, answer_refused = answer.refused;
   std::optional<PipelineBest> best =
       PipelineBest{std::move(answer.outcome), std::move(answer.graph), answer.setup, answer.micro_batch_size};
   SearchCounts searched;
@@ -440,6 +456,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
       << input.micro_batch_counts.size() << " micro-batch counts (" << searched.fitted << " fit"
       << (searched.bounded_out ? ", " + std::to_string(searched.bounded_out) + " bounded out: a bound reached the best step found"
                                : std::string())
+      << (answer_refused ? ", " + std::to_string(answer_refused) + " past the DP's limits, their bounds kept" : std::string())
       << "): " << searched.stage_solves << " distinct stages solved for " << searched.ranges << " stage ranges in "
       << format_seconds(seconds) << " s\n";
   return 0;

@@ -268,6 +268,38 @@ TEST_CASE("--stage-devices auto: refused for a baseline and past the limit of sp
                       "limit of 4096 (give each stage's devices, or fewer stages)\n");
 }
 
+TEST_CASE("a stage count whose DP goes past the table limit is skipped, its bound kept; the others are searched") {
+  const std::string options = "--devices 8 --micro-batches 4 --max-table-bytes 700";
+  const test::CommandResult searched =
+      test::run_pase("solve " + small_gpt() + " " + options + " --pipeline-stages auto --no-plan --json");
+  REQUIRE(searched.status == 0);
+  CHECK(searched.error.find(" past the DP's limits, their bounds kept): ") != std::string::npos);
+  const json strategy = json::parse(searched.output);
+  // The least step of the counts that run at that limit; the one that does not is refused alone.
+  double least = INFINITY;
+  int refused = 0;
+  for (int s : {1, 2, 4, 8}) {
+    const test::CommandResult alone = test::run_pase("solve " + small_gpt() + " " + options +
+                                                     " --pipeline-stages " + std::to_string(s) + " --no-plan --json");
+    if (alone.status == 3) {
+      ++refused;
+      CHECK(alone.error.rfind("error: refused: the DP tables would need ", 0) == 0);
+      continue;
+    }
+    REQUIRE(alone.status == 0);
+    least = std::min(least, json::parse(alone.output)["total_cost"].get<double>());
+  }
+  CHECK(refused == 2);  // one refused in the search, the other bounded out before it
+  CHECK(strategy["total_cost"].get<double>() == least);
+  CHECK(strategy["memory"]["lower_bound_cost"].get<double>() <= least);
+  // Where every count goes past the limit, the first refusal.
+  const test::CommandResult none = test::run_pase("solve " + small_gpt() +
+                                                  " --devices 8 --micro-batches 4 --max-table-bytes 300 "
+                                                  "--pipeline-stages auto --no-plan");
+  CHECK(none.status == 3);
+  CHECK(none.error.rfind("error: refused: the DP tables would need ", 0) == 0);
+}
+
 TEST_CASE("gpipe holds every micro-batch on every stage, 1f1b S - k on stage k") {
   auto stage_bytes = [](const std::string& schedule) {
     const test::CommandResult solved = test::run_pase("solve " + small_gpt() +
