@@ -65,3 +65,45 @@ TEST_CASE("--pad-vocab refusals name the flag") {
   CHECK(cnn.status == 2);
   CHECK(cnn.error == "error: --pad-vocab: only the gpt and llama families take it, not 'alexnet'\n");
 }
+
+// `pase import MODEL --pad-vocab M`: the vocabulary is found from the loss
+// back to the head (an fc) and its token embedding, never by extent: the
+// GPT-2 fixture's 1024 classes are also its MLP's 1024 units, which stay.
+TEST_CASE("import --pad-vocab pads the head and its token embedding, not another axis of the same extent") {
+  const std::string model = pase::test::source_path("data/onnx/gpt2.onnx");
+  const pase::test::CommandResult padded = pase::test::run_pase("import " + model + " --pad-vocab 1000");
+  REQUIRE(padded.status == 0);
+  CHECK(padded.error == "note: vocabulary 1024 padded to 2000 (a multiple of 1000) in 2 layers: '/wte/Gather', '/MatMul'\n");
+  const json graph = json::parse(padded.output);
+  CHECK(node(graph, "/wte/Gather")["vocab"] == 2000);  // tied: the table the head reads
+  CHECK(node(graph, "/MatMul")["units"] == 2000);
+  CHECK(node(graph, "/MatMul")["outputs"] == json::parse("[[16, 128, 2000]]"));
+  CHECK(node(graph, "/h.0/c_fc/MatMul")["units"] == 1024);  // the MLP: the same extent, not the vocabulary
+  const std::string file = pase::test::write_temp_file("gpt2_padded.json", padded.output);
+  CHECK(pase::test::run_pase("solve " + file + " --devices 8 --no-plan --json").status == 0);
+
+  // Untied (a Llama): the one embedding of the head's vocabulary.
+  const pase::test::CommandResult llama = pase::test::run_pase("import " + pase::test::source_path("data/onnx/llama.onnx") +
+                                                               " --pad-vocab 1000");
+  REQUIRE(llama.status == 0);
+  CHECK(llama.error ==
+        "note: vocabulary 1024 padded to 2000 (a multiple of 1000) in 2 layers: '/embed_tokens/Gather', '/lm_head/MatMul'\n");
+
+  const pase::test::CommandResult already = pase::test::run_pase("import " + model + " --pad-vocab 128");
+  REQUIRE(already.status == 0);
+  CHECK(already.error == "note: vocabulary 1024 is already a multiple of 128\n");
+  CHECK(already.output == pase::test::run_pase("import " + model).output);
+}
+
+TEST_CASE("import --pad-vocab refusals name the file, the node and the flag") {
+  const std::string model = pase::test::source_path("data/onnx/transformer_encoder.onnx");
+  const pase::test::CommandResult encoder = pase::test::run_pase("import " + model + " --pad-vocab 128");
+  CHECK(encoder.status == 1);
+  CHECK(encoder.error == "error: " + model +
+                             ": --pad-vocab: node '/encoder/layers.5/norm2/ReduceMean' (op norm) lies between loss 'loss' "
+                             "and an fc head\n");
+  const pase::test::CommandResult zero =
+      pase::test::run_pase("import " + pase::test::source_path("data/onnx/gpt2.onnx") + " --pad-vocab 0");
+  CHECK(zero.status == 2);
+  CHECK(zero.error == "error: --pad-vocab: expected a positive multiple, got 0\n");
+}
