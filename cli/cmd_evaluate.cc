@@ -103,8 +103,9 @@ void print_table(std::ostream& out, const Graph& graph, const CostTables& tables
   out << fewer_devices_note(fewer, reports.size(), tables.machine.devices);
 }
 
-// The strategy file of --strategy and the device count to price it for.
-std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t& devices) {
+// The strategy file of --strategy, the cost model to price it with (its own
+// unless the command line names one) and the device count to price it for.
+std::optional<FileAndModel> read_given(const EvaluateCliOptions& o, int64_t& devices) {
   if (o.strategy.empty() == o.baseline.empty())
     throw InputError("evaluate: give exactly one of --strategy FILE or --baseline NAME");
   devices = o.devices;
@@ -112,9 +113,8 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
     if (devices == 0) throw UsageError("--devices: required with --baseline");
     return std::nullopt;
   }
-  // The calibrated model prices a plan's layouts over the links they cross,
-  // so it reads the plan too (the pase model prices configurations alone).
-  StrategyDocument file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");
+  FileAndModel read = read_file_and_model(o.strategy, o.model, o.model_given, std::cerr);
+  const StrategyDocument& file = read.file;
   if (devices == 0 && file.devices) {
     devices = *file.devices;
     // The file's count, not the command line's: bad input named by its field (make_cost_model's limit).
@@ -126,7 +126,7 @@ std::optional<StrategyDocument> read_given(const EvaluateCliOptions& o, int64_t&
   if (file.devices && *file.devices != devices)
     std::cerr << "warning: " << o.strategy << " was written for " << *file.devices << " devices; pricing it for "
               << devices << "\n";
-  return file;
+  return read;
 }
 
 // --baseline with --mesh: the baseline placed on the mesh (search: on each
@@ -178,13 +178,12 @@ int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph
 
 int run_evaluate(const EvaluateCliOptions& given) {
   int64_t devices = 0;
-  std::optional<StrategyDocument> file = read_given(given, devices);
-  EvaluateCliOptions o = given;  // a file priced with its own cost model unless the command line names one
-  if (file) {
-    o.model = file_model_options(given.model, given.model_given, *file, given.strategy, std::cerr);
-    // Read again with its plan, which the calibrated model prices (read_given reads it only when told).
-    if (o.model.cost_model == "calibrated" && given.model.cost_model != "calibrated")
-      file = read_strategy_file(given.strategy, true);
+  std::optional<FileAndModel> read = read_given(given, devices);
+  EvaluateCliOptions o = given;
+  std::optional<StrategyDocument> file;
+  if (read) {
+    o.model = read->model;
+    file = std::move(read->file);
   }
   const TrainingSetup training = baseline_setup(o, memory_options(o.memory, file));
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };

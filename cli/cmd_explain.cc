@@ -15,6 +15,7 @@
 #include "cli/graph_input.h"
 #include "cli/mesh_choice.h"
 #include "cli/memory_options.h"
+#include "cli/file_model.h"
 #include "cli/model_options.h"
 #include "cli/text_output.h"
 #include "costmodel/cost_tables.h"
@@ -41,6 +42,7 @@ struct ExplainCliOptions {
   int64_t top = 5;
   bool json = false;
   CostModelOptions model;
+  bool model_given = false;  // --cost-model, --machine, --flops or --bandwidth: else a strategy file's own model
   MemoryCliOptions memory;
 };
 
@@ -220,7 +222,8 @@ void print_techniques(std::ostream& out, const Graph& graph,
 // --boundary K: the file's pipeline with stage K's start moved (cli/explain_boundary.h).
 int run_explain_boundary(const ExplainCliOptions& o) {
   if (o.strategy.empty()) throw UsageError("--boundary: explains a pipeline strategy file's boundary (add --strategy FILE)");
-  const StrategyDocument file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");
+  const FileAndModel read = read_file_and_model(o.strategy, o.model, o.model_given, std::cerr);
+  const StrategyDocument& file = read.file;
   if (!file.training || file.training->stages < 2)
     throw UsageError("--boundary: " + o.strategy + " has no pipeline stages (a boundary is where a stage begins)");
   if (micro_batches_auto(o.memory)) throw UsageError("--micro-batches auto: explain weighs one strategy (the file's count)");
@@ -231,12 +234,13 @@ int run_explain_boundary(const ExplainCliOptions& o) {
   question.devices = o.devices ? o.devices : file.devices.value_or(0);
   question.boundary = o.boundary;
   question.training = memory_options(o.memory, file);
-  question.model = o.model;
+  question.model = read.model;
   question.json = o.json;
   return explain_boundary(question);
 }
 
-int run_explain(const ExplainCliOptions& o) {
+int run_explain(const ExplainCliOptions& given) {
+  ExplainCliOptions o = given;
   if ((o.boundary != 0) + !o.layer.empty() + o.all != 1)
     throw UsageError("explain: give exactly one of --layer NAME, --all or --boundary K");
   if (o.boundary != 0) return run_explain_boundary(o);
@@ -244,7 +248,9 @@ int run_explain(const ExplainCliOptions& o) {
   std::optional<StrategyDocument> file;
   int64_t devices = o.devices;
   if (!o.strategy.empty()) {
-    file = read_strategy_file(o.strategy, o.model.cost_model == "calibrated");  // a searched plan: priced on its axes
+    FileAndModel read = read_file_and_model(o.strategy, given.model, given.model_given, std::cerr);
+    file = std::move(read.file);
+    o.model = read.model;  // the file's own unless the command line names one
     refuse_pipeline_strategy(*file, o.strategy, "explain");
     if (devices == 0 && file->devices) devices = *file->devices;
     if (devices == 0) throw InputError(o.strategy + ": field 'devices': missing; pass --devices");
@@ -347,6 +353,7 @@ CommandRunner register_explain(CLI::App& app) {
   cmd->get_option("--layer")->excludes(cmd->get_option("--all"));
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    o->model_given = model_options_given(*cmd);
     return run_explain(*o);
   };
 }

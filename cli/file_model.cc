@@ -54,4 +54,12 @@ CostModelOptions file_model_options(const CostModelOptions& given, bool any_give
   return options;
 }
 
+FileAndModel read_file_and_model(const std::string& path, const CostModelOptions& given, bool any_given,
+                                 std::ostream& note) {
+  FileAndModel read{read_strategy_file(path, given.cost_model == "calibrated"), given};
+  read.model = file_model_options(given, any_given, read.file, path, note);
+  if (read.model.cost_model == "calibrated" && given.cost_model != "calibrated") read.file = read_strategy_file(path, true);
+  return read;
+}
+
 }  // namespace pase

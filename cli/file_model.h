@@ -19,6 +19,17 @@ namespace pase {
 [[nodiscard]] CostModelOptions file_model_options(const CostModelOptions& given, bool any_given,
                                                   const StrategyDocument& file, const std::string& path, std::ostream& note);
 
+/// A strategy file and the cost-model options to price it with.
+struct FileAndModel {
+  StrategyDocument file;
+  CostModelOptions model;
+};
+
+/// read_strategy_file(path) and file_model_options on it: the file read with
+/// its plan where the calibrated model prices it (its layouts over links).
+[[nodiscard]] FileAndModel read_file_and_model(const std::string& path, const CostModelOptions& given, bool any_given,
+                                               std::ostream& note);
+
 /// Whether the command `command` was given --cost-model, --machine, --flops or --bandwidth.
 [[nodiscard]] bool model_options_given(const CLI::App& command);
 

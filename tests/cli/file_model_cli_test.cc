@@ -64,3 +64,21 @@ TEST_CASE("evaluate says in one line when what prices the file is not what it re
                             "prices it with the pase model at 10 TFLOP/s and 16 GB/s (the file's machine is not "
                             "built in: give --machine FILE)\n") == 0);
 }
+
+TEST_CASE("explain prices a strategy file with the file's own cost model, and says when told otherwise") {
+  const std::string calibrated = solved("file_model_explain.json", "--machine dgx-a100 --dtype bf16");
+  const json recorded = json::parse(pase::read_text_file(calibrated));
+  const pase::test::CommandResult own =
+      pase::test::run_pase("explain " + small_gpt() + " --strategy " + calibrated + " --layer lm_head --json");
+  REQUIRE(own.status == 0);
+  CHECK(own.error.empty());
+  const json explained = json::parse(own.output);
+  CHECK(explained["cost_model"] == "calibrated");
+  CHECK(explained["total_cost"].get<double>() == recorded["total_cost"].get<double>());
+  const pase::test::CommandResult other =
+      pase::test::run_pase("explain " + small_gpt() + " --strategy " + calibrated + " --layer lm_head --flops 20");
+  REQUIRE(other.status == 0);
+  CHECK(other.error == "note: " + calibrated + " was priced with the calibrated model on dgx-a100; this run prices "
+                       "it with the pase model at 20 TFLOP/s and 16 GB/s\n");
+  CHECK(other.output.find("cost model pase") != std::string::npos);
+}
