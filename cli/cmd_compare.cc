@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "base/duration_text.h"
+#include "cli/layer_table.h"
 #include "cli/text_output.h"
 #include "base/byte_size.h"
 #include "cli/exit_status.h"
@@ -325,20 +327,27 @@ void compare_on_meshes(Comparison& c, const GraphFileV1& file, const std::string
     if (row.devices == p) row.speedup = row.cost > 0 && data_parallel > 0 ? data_parallel / row.cost : 1.0;
 }
 
+std::string pad_cell(const std::string& text, size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
 void print_comparison(const Comparison& c, const Graph& graph, const std::string& model_name, bool placed,
                       bool placed_search) {
   std::cout << graph.name << ": predicted cost per strategy, cost model " << model_name << " (" << c.unit << "), "
             << c.machine.flops_tflops << " TFLOP/s, " << c.machine.bandwidth_gbps << " GB/s\n";
   int width = 14;  // the strategy column: the longest name
   for (const CompareRow& row : c.rows) width = std::max(width, static_cast<int>(row.strategy.size()));
+  // Costs in units; with the pase model also as time on the modelled machine.
+  const bool timed = c.unit == "flop" && c.machine.flops_tflops > 0;
+  auto step = [&](double cost) { return timed ? "  " + pad_cell(format_duration(cost / (c.machine.flops_tflops * 1e12)), 9) : ""; };
   char line[1024];
-  std::snprintf(line, sizeof line, "%6s  %-*s  %20s  %9s  %10s  %10s  %s\n", "p", width, "strategy", "cost", "speed-up",
-                "search s", "memory GiB", "note");
+  std::snprintf(line, sizeof line, "%6s  %-*s  %11s%s  %9s  %9s  %10s  %s\n", "p", width, "strategy",
+                c.unit == "seconds" ? "step" : "cost", timed ? "       step" : "", "speed-up", "search", "memory GiB", "note");
   std::cout << line;
   for (const CompareRow& row : c.rows) {
-    std::string seconds = row.seconds < 0 ? "-" : format_number("%.3g", row.seconds);
-    std::snprintf(line, sizeof line, "%6lld  %-*s  %20s  %8.2fx  %10s  %10s  %s\n", static_cast<long long>(row.devices),
-                  width, row.strategy.c_str(), format_number(row.cost < 1e17 && c.unit == "flop" ? "%.0f" : "%.9g", row.cost).c_str(),
+    std::string seconds = row.seconds < 0 ? "-" : format_duration(row.seconds);
+    std::snprintf(line, sizeof line, "%6lld  %-*s  %11s%s  %8.2fx  %9s  %10s  %s\n", static_cast<long long>(row.devices),
+                  width, row.strategy.c_str(), format_cost_text(row.cost, c.unit).c_str(), step(row.cost).c_str(),
                   row.speedup, seconds.c_str(), format_gib(row.memory).c_str(),
                   (row.mesh.empty() ? row.note : "on " + row.mesh + (row.note.empty() ? "" : "; " + row.note)).c_str());
     std::cout << line;

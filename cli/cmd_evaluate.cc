@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/file_model.h"
+#include "cli/layer_table.h"
 #include "cli/text_output.h"
 #include "base/byte_size.h"
 #include "cli/graph_input.h"
@@ -46,6 +47,7 @@ struct EvaluateCliOptions {
   PipelineCliOptions pipeline;  // --baseline: in pipeline stages of equal blocks
   std::string out;
   bool json = false;
+  bool all_layers = false;  // every row of the table, no block folded
 };
 
 // --baseline fsdp is data parallelism with every layer's state sharded:
@@ -69,38 +71,16 @@ TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training
 }
 
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                 double total, const std::string& label, const TrainingSetup& setup) {
-  std::vector<LayerReport> reports = layer_reports(graph, tables, choice);
-  const std::vector<std::string> techniques = techniques_column(graph, setup);
-  double layer_total = 0;
-  size_t name_width = 5, dims_width = 4, config_width = 6;
-  for (const LayerReport& r : reports) {
-    layer_total += r.cost;
-    name_width = std::max(name_width, r.name.size());
-    dims_width = std::max(dims_width, r.dims.size());
-    config_width = std::max(config_width, format_config(r.config.data(), static_cast<int>(r.config.size())).size());
-  }
+                 double total, const std::string& label, const TrainingSetup& setup, bool all_layers) {
   out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
       << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit
       << "), strategy " << label << "\n";
-  char line[1024];
-  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s", int(name_width), "layer", "op",
-                int(dims_width), "dims", int(config_width), "config", "devices", "cost", "share");
-  out << line << (techniques.empty() ? "" : techniques[0]) << "\n";
-  size_t fewer = 0;
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const LayerReport& r = reports[i];
-    double share = total > 0 ? 100.0 * r.cost / total : 0.0;
-    fewer += r.devices_used < tables.machine.devices;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%", int(name_width),
-                  r.name.c_str(), r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width),
-                  format_config(r.config.data(), static_cast<int>(r.config.size())).c_str(),
-                  devices_cell(r.devices_used, tables.machine.devices).c_str(), format_number("%.6g", r.cost).c_str(), share);
-    out << line << (techniques.empty() ? "" : techniques[i + 1]) << "\n";
-  }
-  out << "total cost " << format_total(total, tables.unit) << " " << tables.unit << " (layers " << format_number("%.6g", layer_total)
-      << ", redistribution " << format_number("%.6g", total - layer_total) << ")\n";
-  out << fewer_devices_note(fewer, reports.size(), tables.machine.devices);
+  out << layer_table({&graph, &tables, &choice, total, &setup, all_layers});
+  double layer_total = 0;
+  for (const LayerReport& r : layer_reports(graph, tables, choice)) layer_total += r.cost;
+  out << total_words(tables, total, layer_total) << "\n";
+  const std::string throughput = throughput_words(graph, tables, setup, total);
+  if (!throughput.empty()) out << "language model: " << throughput << "\n";
 }
 
 // The strategy file of --strategy, the cost model to price it with (its own
@@ -236,7 +216,7 @@ int run_evaluate(const EvaluateCliOptions& given) {
   }
   if (o.json) return 0;
   const std::string label = file ? o.strategy : o.baseline + (out.note.empty() ? "" : " (" + out.note + ")");
-  print_table(std::cout, graph, out.tables, choice, total, label, solved.setup);
+  print_table(std::cout, graph, out.tables, choice, total, label, solved.setup, o.all_layers);
   std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
             << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
             << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer)
@@ -280,6 +260,7 @@ CommandRunner register_evaluate(CLI::App& app) {
                   "with tp inside a node, the cheapest kept; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4");
   cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
+  cmd->add_flag("--all-layers", o->all_layers, "Print every layer's row (by default a repeated block's identical copies fold into one line)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     o->model_given = model_options_given(*cmd);

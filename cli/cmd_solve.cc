@@ -21,6 +21,7 @@
 #include "cli/pipeline_solve.h"
 #include "cli/process_memory.h"
 #include "cli/progress_line.h"
+#include "cli/layer_table.h"
 #include "cli/text_output.h"
 #include "cli/training_solve.h"
 #include "graphs/rebatch.h"
@@ -41,6 +42,7 @@ struct SolveCliOptions {
   MemoryCliOptions memory;
   std::string out;
   bool json = false;
+  bool all_layers = false;  // every row of the table, no block folded
   bool stats = false;
   bool plan_only = false;
   std::string order = "mindegree";
@@ -61,12 +63,6 @@ struct SolveCliOptions {
   std::string lenient;  // empty: off; "true" (the bare flag) or "force"
 };
 
-std::string format_config(const std::vector<int32_t>& config) {
-  std::string text = "(";
-  for (size_t i = 0; i < config.size(); ++i) text += (i ? "," : "") + std::to_string(config[i]);
-  return text + ")";
-}
-
 std::string format_cost(double cost) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.6g", cost);
@@ -84,49 +80,17 @@ void print_memory(std::ostream& out, const Graph& graph, const MemoryReport& mem
   out << "\n";
 }
 
-std::string pad_left(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
-
 void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution,
-                 const TrainingSetup& setup) {
-  std::vector<LayerReport> reports = layer_reports(graph, tables, solution.choice);
-  const std::vector<std::string> techniques = techniques_column(graph, setup);
-  double layer_total = 0;
-  for (const LayerReport& r : reports) layer_total += r.cost;
-  size_t name_width = 5, dims_width = 4, config_width = 6;
-  for (const LayerReport& r : reports) {
-    name_width = std::max(name_width, r.name.size());
-    dims_width = std::max(dims_width, r.dims.size());
-    config_width = std::max(config_width, format_config(r.config).size());
-  }
-  char line[1024];
+                 const TrainingSetup& setup, bool all_layers) {
   out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
       << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit << ")\n";
-  // The pase model's FLOP (communication counted as the FLOP a word costs)
-  // read as time on the modelled machine: cost / rate.
-  const bool in_flop = tables.unit == "flop" && tables.machine.flops_tflops > 0;
-  auto as_time = [&](double cost) { return in_flop ? format_duration(cost / (tables.machine.flops_tflops * 1e12)) : ""; };
-  std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %6s%s", int(name_width), "layer", "op", int(dims_width),
-                "dims", int(config_width), "config", "devices", "cost", "share", in_flop ? "       time" : "");
-  out << line << (techniques.empty() ? "" : techniques[0]) << "\n";
-  size_t fewer = 0;
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const LayerReport& r = reports[i];
-    double share = solution.cost > 0 ? 100.0 * r.cost / solution.cost : 0.0;
-    fewer += r.devices_used < tables.machine.devices;
-    std::snprintf(line, sizeof line, "%-*s  %-12s  %-*s  %-*s  %7s  %12s  %5.1f%%%s%s", int(name_width), r.name.c_str(),
-                  r.op.c_str(), int(dims_width), r.dims.c_str(), int(config_width), format_config(r.config).c_str(),
-                  devices_cell(r.devices_used, tables.machine.devices).c_str(), format_cost(r.cost).c_str(), share,
-                  in_flop ? "  " : "", in_flop ? pad_left(as_time(r.cost), 9).c_str() : "");
-    out << line << (techniques.empty() ? "" : techniques[i + 1]) << "\n";
-  }
-  double edges = solution.cost - layer_total;
-  out << "total cost " << format_total(solution.cost, tables.unit) << " " << tables.unit;
-  if (in_flop) out << ", " << as_time(solution.cost) << " a step at " << tables.machine.flops_tflops << " TFLOP/s";
-  out << " (layers " << format_cost(layer_total) << ", redistribution " << format_cost(edges) << "), solved in "
-      << format_cost(solution.stats.seconds) << " s\n";
-  out << fewer_devices_note(fewer, reports.size(), tables.machine.devices);
+  out << layer_table({&graph, &tables, &solution.choice, solution.cost, &setup, all_layers});
+  double layer_total = 0;
+  for (const LayerReport& r : layer_reports(graph, tables, solution.choice)) layer_total += r.cost;
+  out << total_words(tables, solution.cost, layer_total) << ", solved in " << format_duration(solution.stats.seconds)
+      << "\n";
+  const std::string throughput = throughput_words(graph, tables, setup, solution.cost);
+  if (!throughput.empty()) out << "language model: " << throughput << "\n";
 }
 
 // What folding reused, in one line.
@@ -190,8 +154,9 @@ std::string placement_words(const PlanResult& placed, const std::string& unit) {
 }
 
 void print_plan_summary(std::ostream& out, const PlanResult& placed, const std::string& unit) {
-  out << "plan on mesh " << mesh_shape_words(placed.plan.mesh) << ": redistribution realized " << format_cost(placed.realized_edge_cost)
-      << " (model " << format_cost(placed.model_edge_cost) << "), realized total cost "
+  out << "plan on mesh " << mesh_shape_words(placed.plan.mesh) << ": redistribution realized "
+      << format_cost_text(placed.realized_edge_cost, unit) << " (model " << format_cost_text(placed.model_edge_cost, unit)
+      << "), realized total cost "
       << format_total(placed.plan.realized_total_cost, unit) << " " << unit << ", axis assignment "
       << placement_words(placed, unit) << "\n";
   out << weight_reshard_lines(placed, unit);
@@ -440,7 +405,7 @@ int run_solve(const SolveCliOptions& o) {
     if (!o.out.empty()) write_text_file(o.out, text);
   }
   if (!o.json) {
-    print_table(std::cout, graph, out.tables, out.solution, memory.options);
+    print_table(std::cout, graph, out.tables, out.solution, memory.options, o.all_layers);
     print_memory(std::cout, graph, memory, out.tables.unit);
     std::cout << "strategy: "
               << plan_summary(graph, out.tables, out.solution.choice, memory.options,
@@ -478,6 +443,7 @@ CommandRunner register_solve(CLI::App& app) {
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
+  cmd->add_flag("--all-layers", o->all_layers, "Print every layer's row (by default a repeated block's identical copies fold into one line)");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");
   cmd->add_option("--order", o->order, "Vertex order: mindegree (default: GenerateSeq, ties to the smaller table), generateseq, minfill or bfs");

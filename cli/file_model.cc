@@ -35,6 +35,7 @@ CostModelOptions file_model_options(const CostModelOptions& given, bool any_give
   const std::string recorded = model_words(file.cost_model, file.machine_profile, file.flops_tflops.value_or(0),
                                            file.bandwidth_gbps.value_or(0));
   CostModelOptions options = given;
+  if (file.cost_model.empty()) return options;  // a file written by hand records none: nothing to adopt or compare
   if (!any_given) {
     if (file.cost_model == "pase" && file.flops_tflops && file.bandwidth_gbps) {
       options.flops = *file.flops_tflops;

@@ -14,6 +14,7 @@
 #include "base/text_file.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/layer_table.h"
 #include "cli/text_output.h"
 #include "graphs/rebatch.h"
 #include "stages/device_splits.h"
@@ -129,8 +130,8 @@ void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSch
     const std::string range = std::to_string(s.first_device) + "-" + std::to_string(s.first_device + s.devices - 1);
     std::snprintf(line, sizeof line, "%5zu  %-*s  %11s  %9lld  %12s  %12s  %12s  %6s GiB\n", k, int(width),
                   layer_range(best.graph, s).c_str(), range.c_str(), static_cast<long long>(s.in_flight),
-                  format_seconds(s.value.t).c_str(), format_seconds(s.send_time).c_str(),
-                  format_seconds(s.value.w).c_str(), format_gib(s.bytes.total()).c_str());
+                  format_cost_text(s.value.t, unit).c_str(), format_cost_text(s.send_time, unit).c_str(),
+                  format_cost_text(s.value.w, unit).c_str(), format_gib(s.bytes.total()).c_str());
     out << line;
   }
   out << "step time " << format_total(o.step, unit) << " " << unit

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/duration_text.h"
+#include "cli/layer_table.h"
 #include "test_support.h"
 #include "base/text_file.h"
 
@@ -28,9 +30,11 @@ double speedup8(const std::string& strategy) { return alexnet8("data-parallel") 
 
 // The table's row up to its speed-up, as `pase compare` prints it.
 std::string table_row(const std::string& strategy) {
+  // Cost in units and as time at 10 TFLOP/s; the exact FLOP are in the CSV.
+  const double flop = alexnet8(strategy);
   char line[160];
-  std::snprintf(line, sizeof line, "%6d  %-14s  %20s  %8.2fx", 8, strategy.c_str(),
-                pase::test::flop_text(alexnet8(strategy)).c_str(), speedup8(strategy));
+  std::snprintf(line, sizeof line, "%6d  %-14s  %11s  %9s  %8.2fx", 8, strategy.c_str(), pase::format_flop(flop).c_str(),
+                pase::format_duration(flop / 10e12).c_str(), speedup8(strategy));
   return line;
 }
 
@@ -57,7 +61,7 @@ TEST_CASE("pase compare: alexnet") {
   SUBCASE("the table") {
     CHECK(result.output.find("alexnet: predicted cost per strategy, cost model pase (flop)") == 0);
     CHECK(result.output.find(table_row("pase")) != std::string::npos);
-    CHECK(result.output.find(table_row("data-parallel") + "           -") != std::string::npos);
+    CHECK(result.output.find(table_row("data-parallel") + "          -") != std::string::npos);
     CHECK(result.output.find("note: megatron skipped: not transformer-like (no einsum with a head letter 'h')\n") !=
           std::string::npos);
   }

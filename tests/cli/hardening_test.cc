@@ -182,7 +182,7 @@ TEST_CASE("pase solve: one node listing a tensor 10,000 times solves in linear t
   CHECK(seconds < 5);  // about 0.3 s in Release; generous for the sanitizer build
   // Both split the same way, so no edge moves anything: the cost is the two layers'.
   std::string one = test::run_pase("solve \"" + path + "\" --devices 64 --no-plan").output;
-  CHECK(one.find("redistribution 0)") != std::string::npos);
+  CHECK(one.find("redistribution 0 FLOP)") != std::string::npos);
 }
 
 #ifdef PASE_HAVE_ONNX

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text_file.h"
 #include "plans/plan_check.h"
 #include "plan_fixture.h"
 #include "test_support.h"
@@ -269,8 +270,12 @@ TEST_CASE("pase plan-check: contractions with an empty letter group compute thei
       test::run_pase("solve \"" + graph + "\" --devices 8 --mesh 2x4 --bandwidth 1000 -o \"" + plan + "\"");
   REQUIRE(solved.status == 0);
   // r = 80: combine Bpp 4 · (3 · 512 · 8 + AR(mk = 8, cn = 8) = 14r) = 53632; score 3 · 4 · 512 + AR(4, 8) = 6704.
-  CHECK(solved.output.find("combine  contraction   tde   (1,8,1)        8         53632") != std::string::npos);
-  CHECK(solved.output.find("score    contraction   td    (1,8)          8          6704") != std::string::npos);
+  const json layers = json::parse(pase::read_text_file(plan))["layers"];
+  CHECK(layers[0]["config"] == json::parse("[1, 8, 1]"));
+  CHECK(layers[0]["cost"] == 53632);
+  CHECK(layers[1]["config"] == json::parse("[1, 8]"));
+  CHECK(layers[1]["cost"] == 6704);
+  CHECK(solved.output.find("combine  contraction  d8            8  53.6 kFLOP") != std::string::npos);  // e, d: d split
   test::CommandResult checked = test::run_pase("plan-check \"" + plan + "\"");
   CHECK(checked.status == 0);
   CHECK(checked.output ==
