@@ -312,6 +312,9 @@ BatchSetup make_setup(const BatchCliOptions& o) {
   setup.request.memory = memory_options(o.memory);
   setup.request.min_row = search_min_row(o.model);
   setup.request.cap = memory_cap(o.memory, *setup.models.front());
+  if (o.memory.time_limit < 1e9)
+    throw UsageError("--time-limit: not with batch, whose solves each take --timeout SECONDS (a limit for the whole "
+                     "batch would leave its last graphs no time)");
   setup.request.cap_search = cap_options(o.memory);
   setup.request.place = false;
   setup.request.exact = o.exact;

@@ -274,8 +274,11 @@ SolverReport solver_report(const SolveCliOptions& o, const Graph& graph, const S
   return report;
 }
 
-// The strategy's memory and, under a cap, its bound and gap.
-MemoryReport memory_report(const TrainingSolve& solved) {
+// The strategy's memory and, under a cap, its bound and gap: over every
+// count searched (a count left out is bounded by its own bound), not only
+// the best count's.
+MemoryReport memory_report(const TrainingSearch& search) {
+  const TrainingSolve& solved = *search.best;
   const SolveOutcome& out = solved.outcome;
   MemoryReport report;
   report.options = solved.setup;
@@ -284,11 +287,22 @@ MemoryReport memory_report(const TrainingSolve& solved) {
   if (out.capped) {
     report.cap = out.capped->cap;
     if (out.capped->feasible) {
-      report.lower_bound = out.capped->lower_bound;
-      report.gap = out.capped->gap;
+      const double bound = std::fmin(out.capped->lower_bound, search.least_bound);  // fmin: NaN is no bound
+      report.lower_bound = std::min(bound, out.solution.cost);
+      report.gap = relative_gap(out.solution.cost, *report.lower_bound);
     }
   }
   return report;
+}
+
+// Said when the capped search stopped at its time: what it answers and proves.
+void note_out_of_time(const TrainingSearch& search, const MemoryReport& memory) {
+  const std::optional<CappedSolution>& capped = search.best->outcome.capped;
+  if (!(capped && capped->timed_out) && search.out_of_time() == 0) return;
+  std::cerr << "note: the search stopped at its time limit (--cap-seconds, --time-limit): the answer is the best "
+               "strategy found that fits"
+            << (memory.gap ? ", at most " + format_cost(100 * *memory.gap) + "% above the optimum" : std::string())
+            << "\n";
 }
 
 // What --uniform-blocks restricted and what it cost: "uniform blocks: 31
@@ -365,8 +379,8 @@ int run_solve(const SolveCliOptions& o) {
   const std::vector<int64_t> counts =
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
   if (o.pipeline.requested()) return run_pipeline(o, file, counts, request);
-  ProgressLine progress;
-  if (progress.active() && !request.cap && !o.plan_only && counts.size() == 1)
+  ProgressLine progress;  // on a terminal: every DP run of every candidate, and the clock
+  if (progress.active() && !o.plan_only)
     request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
   std::optional<MeshChoice> meshes;
   if (o.mesh == "search") {
@@ -389,7 +403,8 @@ int run_solve(const SolveCliOptions& o) {
   }
   const auto reporting = Clock::now();
   const SolverReport report = solver_report(o, graph, out);
-  const MemoryReport memory = memory_report(solved);
+  const MemoryReport memory = memory_report(search);
+  note_out_of_time(search, memory);
   if (out.capped && !out.capped->feasible) {
     // The least-memory strategy shows what comes closest; the command still fails.
     if (!o.out.empty())

@@ -1,5 +1,6 @@
 #include "cli/memory_options.h"
 
+#include <chrono>
 #include <cmath>
 
 #include <algorithm>
@@ -40,7 +41,12 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
                         "Under a cap: DP steps for the branch and bound that closes the gap (default 2e9, about 2 s; "
                         "the same input always gives the same answer)");
     command->add_option("--cap-seconds", options.search_seconds,
-                        "Under a cap: also stop the branch and bound after this many seconds (default: no time limit)");
+                        "Under a cap: stop each capped search after this many seconds of wall-clock time (checked "
+                        "between DP runs) with the best strategy found that fits and its proven gap (default: no limit)");
+    command->add_option("--time-limit", options.time_limit,
+                        "Wall-clock seconds for the whole search: capped searches stop as --cap-seconds does, and the "
+                        "micro-batch, mesh and pipeline candidates not started by then are left out, their bounds "
+                        "kept in the gap (default: none)");
   }
 }
 
@@ -145,10 +151,15 @@ CapOptions cap_options(const MemoryCliOptions& options) {
   if (!(options.search_seconds >= 0))
     throw UsageError("--cap-seconds: expected a number of seconds of at least 0, got " +
                            std::to_string(options.search_seconds));
+  if (!(options.time_limit >= 0))
+    throw UsageError("--time-limit: expected a number of seconds of at least 0, got " + std::to_string(options.time_limit));
   CapOptions cap;
   const bool techniques_auto = options.zero == "auto" || options.recompute == "auto";
   cap.target_gap = given ? options.gap_target : techniques_auto ? kTechniquesGap : 0.0;
   cap.max_seconds = options.search_seconds;
+  if (options.time_limit < 1e9)  // from now: the command has only parsed its options
+    cap.deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.time_limit));
   cap.max_search_work = options.search_work;
   return cap;
 }

@@ -35,6 +35,7 @@ struct MemoryCliOptions {
   /// --cap-gap; NaN: not given (0, or kTechniquesGap under --zero auto or --recompute auto)
   double gap_target = std::nan("");
   double search_seconds = CapOptions{}.max_seconds;  ///< --cap-seconds
+  double time_limit = 1e18;                          ///< --time-limit: seconds from the command's start
   uint64_t search_work = CapOptions{}.max_search_work;  ///< --cap-work
 };
 

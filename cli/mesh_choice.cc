@@ -1,5 +1,6 @@
 #include "cli/mesh_choice.h"
 
+#include <chrono>
 #include <exception>
 #include <limits>
 #include <utility>
@@ -7,6 +8,7 @@
 #include "base/byte_size.h"
 #include "base/error.h"
 #include "cli/exit_status.h"
+#include "cli/progress_line.h"
 #include "cli/text_output.h"
 #include "plans/mesh.h"
 #include "plans/mesh_pricing.h"
@@ -22,6 +24,13 @@ MeshChoice choose_mesh(const GraphFileV1& file, const std::string& path, const s
     MeshTrial trial;
     trial.mesh = mesh;
     request.mesh = mesh;
+    if (choice.search.best && std::chrono::steady_clock::now() >= request.cap_search.deadline) {
+      trial.out_of_time = true;
+      choice.trials.push_back(std::move(trial));
+      continue;
+    }
+    set_progress_stage("mesh " + mesh_shape_words(mesh) + " (" + std::to_string(choice.trials.size() + 1) + " of " +
+                       std::to_string(meshes.size()) + ")");
     try {
       const bool have_best = choice.search.best && choice.trials[choice.chosen].solved;
       const double incumbent =
@@ -65,7 +74,9 @@ std::string mesh_choice_words(const MeshChoice& choice, const std::string& unit)
   for (size_t i = 0; i < choice.trials.size(); ++i) {
     const MeshTrial& trial = choice.trials[i];
     text += "mesh search: " + mesh_shape_words(trial.mesh) + " ";
-    if (trial.bounded_out)
+    if (trial.out_of_time)
+      text += "not searched: the time limit had passed (the answer is the best of the meshes searched)";
+    else if (trial.bounded_out)
       text += "bounded out: nothing on it costs less than " + format_total(trial.bound, unit) + " " + unit +
               ", no better than a mesh before it";
     else if (trial.solved)

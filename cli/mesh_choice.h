@@ -24,6 +24,9 @@ struct MeshTrial {
   /// (`bound`) already reached a cost found on an earlier mesh.
   bool bounded_out = false;
   double bound = 0;
+  /// Not searched: the time limit had passed with an answer on an earlier
+  /// mesh (nothing bounds this one: the answer is the best of those searched).
+  bool out_of_time = false;
 };
 
 struct MeshChoice {

@@ -15,6 +15,7 @@
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/layer_table.h"
+#include "cli/progress_line.h"
 #include "cli/text_output.h"
 #include "graphs/rebatch.h"
 #include "stages/device_splits.h"
@@ -94,6 +95,7 @@ struct PipelineBest {
 
 struct SearchCounts {
   size_t tried = 0, fitted = 0, stage_solves = 0, ranges = 0, bounded_out = 0;
+  size_t out_of_time = 0;  ///< candidates left at the time limit, their bounds kept
   /// No pipeline of the counts tried steps faster: the least of the solved
   /// ones' bounds and of the bounds that ruled the others out.
   double lower_bound = std::numeric_limits<double>::infinity();
@@ -225,8 +227,18 @@ class PipelineCandidates {
         searched_.bounded_out += heap.size();
         break;
       }
-      if (std::isfinite(c.bound) && !c.tightened && searching_ && !input_.given) {
+      // Past the time limit: with an answer, the ones left are bounded by their
+      // bounds; without one, the least-bound one is solved untightened.
+      const bool late = std::chrono::steady_clock::now() >= input_.request.cap_search.deadline;
+      if (late && best_) {
+        for (size_t left : heap) searched_.lower_bound = std::min(searched_.lower_bound, candidates_[left].bound);
+        searched_.out_of_time += heap.size();
+        break;
+      }
+      if (std::isfinite(c.bound) && !c.tightened && searching_ && !input_.given && !late) {
         c.tightened = true;
+        set_progress_stage("bounding " + std::to_string(c.stages) + " stages, " + std::to_string(c.setup.micro_batches) +
+                           " micro-batches");
         try {
           c.bound = std::max(c.bound, pipeline_block_bound(graphs_[c.graph], request_for(c)));
         } catch (const LimitError&) {  // its DP past the limits: the bound without it stands
@@ -235,6 +247,8 @@ class PipelineCandidates {
         continue;
       }
       heap.pop_back();
+      set_progress_stage("pipeline of " + std::to_string(c.stages) + " stages, " + std::to_string(c.setup.micro_batches) +
+                         " micro-batches (" + std::to_string(++started_) + " of " + std::to_string(candidates_.size()) + ")");
       if (std::isfinite(c.bound)) solve(c);
       else ++searched_.tried;  // not even the layers' least bytes fit the cap
     }
@@ -326,6 +340,7 @@ class PipelineCandidates {
 
   const PipelineSolveInput& input_;
   const PipelineSchedule& schedule_;
+  size_t started_ = 0;  // candidates solved so far, for the progress line
   const bool searching_;
   SearchCounts& searched_;
   std::vector<Graph> graphs_;
@@ -408,6 +423,7 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   if (!std::isnan(best->outcome.lower_bound)) best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
   answer.tried = searched.tried, answer.fitted = searched.fitted, answer.bounded_out = searched.bounded_out;
   answer.refused = searched.refused;
+  answer.out_of_time = searched.out_of_time;
   answer.stage_solves = searched.stage_solves, answer.ranges = searched.ranges;
   for (const PipelineStage& stage : best->outcome.stages) answer.stage_devices.push_back(stage.devices);
   answer.outcome = std::move(best->outcome);
@@ -418,7 +434,14 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
 }
 
 int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
-  PipelineAnswer answer = best_pipeline(o, input);
+  PipelineAnswer answer;
+  {
+    ProgressLine progress;  // on a terminal, cleared before anything is printed
+    PipelineSolveInput watched = input;
+    if (progress.active())
+      watched.request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
+    answer = best_pipeline(o, watched);
+  }
   const PipelineSchedule& schedule = answer.schedule;
   const std::vector<int64_t>& stage_devices = answer.stage_devices;
   const std::vector<int>& counts = answer.stage_counts;
@@ -429,6 +452,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
   SearchCounts searched;
   searched.tried = answer.tried, searched.fitted = answer.fitted, searched.bounded_out = answer.bounded_out;
   searched.stage_solves = answer.stage_solves, searched.ranges = answer.ranges;
+  searched.out_of_time = answer.out_of_time;
   searched.lower_bound = best->outcome.lower_bound;
   const std::string unit = best->outcome.stages[0].solve->outcome.tables.unit;
   StrategyDocument document = pipeline_document(best->graph, best->outcome, best->setup, best->micro_batch_size,
@@ -458,6 +482,8 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
       << (searched.bounded_out ? ", " + std::to_string(searched.bounded_out) + " bounded out: a bound reached the best step found"
                                : std::string())
       << (answer_refused ? ", " + std::to_string(answer_refused) + " past the DP's limits, their bounds kept" : std::string())
+      << (searched.out_of_time ? ", " + std::to_string(searched.out_of_time) + " not searched: the time limit had passed, their bounds kept"
+                               : std::string())
       << "): " << searched.stage_solves << " distinct stages solved for " << searched.ranges << " stage ranges in "
       << format_seconds(seconds) << " s\n";
   return 0;

@@ -64,6 +64,7 @@ struct PipelineAnswer {
   std::vector<int> stage_counts;  ///< the stage counts tried
   size_t splits = 0;              ///< device splits over every stage count (one each without auto)
   size_t refused = 0;             ///< counts whose search went past the DP's limits (their bounds kept)
+  size_t out_of_time = 0;         ///< counts left at the time limit (their bounds kept)
   size_t tried = 0, fitted = 0, bounded_out = 0, stage_solves = 0, ranges = 0;
   double seconds = 0;
 };

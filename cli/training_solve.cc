@@ -1,12 +1,14 @@
 #include "cli/training_solve.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
 
 #include "base/error.h"
 #include "cli/graph_input.h"
+#include "cli/progress_line.h"
 #include "solve/solve_request.h"
 
 namespace pase {
@@ -104,6 +106,8 @@ std::vector<Candidate> least_cost_bounds(const GraphFileV1& file, const std::str
   std::vector<Candidate> candidates;
   for (int64_t m : counts)
     unless_refused(search, m, first_error, [&] {
+      set_progress_stage("bounding micro-batches " + std::to_string(m) + " (" + std::to_string(candidates.size() + 1) +
+                         " of " + std::to_string(counts.size()) + ")");
       const std::unique_ptr<TrainingSolve> at = setup_at(file, path, m, make_model, request);
       SolveRequest bound = request;
       bound.memory = at->setup;
@@ -112,6 +116,13 @@ std::vector<Candidate> least_cost_bounds(const GraphFileV1& file, const std::str
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.lower_bound < b.lower_bound; });
   return candidates;
+}
+
+// Whether the request's time limit has passed with an answer in hand: then
+// the counts not yet started are left out.
+bool out_of_time(const TrainingSearch& search, const SolveRequest& request) {
+  return search.best && search.best->outcome.solved() &&
+         std::chrono::steady_clock::now() >= request.cap_search.deadline;
 }
 
 // Under a cap: the capped search only where a count's bound could beat the
@@ -125,11 +136,14 @@ void search_under_cap(TrainingSearch& search, const GraphFileV1& file, const std
   for (const Candidate& c : candidates) {
     const double to_beat = search.best && search.best->outcome.solved()
                                ? std::min(incumbent, search.best->outcome.solution.cost) : incumbent;
-    if (c.lower_bound >= to_beat) {
-      search.trials.push_back({c.micro_batches, std::nan(""), "", true});
+    if (c.lower_bound >= to_beat || out_of_time(search, request)) {  // its bound stands for it
+      const bool pruned = c.lower_bound >= to_beat;
+      search.trials.push_back({c.micro_batches, std::nan(""), "", pruned, !pruned});
       search.least_bound = std::fmin(search.least_bound, c.lower_bound);
       continue;
     }
+    set_progress_stage("micro-batches " + std::to_string(c.micro_batches) + " under the cap (" +
+                       std::to_string(search.trials.size() + 1) + " of " + std::to_string(candidates.size()) + ")");
     SolveRequest bounded = request;
     bounded.cap_search.cutoff = to_beat;
     // The best count's root price: at it, a count that cannot win is often bounded out by one DP.
@@ -152,7 +166,15 @@ TrainingSearch solve_training(const GraphFileV1& file, const std::string& path, 
   if (request.cap && request.source == StrategySource::Optimum && !request.plan_only)
     search_under_cap(search, file, path, counts, make_model, request, incumbent, first_error);
   else
-    for (int64_t m : counts) try_count(search, m, file, path, make_model, request, first_error);
+    for (int64_t m : counts) {
+      if (out_of_time(search, request)) {
+        search.trials.push_back({m, std::nan(""), "", false, true});
+        continue;
+      }
+      set_progress_stage("micro-batches " + std::to_string(m) + " (" + std::to_string(search.trials.size() + 1) + " of " +
+                         std::to_string(counts.size()) + ")");
+      try_count(search, m, file, path, make_model, request, first_error);
+    }
   if (!search.best && !search.bounded_out()) std::rethrow_exception(first_error);
   return search;
 }
@@ -161,12 +183,14 @@ std::string micro_batch_search_words(const TrainingSearch& search) {
   size_t priced = 0, pruned = 0;
   for (const MicroBatchTrial& t : search.trials) {
     pruned += t.pruned;
-    priced += t.refused.empty() && !t.pruned;
+    priced += t.refused.empty() && !t.pruned && !t.out_of_time;
   }
+  const size_t late = search.out_of_time();
   const TrainingSolve& best = *search.best;
   return "micro-batches auto: " + std::to_string(priced) + " of " + std::to_string(search.trials.size()) +
          " divisors of the batch solved" +
-         (pruned ? " (" + std::to_string(pruned) + " bounded out: their bounds reached the best cost found)" : "") + ", best " +
+         (pruned ? " (" + std::to_string(pruned) + " bounded out: their bounds reached the best cost found)" : "") +
+         (late ? ", " + std::to_string(late) + " not searched: the time limit had passed" : "") + ", best " +
          std::to_string(best.setup.micro_batches) + " (" + std::to_string(best.micro_batch_size) + " per micro-batch)";
 }
 

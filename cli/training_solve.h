@@ -37,6 +37,9 @@ struct MicroBatchTrial {
   /// (its optimum without the cap, or its capped search's first bound)
   /// already reached the best cost found (at another count, or another mesh).
   bool pruned = false;
+  /// Not searched: the command's time limit (CapOptions::deadline) had
+  /// passed once an answer was found; under a cap its bound is kept.
+  bool out_of_time = false;
 };
 
 struct TrainingSearch {
@@ -51,6 +54,12 @@ struct TrainingSearch {
     for (const MicroBatchTrial& trial : trials)
       if (trial.pruned) return true;
     return false;
+  }
+  /// Counts left unsearched at the time limit (MicroBatchTrial::out_of_time).
+  [[nodiscard]] size_t out_of_time() const {
+    size_t n = 0;
+    for (const MicroBatchTrial& trial : trials) n += trial.out_of_time;
+    return n;
   }
 };
 
@@ -67,7 +76,9 @@ using ModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup&
 /// where a bound is below the best cost found and below `incumbent` (a cost
 /// found elsewhere, e.g. on another mesh: a count that cannot beat it is not
 /// searched, and when none can, `best` is null), and stops where its first
-/// bound reaches that cost.
+/// bound reaches that cost. Once an answer is found, a count not started by
+/// the request's time limit (cap_search.deadline) is left out (its trial
+/// says so; under a cap its bound stays in least_bound).
 [[nodiscard]] TrainingSearch solve_training(const GraphFileV1& file, const std::string& path,
                                             const std::vector<int64_t>& counts, const ModelMaker& make_model,
                                             const SolveRequest& request,

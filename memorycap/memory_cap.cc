@@ -46,8 +46,12 @@ double lagrangian_bound(const PricedPoint& point, uint64_t cap) {
   return point.value - priced_cap - 1e-12 * (std::abs(point.value) + priced_cap);
 }
 
+// At `deadline` (checked between DP runs) the node stops: timed_out, its
+// bound what the runs so far proved; a node that must `answer` (the root)
+// still returns two hull ends, else only the bound holds.
 NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges, double prune_at, int max_runs,
-                     Clock::time_point deadline = Clock::time_point::max(), double first_price = 0.0) {
+                     Clock::time_point deadline = Clock::time_point::max(), double first_price = 0.0,
+                     bool answer = false) {
   NodeBound node;
   if (dp.least_bytes(ranges) > cap) {
     node.empty = true;
@@ -79,11 +83,15 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
       return node;
     }
   }
+  const bool hint_fits = hinted && hinted->memory <= cap;
   if (Clock::now() >= deadline) {
     node.timed_out = true;
+    // The root answers even so: with the strategy that needs least (it fits).
+    if (!answer) return node;
+    node.left = hint_fits ? std::move(*hinted) : dp.least_memory(ranges);
+    node.right = std::move(right);
     return node;
   }
-  const bool hint_fits = hinted && hinted->memory <= cap;
   PricedPoint left = hint_fits ? std::move(*hinted) : dp.least_memory(ranges);
   if (hinted && !hint_fits) {
     node.passed.push_back(std::move(right));
@@ -106,7 +114,8 @@ NodeBound bound_node(MemoryPricedDp& dp, uint64_t cap, const ByteRanges& ranges,
     if (!between || node.bound >= prune_at) break;
     if (Clock::now() >= deadline) {
       node.timed_out = true;
-      return node;
+      if (!answer) return node;
+      break;  // the root: the walk's two ends and what it passed are the answer's candidates
     }
     PricedPoint& replaced = point.memory <= cap ? left : right;
     node.passed.push_back(std::move(replaced));
@@ -135,9 +144,10 @@ class CappedSearch {
       : dp_(dp), objective_(objective), memory_(memory), cap_(cap), options_(options), search_(objective, memory),
         runs_before_(dp.runs()), run_work_(std::max<uint64_t>(1, dp.run_work())), mix_limit_(options.mix_work) {
     const auto start = Clock::now();
-    // The branch and bound's deadline (the root's bound always completes).
+    // The search's end: its own seconds or the caller's deadline, the earlier.
     deadline_ = options.max_seconds >= 1e9 ? Clock::time_point::max()
                 : start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.max_seconds));
+    deadline_ = std::min(deadline_, options.deadline);
     result_.cap = cap;
     result_.least_memory = dp.least_bytes();
   }
@@ -148,8 +158,8 @@ class CappedSearch {
       return finish();
     }
     result_.feasible = true;
-    const NodeBound root = bound_node(dp_, cap_, {}, options_.cutoff, options_.max_dp_runs_per_bound,
-                                      Clock::time_point::max(), options_.first_price);
+    const NodeBound root = bound_node(dp_, cap_, {}, options_.cutoff, options_.max_dp_runs_per_bound, deadline_,
+                                      options_.first_price, /*answer=*/true);
     result_.nodes = 1;
     result_.root_lower_bound = root.bound;
     result_.root_price = root.price;
@@ -167,6 +177,12 @@ class CappedSearch {
       return finish();
     }
     offer_node(root);
+    if (root.timed_out) {  // out of time in the root's walk: its strategies and its bound are the answer
+      result_.timed_out = true;
+      result_.lower_bound = std::min(root.bound, result_.cost);
+      result_.gap = relative_gap(result_.cost, result_.lower_bound);
+      return finish();
+    }
     offer_mix(root);
     branch_and_bound(root);
     result_.gap = relative_gap(result_.cost, result_.lower_bound);
@@ -294,15 +310,18 @@ class CappedSearch {
         open_ = {};
         break;
       }
-      if (result_.nodes >= options_.max_nodes + 1 || spent() >= search_work || Clock::now() >= deadline_ ||
-          good_enough(bound))
+      if (result_.nodes >= options_.max_nodes + 1 || spent() >= search_work || good_enough(bound)) break;
+      if (Clock::now() >= deadline_) {
+        result_.timed_out = true;
         break;
+      }
       Open next = open_.top();
       open_.pop();
       NodeBound node =
           bound_node(dp_, cap_, next.ranges, result_.cost * prune_slack, options_.max_dp_runs_per_bound, deadline_);
       if (node.timed_out) {  // unfinished: it stays open with what it had
         open_.push({std::max(next.bound, node.bound), std::move(next.ranges)});
+        result_.timed_out = true;
         break;
       }
       ++result_.nodes;

@@ -11,6 +11,7 @@
 // bound and the answer still differ, a branch-and-bound over byte ranges of
 // single vertices (each node bounded the same way) closes the gap within a
 // budget: when it runs out of nodes to explore, the answer is proven optimal.
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -33,7 +34,14 @@ struct CapOptions {
   /// A budget in work, not time, so the same input gives the same answer
   /// (2·10^9 steps: about 2 s at 10^9 steps per second).
   uint64_t max_search_work = uint64_t{2} * 1000 * 1000 * 1000;
-  double max_seconds = 1e18;       ///< time for the branch-and-bound (checked between nodes); default none
+  /// Wall-clock seconds for the whole search, the root's walk included
+  /// (checked between DP runs: a run started finishes); default none. At
+  /// its end the search answers with the best strategy found that fits and
+  /// the bound proven so far (CappedSolution::timed_out).
+  double max_seconds = 1e18;
+  /// A wall-clock end set by the caller for more than this search (a
+  /// command's time limit); the search stops at the earlier of the two.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   /// Steps for each of the root's mix DPs (memorycap/cap_mix_dp.h; 0: none); a
   /// branch-and-bound node's take at most half a DP run's each (or up to
   /// 10^7 steps where that is at most two runs').
@@ -68,6 +76,9 @@ struct CappedSolution {
   /// `choice` is then the optimum without the cap where that fits, else the
   /// least-memory strategy, not a searched one.
   bool cut_off = false;
+  /// Stopped at CapOptions::max_seconds or deadline: `choice` is the best
+  /// strategy found that fits, `lower_bound` what was proven by then.
+  bool timed_out = false;
 };
 
 /// Gap of `cost` over `lower_bound`, 0 within kGapTolerance.

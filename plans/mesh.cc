@@ -218,7 +218,31 @@ AxisAssignments layouts_in(LayoutSpace space, const Mesh& mesh, const int32_t* c
                                         : axis_assignments(mesh, config, rank, limit);
 }
 
+namespace {
+
+bool prime(int64_t n) {
+  if (n < 2) return false;
+  for (int64_t f = 2; f * f <= n; ++f)
+    if (n % f == 0) return false;
+  return true;
+}
+
+}  // namespace
+
 bool realizable(const Mesh& mesh, const int32_t* config, int rank) {
+  // On a mesh of prime axes (the default mesh is the devices' prime
+  // factors) a split is a product of distinct axes exactly when the splits'
+  // product divides the devices: the axes are its prime factors, each used
+  // once. The search would find that too, but only after trying every set
+  // of axes when it fails (a split of 3 x 2^5 on ten axes of 2: 637 sets).
+  if (std::all_of(mesh.shape.begin(), mesh.shape.end(), prime)) {
+    int64_t left = mesh.devices();
+    for (int d = 0; d < rank; ++d) {
+      if (left % config[d] != 0) return false;
+      left /= config[d];
+    }
+    return true;
+  }
   return !AssignmentSearch(mesh, config, rank, 1, /*sets_only=*/true).run().list.empty();
 }
 

@@ -41,9 +41,15 @@ TEST_CASE("ProgressLine: its words") {
   progress.work = 1000;
   progress.work_done = 250;
   // A quarter done in 3 s: 9 s to go.
-  CHECK(ProgressLine::text(progress, 3.0) == "solving: 300/1158 tables, 25% of the work, about 9 s left");
+  CHECK(ProgressLine::text("", progress, 1, 3.0) == "solving: 300/1158 tables, 25% of the work, about 9 s left");
   progress.work_done = 0;
-  CHECK(ProgressLine::text(progress, 3.0) == "solving: 300/1158 tables, 0% of the work");
+  CHECK(ProgressLine::text("", progress, 1, 3.0) == "solving: 300/1158 tables, 0% of the work, 3 s so far");
+  // Many DP runs (a capped search, candidates): the run and the clock, no estimate.
+  progress.work_done = 500;
+  CHECK(ProgressLine::text("micro-batches 4 under the cap (2 of 20)", progress, 7, 12.6) ==
+        "solving micro-batches 4 under the cap (2 of 20): DP run 7, 300/1158 tables, 50% of the work, 12 s so far");
+  // Between DP runs (pricing, placement): the stage and the clock.
+  CHECK(ProgressLine::text("mesh dp=8 x tp=8 (1 of 4)", DpProgress{}, 0, 2.0) == "solving mesh dp=8 x tp=8 (1 of 4): 2 s so far");
   CHECK(estimated_solve_seconds(uint64_t{4} * 1000 * 1000 * 1000, 2) == 2.0);
   CHECK(estimated_solve_seconds(1000, 0) == 1e-6);
 }

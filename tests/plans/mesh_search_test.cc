@@ -209,3 +209,34 @@ TEST_CASE("a baseline on a searched mesh: its configurations, the axes that run 
       }
   CHECK(priced >= 8);
 }
+
+// realizable on a mesh of prime axes answers by divisibility (the splits'
+// product divides the devices); here against the assignment search itself,
+// over every configuration of three dimensions of splits up to 12.
+TEST_CASE("realizable: on prime meshes the divisibility test equals the search for an assignment") {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 2, 2}, {3, 2, 2, 2}, {2, 2, 2, 2, 2}, {5, 3, 2}}) {
+    Mesh mesh;
+    mesh.shape = shape;
+    for (size_t i = 0; i < shape.size(); ++i) mesh.axes.push_back("x" + std::to_string(i));
+    size_t realized = 0;
+    for (int32_t a = 1; a <= 12; ++a)
+      for (int32_t b = 1; b <= 12; ++b)
+        for (int32_t c = 1; c <= 12; ++c) {
+          const int32_t config[] = {a, b, c};
+          CAPTURE(a);
+          CAPTURE(b);
+          CAPTURE(c);
+          const bool searched = !axis_assignments(mesh, config, 3, 1).list.empty();
+          CHECK(realizable(mesh, config, 3) == searched);
+          realized += searched;
+        }
+    CHECK(realized > 10);
+  }
+  // A mesh whose axes are not prime still searches: 4 x 2 holds a split of 4 and 2, not 8 and 1 on one axis of 4.
+  Mesh composite;
+  composite.shape = {4, 2};
+  composite.axes = {"a", "b"};
+  const int32_t fits[] = {4, 2}, two_twos[] = {2, 2};
+  CHECK(realizable(composite, fits, 2));
+  CHECK(!realizable(composite, two_twos, 2));  // 8 devices, but no axis of 2 twice
+}
