@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
@@ -166,6 +167,8 @@ int run_evaluate(const EvaluateCliOptions& given) {
     file = std::move(read->file);
   }
   const TrainingSetup training = baseline_setup(o, memory_options(o.memory, file));
+  std::ostringstream differences;  // said once the file is priced (not before an error about it)
+  if (file) note_training_differences(memory_options(MemoryCliOptions{}, file), training, o.strategy, differences);
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
   const std::unique_ptr<CostModel> setup_model = make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
@@ -197,6 +200,7 @@ int run_evaluate(const EvaluateCliOptions& given) {
   const Graph& graph = solved.graph;
   const CostModel* model = solved.model.get();
   const SolveOutcome& out = solved.outcome;
+  std::cerr << differences.str();
   if (file && !file->graph.empty() && file->graph != graph.name)
     std::cerr << "warning: " << o.strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
               << "'\n";

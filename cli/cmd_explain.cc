@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <sstream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -234,6 +235,7 @@ int run_explain_boundary(const ExplainCliOptions& o) {
   question.devices = o.devices ? o.devices : file.devices.value_or(0);
   question.boundary = o.boundary;
   question.training = memory_options(o.memory, file);
+  note_training_differences(memory_options(MemoryCliOptions{}, file), question.training, o.strategy, std::cerr);
   question.model = read.model;
   question.json = o.json;
   return explain_boundary(question);
@@ -258,6 +260,8 @@ int run_explain(const ExplainCliOptions& given) {
     throw UsageError("--devices: required without --strategy");
   }
   const TrainingSetup training = memory_options(o.memory, file);
+  std::ostringstream differences;  // said once the file is priced (not before an error about it)
+  if (file) note_training_differences(memory_options(MemoryCliOptions{}, file), training, o.strategy, differences);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
   if (micro_batches_auto(o.memory))
     throw UsageError("--micro-batches auto: explain weighs one strategy; give a count (or --strategy, whose count it takes)");
@@ -291,6 +295,7 @@ int run_explain(const ExplainCliOptions& given) {
     strategy_words = "a bounded solve's answer (at most " + format_number("%.3g", 100 * out.bounded->gap()) +
                      "% above the optimum)";
   const double total = tables.objective.evaluate(choice);
+  std::cerr << differences.str();
   const size_t top = static_cast<size_t>(o.top);
   std::vector<Explanation> explanations;
   if (o.all) explanations = explain_all(graph, tables, *model, choice, top);

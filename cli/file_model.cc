@@ -63,4 +63,26 @@ FileAndModel read_file_and_model(const std::string& path, const CostModelOptions
   return read;
 }
 
+void note_training_differences(const TrainingSetup& recorded, const TrainingSetup& used, const std::string& path,
+                               std::ostream& note) {
+  std::string was, is;
+  auto differ = [&](bool differs, const std::string& recorded_words, const std::string& used_words) {
+    if (!differs) return;
+    was += (was.empty() ? "" : ", ") + recorded_words;
+    is += (is.empty() ? "" : ", ") + used_words;
+  };
+  auto zero_words = [](int zero) { return zero == kZeroAuto ? std::string("ZeRO per layer") : "ZeRO-" + std::to_string(zero); };
+  differ(recorded.dtype != used.dtype, dtype_name(recorded.dtype), dtype_name(used.dtype));
+  differ(recorded.optimizer != used.optimizer, optimizer_name(recorded.optimizer) + std::string(" optimizer"),
+         optimizer_name(used.optimizer) + std::string(" optimizer"));
+  differ(recorded.micro_batches != used.micro_batches, std::to_string(recorded.micro_batches) + " micro-batches",
+         std::to_string(used.micro_batches) + " micro-batches");
+  differ(recorded.zero != used.zero, zero_words(recorded.zero), zero_words(used.zero));
+  differ(recorded.recompute != used.recompute, "recompute " + std::string(recompute_name(recorded.recompute)),
+         "recompute " + std::string(recompute_name(used.recompute)));
+  differ(recorded.attention != used.attention, attention_name(recorded.attention) + std::string(" attention"),
+         attention_name(used.attention) + std::string(" attention"));
+  if (!was.empty()) note << "note: " << path << " was written for " << was << "; this run prices it with " << is << "\n";
+}
+
 }  // namespace pase

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/model_options.h"
+#include "costmodel/training_setup.h"
 #include "strategy/strategy_document.h"
 
 namespace pase {
@@ -29,6 +30,13 @@ struct FileAndModel {
 /// its plan where the calibrated model prices it (its layouts over links).
 [[nodiscard]] FileAndModel read_file_and_model(const std::string& path, const CostModelOptions& given, bool any_given,
                                                std::ostream& note);
+
+/// One "note:" line to `note` where the training step a file is priced with
+/// (`used`: its dtype, optimizer, micro-batches, ZeRO stage, recomputation,
+/// attention) is not the one it records (`recorded`), naming only what differs:
+/// "note: s.json was written for bf16, 4 micro-batches; this run prices it with fp32, 2 micro-batches".
+void note_training_differences(const TrainingSetup& recorded, const TrainingSetup& used, const std::string& path,
+                               std::ostream& note);
 
 /// Whether the command `command` was given --cost-model, --machine, --flops or --bandwidth.
 [[nodiscard]] bool model_options_given(const CLI::App& command);

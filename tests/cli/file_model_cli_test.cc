@@ -82,3 +82,19 @@ TEST_CASE("explain prices a strategy file with the file's own cost model, and sa
                        "it with the pase model at 20 TFLOP/s and 16 GB/s\n");
   CHECK(other.output.find("cost model pase") != std::string::npos);
 }
+
+TEST_CASE("evaluate and explain say in one line where the training step differs from the file's") {
+  const std::string file = solved("file_model_training.json", "--dtype bf16 --micro-batches 4 --zero 1");
+  const pase::test::CommandResult same = pase::test::run_pase("evaluate " + small_gpt() + " --strategy " + file);
+  REQUIRE(same.status == 0);
+  CHECK(same.error.empty());  // the file's own step: nothing said
+  const pase::test::CommandResult other =
+      pase::test::run_pase("evaluate " + small_gpt() + " --strategy " + file + " --dtype fp32 --micro-batches 2 --optimizer sgd");
+  REQUIRE(other.status == 0);
+  CHECK(other.error == "note: " + file + " was written for bf16, adam optimizer, 4 micro-batches; this run prices it "
+                       "with fp32, sgd optimizer, 2 micro-batches\n");
+  const pase::test::CommandResult explained =
+      pase::test::run_pase("explain " + small_gpt() + " --strategy " + file + " --layer lm_head --zero 3");
+  REQUIRE(explained.status == 0);
+  CHECK(explained.error == "note: " + file + " was written for ZeRO-1; this run prices it with ZeRO-3\n");
+}
