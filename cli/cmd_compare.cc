@@ -197,7 +197,7 @@ void compare_pipelines(Comparison& c, const GraphFileV1& file, const CompareCliO
   // --mesh auto: each stage priced on the layouts of its default mesh, as placed.
   const auto input = [&](const std::vector<int64_t>& ms, const SolveRequest& r) {
     PipelineSolveInput in = pipeline_input(file, o.graph, p, ms, r, o.model, "", false);
-    in.stage_layouts = o.mesh == "auto";
+    in.stage_layouts = stages_on_layouts(o.mesh, *make_cost_model(o.model, p, r.memory));
     return in;
   };
   std::optional<PipelineAnswer> best;

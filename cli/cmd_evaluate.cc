@@ -131,7 +131,7 @@ int evaluate_pipeline(const EvaluateCliOptions& o, const GraphFileV1& file, cons
   if (!o.mesh.empty() && o.mesh != "auto")
     throw UsageError("--mesh: with pipeline stages only auto (each stage on the default mesh of its devices; docs/pipeline.md)");
   PipelineSolveInput input = pipeline_input(file, o.graph, devices, counts, request, o.model, o.out, o.json);
-  input.stage_layouts = o.mesh == "auto";
+  input.stage_layouts = stages_on_layouts(o.mesh, *make_cost_model(o.model, devices, request.memory));
   return run_pipeline_solve(o.pipeline, input);
 }
 

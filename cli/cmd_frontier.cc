@@ -13,6 +13,7 @@
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
 #include "cli/memory_options.h"
+#include "cli/mesh_choice.h"
 #include "cli/model_options.h"
 #include "cli/pipeline_frontier.h"
 #include "cli/svg_step_chart.h"
@@ -204,7 +205,7 @@ int run_pipeline_frontier(const FrontierCliOptions& o, const GraphFileV1& file, 
   if (!(o.memory_step >= 0 && o.memory_step < 1)) throw UsageError("frontier: --memory-step must be in [0, 1)");
   request.source = StrategySource::Optimum;
   PipelineSolveInput input = pipeline_input(file, o.graph, o.devices, counts, request, o.model, "", false);
-  input.stage_layouts = o.mesh == "auto";
+  input.stage_layouts = stages_on_layouts(o.mesh, *make_cost_model(o.model, o.devices, request.memory));
   const PipelineFrontier found = pipeline_frontier(o.pipeline, input, o.max_points, o.memory_step);
   const std::unique_ptr<CostModel> model = make_cost_model(o.model, o.devices, request.memory);
   const std::string unit = model->unit(), name = file.name;

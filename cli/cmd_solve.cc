@@ -363,7 +363,7 @@ int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::v
     throw UsageError(std::string(refused) + ": not with pipeline stages yet (each stage is solved without a mesh, or " +
                      "with --mesh auto on the default mesh of its devices; docs/pipeline.md)");
   PipelineSolveInput input = pipeline_input(file, o.graph, o.devices, counts, request, o.model, o.out, o.json);
-  input.stage_layouts = o.mesh == "auto";
+  input.stage_layouts = stages_on_layouts(o.mesh, *make_cost_model(o.model, o.devices, request.memory), o.no_plan);
   return run_pipeline_solve(o.pipeline, input);
 }
 

@@ -107,6 +107,10 @@ void require_links_for_mesh_search(const CostModel& model) {
     throw UsageError("--mesh search: needs a model of the machine's links (--cost-model calibrated --machine NAME)");
 }
 
+bool stages_on_layouts(const std::string& mesh_option, const CostModel& model, bool no_plan) {
+  return mesh_option == "auto" || (mesh_option.empty() && prices_links(model) && !no_plan);
+}
+
 MeshPlan mesh_plan(const std::string& text, int64_t p, const CostModel& model) {
   MeshPlan plan;
   if (text == "search") {

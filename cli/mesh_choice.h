@@ -71,6 +71,13 @@ void price_on_searched_plan(SolveRequest& request, const StrategyDocument& file,
 /// UsageError unless `model` knows the machine's links, as `--mesh search` needs.
 void require_links_for_mesh_search(const CostModel& model);
 
+/// Whether pipeline stages are priced each on its default mesh's layouts:
+/// with --mesh auto, and without --mesh where `model` prices links (unless
+/// `no_plan`), as a solve without stages prices on its default mesh's
+/// layouts: so that one stage is the solve without stages, the plan the
+/// priced plan.
+[[nodiscard]] bool stages_on_layouts(const std::string& mesh_option, const CostModel& model, bool no_plan = false);
+
 /// --mesh TEXT at p devices on `model`'s machine (its devices per node); a
 /// mesh that does not fit p, or `search` on a model that does not know the
 /// links, is a command-line mistake (a UsageError naming --mesh).

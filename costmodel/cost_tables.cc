@@ -202,8 +202,11 @@ void price_edges(const Graph& graph, const CostModel& model, const std::vector<i
 // One thread: in parallel pricing ran no faster (measured up to the
 // Transformer at p = 64), its many small allocations and first-touch page
 // faults being the cost, and it kept small solves from staying on one thread.
-CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep) {
-  CostTables tables;
+namespace {
+
+// The tables' layers priced; the kind of each vertex for price_edges.
+std::vector<int> priced_layers(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep,
+                               CostTables& tables) {
   tables.machine = model.machine();
   tables.cost_model = model.name();
   tables.unit = model.unit();
@@ -211,8 +214,22 @@ CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t 
   tables.models.resize(n);
   tables.configs.resize(n);
   tables.objective.vertex_cost.resize(n);
-  const std::vector<int> kind = price_vertices(graph, model, max_configs, keep, tables);
+  return price_vertices(graph, model, max_configs, keep, tables);
+}
+
+}  // namespace
+
+CostTables build_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep) {
+  CostTables tables;
+  const std::vector<int> kind = priced_layers(graph, model, max_configs, keep, tables);
   price_edges(graph, model, kind, tables);
+  return tables;
+}
+
+CostTables build_vertex_cost_tables(const Graph& graph, const CostModel& model, size_t max_configs,
+                                    const ConfigFilter& keep) {
+  CostTables tables;
+  (void)priced_layers(graph, model, max_configs, keep, tables);
   return tables;
 }
 

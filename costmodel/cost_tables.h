@@ -63,6 +63,12 @@ using ConfigFilter = std::function<bool(const VertexModel& model, const int32_t*
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const CostModel& model,
                                            size_t max_configs = kDefaultMaxConfigs, const ConfigFilter& keep = {});
 
+/// build_cost_tables without the edges (objective.pairs empty): for bounds
+/// that take every edge at nothing (each layer at its least), which would
+/// otherwise price every edge matrix to read none of it.
+[[nodiscard]] CostTables build_vertex_cost_tables(const Graph& graph, const CostModel& model,
+                                                  size_t max_configs = kDefaultMaxConfigs, const ConfigFilter& keep = {});
+
 /// The same with the default `pase` model on `machine`.
 [[nodiscard]] CostTables build_cost_tables(const Graph& graph, const Machine& machine,
                                            size_t max_configs = kDefaultMaxConfigs);

@@ -109,7 +109,7 @@ struct EndClasses {
 }  // namespace
 
 MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Mesh& mesh, const CostModel& model,
-                         LayoutSpace space, size_t max_layouts) {
+                         LayoutSpace space, size_t max_layouts, bool with_edges) {
   MeshTables out;
   CostTables& tables = out.tables;
   tables.machine = configs.machine;
@@ -141,6 +141,7 @@ MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Me
     tables.objective.vertex_cost[v] = std::move(layouts.cost);
     out.assignments[v] = std::move(layouts.assignments);
   }
+  if (!with_edges) return out;
   EdgePricing pricing(mesh, model);
   std::map<std::tuple<const void*, const SplitMap*, bool>, EndClasses> ends;
   auto end_classes = [&](size_t v, const SplitMap& map, bool output) -> const EndClasses& {

@@ -36,10 +36,12 @@ struct MeshTables {
 
 /// Prices the configurations of `configs` (those the mesh realizes) on every
 /// way of `space` the mesh runs them. Throws ResourceError naming the layer
-/// when one has more than `max_layouts` layouts.
+/// when one has more than `max_layouts` layouts. Without `with_edges` the
+/// tables have no edges (objective.pairs empty: for bounds that take every
+/// edge at nothing).
 [[nodiscard]] MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Mesh& mesh,
                                        const CostModel& model, LayoutSpace space = LayoutSpace::Every,
-                                       size_t max_layouts = kMaxLayoutsPerLayer);
+                                       size_t max_layouts = kMaxLayoutsPerLayer, bool with_edges = true);
 
 /// The plan of a strategy of a MeshTables' `tables` and `assignments`: every layer on the axes its
 /// configuration says, laid out (lay_out_plan, over the links); proven

@@ -47,15 +47,24 @@ ConfigFilter searched_configurations(const SolveRequest& request) {
 
 // The graph priced, over the configurations searched; with search_layouts
 // each of them on every way the mesh runs it.
-void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request) {
+// Without `edges` the tables have no edge matrices: for the bounds that take
+// every edge at nothing (least_cost_bound), which would not read them.
+void price(SolveOutcome& out, const Graph& graph, const CostModel& model, const SolveRequest& request,
+           bool edges = true) {
   if (request.priced) {
     out.tables = *request.priced;
     out.layouts = request.priced_layouts;
     return;
   }
-  out.tables = build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
-  if (!request.mesh || !request.search_layouts) return;
-  MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model, layout_space(*request.mesh));
+  // On a mesh's layouts the edges are priced there, over the layouts: the
+  // configurations' own edge matrices would be thrown away.
+  const bool layouts_searched = request.mesh && request.search_layouts;
+  out.tables = edges && !layouts_searched
+                   ? build_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request))
+                   : build_vertex_cost_tables(graph, model, kDefaultMaxConfigs, searched_configurations(request));
+  if (!layouts_searched) return;
+  MeshTables layouts = price_on_mesh(graph, out.tables, *request.mesh, model, layout_space(*request.mesh),
+                                     kMaxLayoutsPerLayer, edges);
   out.tables = std::move(layouts.tables);
   out.layouts = std::move(layouts.assignments);
 }
@@ -420,7 +429,7 @@ PricedLayouts price_graph_layouts(const Graph& graph, const CostModel& model, co
 
 double least_cost_bound(const Graph& graph, const CostModel& model, const SolveRequest& request) {
   SolveOutcome out;
-  price(out, graph, model, request);
+  price(out, graph, model, request, /*edges=*/false);
   if (request.memory.per_layer_auto())
     return least_layer_costs_with_techniques(graph, model, out.tables, request.memory, request.cap);
   if (!request.cap) return least_vertex_costs(out.tables.objective);

@@ -468,10 +468,20 @@ TEST_CASE("--mesh auto with stages: each stage's layouts searched, the plan is t
   CHECK(shaped.status == 2);
   CHECK(shaped.error ==
         "error: --mesh: with pipeline stages only auto (each stage on the default mesh of its devices; docs/pipeline.md)\n");
-  // Without --mesh auto the stages are solved without a mesh and placed after: the plan says what that realizes.
+  // Without --mesh a model of the links prices the stages on their default
+  // meshes' layouts too, as a solve without stages does: the same answer.
   const test::CommandResult placed = test::run_pase("solve " + small_gpt() + calibrated + " --json");
   REQUIRE(placed.status == 0);
-  CHECK(json::parse(placed.output)["stage_meshes"][0]["assignment_proof"] != "searched");
+  CHECK(json::parse(placed.output)["stage_meshes"][0]["assignment_proof"] == "searched");
+  CHECK(json::parse(placed.output)["total_cost"] == strategy["total_cost"]);
+  // One stage is the solve without stages (the placed plan is the priced plan).
+  const std::string one = " --devices 16 --micro-batches 4 --cost-model calibrated --machine dgx-a100 --json";
+  const test::CommandResult staged = test::run_pase("solve " + small_gpt() + one + " --pipeline-stages 1");
+  const test::CommandResult plain = test::run_pase("solve " + small_gpt() + one);
+  REQUIRE(staged.status == 0);
+  REQUIRE(plain.status == 0);
+  CHECK(json::parse(staged.output)["total_cost"].get<double>() ==
+        doctest::Approx(json::parse(plain.output)["total_cost"].get<double>()).epsilon(1e-12));
 }
 
 TEST_CASE("a pipeline plan that says something false is named in one line") {
