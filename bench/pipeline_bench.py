@@ -18,7 +18,8 @@ count too (every divisor of the batch), -techniques-auto each layer's ZeRO
 stage and recomputation, -all-auto all of them.
 
     bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,
-                            175b-1024-techniques-auto,175b-1024-all-auto,175b-3072,1t-3072]
+                            175b-1024-techniques-auto,175b-1024-all-auto,175b-3072-all-auto,1t-3072-all-auto,
+                            175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -47,6 +48,13 @@ CASES = {
     "175b-1024-all-auto": (["gpt3-175b", "--batch", "1536"], 1024,
                            ["--micro-batches", "auto", "--zero", "auto", "--recompute", "auto",
                             "--pipeline-stages", "auto"]),
+    "175b-3072-all-auto": (["gpt3-175b", "--batch", "1536"], 3072,
+                           ["--micro-batches", "auto", "--zero", "auto", "--recompute", "auto",
+                            "--pipeline-stages", "auto"]),
+    "1t-3072-all-auto": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq",
+                          "2048", "--vocab", "50257", "--batch", "3072"], 3072,
+                         ["--micro-batches", "auto", "--zero", "auto", "--recompute", "auto",
+                          "--pipeline-stages", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "1t-3072": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq", "2048",
@@ -112,7 +120,7 @@ def main():
                 print("{}: {}".format(name, error))
                 continue
             doc = json.load(open(found))
-            pipeline = doc["training"]["pipeline"]
+            pipeline = doc["training"].get("pipeline", {"stages": 1})
             step, bound = doc["total_cost"], doc["memory"]["lower_bound_cost"]
             print("{}: {} devices, {} micro-batches of {}: {}; step {:.4f} s, bound {:.4f} s (gap {:.3f}%), "
                   "largest stage {:.1f} GiB; solved in {:.1f} s, peak {:.2f} GB".format(

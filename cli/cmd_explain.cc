@@ -61,12 +61,19 @@ const char* kind_name(ExplainTermKind kind) {
   return "compute";
 }
 
-std::string config_text(const ExplainedConfig& c) { return format_config(c.config.data(), static_cast<int>(c.config.size())); }
+// A configuration by its letters ("b8·h2"); the JSON keeps the tuple.
+std::string config_text(const std::string& letters, const ExplainedConfig& c) { return config_letters(letters, c.config); }
+
+// Display width: UTF-8 continuation bytes take no column ("·" is two bytes, one column).
+size_t display_width(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+}
 
 // ---- Text -------------------------------------------------------------------
 
 std::string pad_left(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+  const size_t shown = display_width(text);
+  return shown >= width ? text : std::string(width - shown, ' ') + text;
 }
 
 std::string pad_right(const std::string& text, size_t width) {
@@ -114,7 +121,7 @@ void print_explanation(std::ostream& out, const Graph& graph, const CostTables& 
   size_t label_width = std::string("change of the step").size();
   for (const Row& r : rows) label_width = std::max(label_width, r.what.size());
   size_t width = std::string("data-parallel").size();
-  for (const ExplainedConfig* c : columns) width = std::max(width, config_text(*c).size());
+  for (const ExplainedConfig* c : columns) width = std::max(width, display_width(config_text(model.letters, *c)));
   width += 2;
   auto line = [&](const std::string& label, const std::vector<std::string>& cells) {
     std::string text = "  " + pad_right(label, label_width);
@@ -123,7 +130,7 @@ void print_explanation(std::ostream& out, const Graph& graph, const CostTables& 
   };
   line("", headers);
   std::vector<std::string> cells;
-  for (const ExplainedConfig* c : columns) cells.push_back(config_text(*c));
+  for (const ExplainedConfig* c : columns) cells.push_back(config_text(model.letters, *c));
   line("config", cells);
   cells.clear();
   for (const ExplainedConfig* c : columns) cells.push_back(std::to_string(c->devices_used) + (c->devices_used < tables.machine.devices ? "*" : ""));
@@ -194,7 +201,9 @@ void print_techniques(std::ostream& out, const Graph& graph,
   const size_t config = static_cast<size_t>(solved.solution.choice[v]);
   const int32_t* c = tables.configs[v][config];
   const uint64_t bytes = solved.memory.bytes(v, config);
-  out << "\nits techniques at " << format_config(c, tables.configs[v].rank) << ", this layer alone:\n";
+  const std::string letters = config_letters(tables.models[v].letters, c, tables.configs[v].rank);
+  out << "\nits techniques at " << (letters == "-" ? std::string("its unsplit configuration") : letters)
+      << ", this layer alone:\n";
   // Recomputation flipped: the layer's price with the flag turned, its bytes with its outputs (not) kept.
   Graph flipped = graph;
   flipped.vertices[v].recompute = !graph.vertices[v].recompute;

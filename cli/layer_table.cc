@@ -132,13 +132,6 @@ std::vector<Row> table_rows(const LayerTableInput& in) {
 
 }  // namespace
 
-std::string config_letters(const std::string& dims, const std::vector<int32_t>& config) {
-  std::string text;
-  for (size_t i = 0; i < config.size() && i < dims.size(); ++i)
-    if (config[i] > 1) text += (text.empty() ? "" : "\u00b7") + std::string(1, dims[i]) + std::to_string(config[i]);
-  return text.empty() ? "-" : text;
-}
-
 std::string format_flop(double flop) {
   static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z"};
   size_t prefix = 0;

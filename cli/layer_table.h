@@ -12,12 +12,9 @@
 #include "costmodel/cost_tables.h"
 #include "costmodel/training_setup.h"
 #include "graphs/graph.h"
+#include "strategy/config_lookup.h"
 
 namespace pase {
-
-/// A configuration by the letters of its split dimensions and their counts,
-/// "b8·h2" (dims "bhrlke", config (8,2,1,1,1,1)); "-" when nothing is split.
-[[nodiscard]] std::string config_letters(const std::string& dims, const std::vector<int32_t>& config);
 
 /// An amount of FLOP in three significant digits and a prefix: "4.37 TFLOP", "0 FLOP".
 [[nodiscard]] std::string format_flop(double flop);

@@ -66,4 +66,16 @@ std::string format_config(const int32_t* config, int rank) {
   return text + ")";
 }
 
+std::string config_letters(const std::string& dims, const int32_t* config, int rank) {
+  std::string text;
+  for (int i = 0; i < rank && static_cast<size_t>(i) < dims.size(); ++i)
+    if (config[i] > 1)
+      text += (text.empty() ? "" : "\u00b7") + std::string(1, dims[static_cast<size_t>(i)]) + std::to_string(config[i]);
+  return text.empty() ? "-" : text;
+}
+
+std::string config_letters(const std::string& dims, const std::vector<int32_t>& config) {
+  return config_letters(dims, config.data(), static_cast<int>(config.size()));
+}
+
 }  // namespace pase

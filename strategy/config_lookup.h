@@ -20,4 +20,10 @@ namespace pase {
 /// "(1,2,4)".
 [[nodiscard]] std::string format_config(const int32_t* config, int rank);
 
+/// A configuration by the letters of its split dimensions and their counts,
+/// "b8·h2" (dims "bhrlke", config (8,2,1,1,1,1)); "-" when nothing is split.
+/// The tables a person reads print this; the files keep the tuple.
+[[nodiscard]] std::string config_letters(const std::string& dims, const int32_t* config, int rank);
+[[nodiscard]] std::string config_letters(const std::string& dims, const std::vector<int32_t>& config);
+
 }  // namespace pase

@@ -206,9 +206,10 @@ std::string trade(const CostTables& tables, const ExplainedConfig& from, const E
   return "would change nothing";
 }
 
-// "splitting the batch 'b' 4 ways (4,1,1) on 4 of the 8 devices".
+// "splitting the batch 'b' 4 ways (b4) on 4 of the 8 devices".
 std::string named(const Graph& graph, const CostTables& tables, int vertex, const ExplainedConfig& c) {
-  return split_words(graph, tables, vertex, c.config.data()) + " " + format_config(c.config.data(), static_cast<int>(c.config.size())) +
+  const std::string letters = config_letters(tables.models[static_cast<size_t>(vertex)].letters, c.config);
+  return split_words(graph, tables, vertex, c.config.data()) + (letters == "-" ? "" : " (" + letters + ")") +
          devices_words(tables, c.devices_used);
 }
 

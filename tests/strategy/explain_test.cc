@@ -165,8 +165,8 @@ TEST_CASE("explain_vertex: a two-layer graph worked by hand") {
     CHECK(term(x.alternatives[2], "input-gradient all-reduce") == 5000.0 * 256);
     CHECK(x.alternatives[2].delta == 1536 + 1280000 + 1280000 - 641536);
     CHECK(x.reason ==
-          "Splitting the batch 'b' 2 ways (2,1,1) is cheapest given its neighbours: the next best, splitting 'k' 2 ways "
-          "(1,1,2), would save 64 ns of weight-gradient all-reduce at 16 GB/s but add 64 ns of redistribution of input "
+          "Splitting the batch 'b' 2 ways (b2) is cheapest given its neighbours: the next best, splitting 'k' 2 ways "
+          "(k2), would save 64 ns of weight-gradient all-reduce at 16 GB/s but add 64 ns of redistribution of input "
           "'fc1' and 16 ns of output all-reduce, 16 ns more a step.");
     check_against_objective(tables, choice, {x});
   }
@@ -187,7 +187,7 @@ TEST_CASE("explain_vertex: a two-layer graph worked by hand") {
     CHECK(x.alternatives[2].delta == 0);
     CHECK(x.cheaper == 2);
     CHECK(x.reason ==
-          "Splitting 'n' 2 ways (1,2,1) instead would save 256 ns of weight-gradient all-reduce at 16 GB/s but add 64 "
+          "Splitting 'n' 2 ways (n2) instead would save 256 ns of weight-gradient all-reduce at 16 GB/s but add 64 "
           "ns of input-gradient all-reduce and 64 ns of redistribution to 'fc2', 128 ns less a step: this strategy is "
           "not the best choice for this layer given its neighbours.");
     check_against_objective(tables, choice, {x});
@@ -201,7 +201,7 @@ TEST_CASE("explain_vertex: a two-layer graph worked by hand") {
     CHECK(x.alternatives.empty());
     CHECK(!x.data_parallel);
     CHECK(x.chosen.local_cost == 3 * 8 * 4 * 32);
-    CHECK(x.reason == "Keeping it on one device (1,1,1) is its only configuration on 1 device: no dimension can be split "
+    CHECK(x.reason == "Keeping it on one device is its only configuration on 1 device: no dimension can be split "
                       "(unsplittable, not a divisor, or below the cutoff).");
   }
   SUBCASE("top limits the alternatives; 0 shows none") {
@@ -223,7 +223,7 @@ TEST_CASE("explain_vertex: a layer that costs nothing ties with data parallelism
   CHECK(x.cheaper == 0);
   REQUIRE(x.alternatives.size() == 2);
   CHECK(x.alternatives[0].delta == 0);
-  CHECK(x.reason == "Keeping it on one device (1,1) ties with data parallelism, splitting the batch 'a' 2 ways (2,1) here "
+  CHECK(x.reason == "Keeping it on one device ties with data parallelism, splitting the batch 'a' 2 ways (a2) here "
                     "(the solver keeps the first in configuration order).");
 }
 
