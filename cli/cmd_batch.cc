@@ -29,6 +29,8 @@
 #include "cli/batch_expectations.h"
 #include "cli/count_option.h"
 #include "cli/commands.h"
+#include "base/duration_text.h"
+#include "cli/layer_table.h"
 #include "cli/text_output.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
@@ -348,11 +350,11 @@ std::vector<std::string> shard_files(const std::vector<std::string>& all_files, 
 std::string result_line(const BatchResult& r, bool whole, bool capped) {
   char line[256];
   const bool solved = r.status == "ok" || r.status == "mismatch";
-  std::string cost = solved ? format_number(r.cost < 1e17 && whole ? "%.0f" : "%.9g", r.cost) : "-";
+  std::string cost = solved ? format_cost_text(r.cost, whole ? "flop" : "seconds") : "-";  // exact in --summary
   std::string memory = solved ? format_gib(r.memory) + " GiB" : "-";
   if (solved && (capped || r.bounded)) memory += r.gap == 0 ? " (gap 0)" : " (gap " + format_number("%.3g", 100 * r.gap) + "%)";
-  std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s  %-22s %9.3f s  ", r.graph.c_str(), static_cast<long long>(r.devices),
-                cost.c_str(), memory.c_str(), r.seconds);
+  std::snprintf(line, sizeof line, "%-14s p=%-6lld %11s  %-22s %9s  ", r.graph.c_str(), static_cast<long long>(r.devices),
+                cost.c_str(), memory.c_str(), format_duration(r.seconds).c_str());
   const std::string placed = r.mesh.empty() ? "" : " on " + r.mesh;
   return line + r.status + placed + (r.message.empty() ? "" : ": " + r.message);
 }
@@ -419,7 +421,7 @@ int run_batch(const BatchCliOptions& o) {
   // With --summary - stdout holds the JSON alone; the table goes to stderr.
   std::ostream& out = summary_to_stdout ? std::cerr : std::cout;
   const bool progress = !summary_to_stdout && isatty(STDERR_FILENO) != 0;
-  const bool whole = setup.models[0]->unit() == "flop";  // FLOP counts print whole; seconds need digits
+  const bool whole = setup.models[0]->unit() == "flop";  // FLOP with a prefix, else seconds as a duration
   std::vector<BatchResult> results;
   size_t failed = 0, mismatched = 0;
   solve_files(setup, files, progress, [&](const BatchResult& r) {

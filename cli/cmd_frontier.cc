@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/graph_input.h"
+#include "cli/layer_table.h"
 #include "cli/memory_options.h"
 #include "cli/mesh_choice.h"
 #include "cli/model_options.h"
@@ -217,14 +218,14 @@ int run_pipeline_frontier(const FrontierCliOptions& o, const GraphFileV1& file, 
             << model->name() << " (" << unit << "), " << dtype_name(request.memory.dtype) << ", "
             << optimizer_name(request.memory.optimizer) << "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %22s  %9s  %9s  %s\n", "point", "memory GiB", "memory bytes",
+  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %11s  %9s  %9s  %s\n", "point", "memory GiB", "memory bytes",
                 "step", "x best", "gap", "stages x devices, micro-batches");
   std::cout << line;
   for (size_t i = 0; i < points.size(); ++i) {
     const FrontierPoint& p = points[i];
-    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %22s  %8.3fx  %9s  %s", i,
+    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %11s  %8.3fx  %9s  %s", i,
                   format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
-                  static_cast<unsigned long long>(p.bytes.total()), format_total(p.cost, unit).c_str(), p.cost / fastest,
+                  static_cast<unsigned long long>(p.bytes.total()), format_cost_text(p.cost, unit).c_str(), p.cost / fastest,
                   format_gap(p.gap).c_str(), pipeline_words(found.points[i]).c_str());
     std::cout << line << "\n";
   }
@@ -294,16 +295,16 @@ int run_frontier(const FrontierCliOptions& o) {
             << ": cost-memory frontier, cost model " << tables.cost_model << " (" << unit << "), "
             << dtype_name(memory_model.dtype) << ", " << optimizer_name(memory_model.optimizer) << "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %22s  %9s  %9s  %s%s\n", "point", "memory GiB", "memory bytes", "cost",
-                "x best", "gap", "found by", counted ? "  micro-batches" : "");
+  std::snprintf(line, sizeof line, "%5s  %12s  %16s  %11s  %9s  %9s  %s%s\n", "point", "memory GiB", "memory bytes",
+                unit == "seconds" ? "step" : "cost", "x best", "gap", "found by", counted ? "  micro-batches" : "");
   std::cout << line;
   // With --max-rows, rows spread evenly over the points, both ends kept.
   const size_t rows = o.max_rows ? std::min(o.max_rows, frontier.size()) : frontier.size();
   for (size_t r = 0; r < rows; ++r) {
     const size_t i = rows == 1 ? 0 : r * (frontier.size() - 1) / (rows - 1);
     const FrontierPoint& p = frontier[i];
-    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %22s  %8.3fx  %9s  %s", i, format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
-                  static_cast<unsigned long long>(p.bytes.total()), format_total(p.cost, unit).c_str(), p.cost / cheapest,
+    std::snprintf(line, sizeof line, "%5zu  %12s  %16llu  %11s  %8.3fx  %9s  %s", i, format_number("%.3f", static_cast<double>(p.bytes.total()) / kGiB).c_str(),
+                  static_cast<unsigned long long>(p.bytes.total()), format_cost_text(p.cost, unit).c_str(), p.cost / cheapest,
                   format_gap(p.gap).c_str(), p.on_hull ? "dp   " : "moves");
     std::string text = line;
     if (counted) text += "     " + std::to_string(found.counts[p.source]);

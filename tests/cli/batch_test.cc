@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/layer_table.h"
 #include "test_support.h"
 #include "base/text_file.h"
 
@@ -17,9 +18,10 @@ std::string quoted(const std::string& relative) { return "\"" + pase::test::sour
 
 // A result line of the table up to its cost (the golden optimum), as `pase batch` prints it.
 std::string result_line(const std::string& graph, int64_t devices) {
+  // The golden optimum in units; the summary JSON keeps it exact.
   char line[128];
-  std::snprintf(line, sizeof line, "%-14s p=%-6lld %20s", graph.c_str(), static_cast<long long>(devices),
-                pase::test::flop_text(pase::test::zoo_optimum(graph, devices)).c_str());
+  std::snprintf(line, sizeof line, "%-14s p=%-6lld %11s", graph.c_str(), static_cast<long long>(devices),
+                pase::format_flop(pase::test::zoo_optimum(graph, devices)).c_str());
   return line;
 }
 
