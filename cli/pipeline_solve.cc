@@ -1,6 +1,7 @@
 #include "cli/pipeline_solve.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,8 @@
 #include <iostream>
 #include <limits>
 #include <numeric>
+
+#include <tbb/parallel_for.h>
 
 #include "base/byte_size.h"
 #include "base/error.h"
@@ -205,10 +208,13 @@ class PipelineCandidates {
         schedule_(schedule),
         searching_(counts.size() > 1 || input.micro_batch_counts.size() > 1 || splits.front().size() > 1),
         searched_(searched) {
+    std::vector<Candidate> pending;
     for (int64_t m : input.micro_batch_counts)
       if (add_graph(m))
         for (size_t i = 0; i < counts.size(); ++i)
-          for (const std::vector<int64_t>& devices : splits[i]) add_candidate(counts[i], devices);
+          for (const std::vector<int64_t>& devices : splits[i])
+            pending.push_back({graphs_.size() - 1, setups_.back(), counts[i], devices, 0, false});
+    bound_all(pending);
   }
 
   std::optional<PipelineBest> search() {
@@ -284,13 +290,29 @@ class PipelineCandidates {
     return true;
   }
 
-  void add_candidate(int stages, const std::vector<int64_t>& devices) {
-    Candidate c{graphs_.size() - 1, setups_.back(), stages, devices, 0, false};
-    try {
-      c.bound = pipeline_least_step(graphs_.back(), request_for(c));
-      candidates_.push_back(c);
-    } catch (const OptionError& error) {
-      if (!searching_) throw option_mistake(error);  // a stage count the devices do not allow
+  // Each candidate's bound that needs no DP (pricing alone), in parallel;
+  // then, in order, the candidates kept and the first error thrown.
+  void bound_all(std::vector<Candidate>& pending) {
+    std::vector<std::exception_ptr> errors(pending.size());
+    std::atomic<size_t> done{0};
+    tbb::parallel_for(size_t{0}, pending.size(), [&](size_t k) {
+      set_progress_stage("bounding pipelines (" + std::to_string(++done) + " of " + std::to_string(pending.size()) + ")");
+      try {
+        pending[k].bound = pipeline_least_step(graphs_[pending[k].graph], request_for(pending[k]));
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+    for (size_t k = 0; k < pending.size(); ++k) {
+      if (!errors[k]) {
+        candidates_.push_back(std::move(pending[k]));
+        continue;
+      }
+      try {
+        std::rethrow_exception(errors[k]);
+      } catch (const OptionError& error) {
+        if (!searching_) throw option_mistake(error);  // a stage count the devices do not allow
+      }
     }
   }
 
