@@ -241,6 +241,9 @@ class PipelineCandidates {
         searched_.out_of_time += heap.size();
         break;
       }
+      // The first candidate is solved without tightening its bound: an
+      // incumbent early rules out, untightened, every candidate whose bound
+      // reaches it (a tightening is a whole-graph Lagrangian DP).
       if (std::isfinite(c.bound) && !c.tightened && searching_ && !input_.given && !late) {
         c.tightened = true;
         set_progress_stage("bounding " + std::to_string(c.stages) + " stages, " + std::to_string(c.setup.micro_batches) +

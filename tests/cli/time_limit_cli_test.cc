@@ -52,7 +52,7 @@ TEST_CASE("--time-limit: out of time, the best strategy found and a bound that h
 
 TEST_CASE("--cap-seconds: the root's walk stops too, with an answer that fits and its proven gap") {
   const std::string step = "--micro-batches 4 --zero 1 --recompute full --memory-per-device 12MiB --cap-gap 0";
-  const json exact = solved(step);
+  const json exact = solved(step + " --cap-work 200000000");  // a reference whose bound holds (bounded work: fast)
   const pase::test::CommandResult run =
       pase::test::run_pase("solve " + small_gpt() + " --devices 8 " + step + " --cap-seconds 0 --json");
   REQUIRE(run.status == 0);
