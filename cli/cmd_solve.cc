@@ -380,8 +380,10 @@ int run_solve(const SolveCliOptions& o) {
       micro_batch_counts(o.memory, training, micro_batches_auto(o.memory) ? graph_batch(file, o.graph) : 1);
   if (o.pipeline.requested()) return run_pipeline(o, file, counts, request);
   ProgressLine progress;  // on a terminal: every DP run of every candidate, and the clock
-  if (progress.active() && !o.plan_only)
+  if (progress.active() && !o.plan_only) {
     request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
+    request.on_phase = [](const char* phase) { set_progress_phase(phase); };
+  }
   std::optional<MeshChoice> meshes;
   if (o.mesh == "search") {
     const int64_t per_node = o.devices_per_node ? o.devices_per_node : make_model(training)->devices_per_node();

@@ -463,8 +463,10 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
   {
     ProgressLine progress;  // on a terminal, cleared before anything is printed
     PipelineSolveInput watched = input;
-    if (progress.active())
+    if (progress.active()) {
       watched.request.solve.dp.progress = [&progress](const DpProgress& done) { progress.update(done); };
+      watched.request.on_phase = [](const char* phase) { set_progress_phase(phase); };
+    }
     answer = best_pipeline(o, watched);
   }
   const PipelineSchedule& schedule = answer.schedule;

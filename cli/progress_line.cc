@@ -11,11 +11,12 @@ namespace {
 
 // The stage label the loops set, read by the drawing thread.
 std::mutex stage_mutex;
-std::string stage_label;
+std::string stage_label, phase_label;
 
 std::string current_stage() {
   const std::lock_guard<std::mutex> lock(stage_mutex);
-  return stage_label;
+  if (phase_label.empty()) return stage_label;
+  return stage_label.empty() ? phase_label : stage_label + ", " + phase_label;
 }
 
 // Seconds before the first draw: 1, or PASE_PROGRESS_AFTER (tests draw at once).
@@ -31,6 +32,11 @@ double first_draw_after() {
 void set_progress_stage(const std::string& stage) {
   const std::lock_guard<std::mutex> lock(stage_mutex);
   stage_label = stage;
+}
+
+void set_progress_phase(const char* phase) {
+  const std::lock_guard<std::mutex> lock(stage_mutex);
+  phase_label = phase;
 }
 
 ProgressLine::ProgressLine() : active_(isatty(STDERR_FILENO) == 1), first_draw_(first_draw_after()) {
@@ -82,6 +88,7 @@ void ProgressLine::finish() {
     std::fflush(stderr);
   }
   set_progress_stage("");
+  set_progress_phase("");
 }
 
 double estimated_solve_seconds(uint64_t work, int threads) {

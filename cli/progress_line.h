@@ -54,6 +54,10 @@ class ProgressLine {
 /// the loops over candidates (micro-batch counts, meshes, pipelines) and phases.
 void set_progress_stage(const std::string& stage);
 
+/// The phase of the solve under way ("pricing", "searching", "placing the
+/// plan": SolveRequest::on_phase), said after the stage; "" to clear.
+void set_progress_phase(const char* phase);
+
 /// Seconds a DP of `work` steps takes at most on `threads` threads: about
 /// 10^9 (entry, configuration) steps per second per core (Transformer at
 /// p = 32 and 64 on one core: 0.8 and 1.0 x 10^9 per second against the

@@ -2,6 +2,7 @@
 // What a command asks of a solve (solve_request.h): where the strategy comes
 // from, the memory model and cap, the DP's options, the mesh.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ struct SolveRequest {
   std::optional<uint64_t> cap;            ///< Optimum: bytes per device the strategy must fit; none: no cap
   CapOptions cap_search;                  ///< how hard the capped search closes its gap
   SolveOptions solve = default_solve_options();  ///< order, DP limits, threads, folding, progress
+  /// Called as each phase of solve_request begins ("pricing", "searching",
+  /// "placing the plan"), for a front end's progress; none: not told.
+  std::function<void(const char* phase)> on_phase;
   bool exact = false;                     ///< Optimum past the DP's limits: refuse (LimitError), not a bounded solve
   std::optional<Mesh> mesh;               ///< only configurations it realizes, and the strategy placed on it
   /// With `mesh`: the DP chooses each layer's axes with its configuration

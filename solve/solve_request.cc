@@ -395,6 +395,10 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
     return out;
   }
   SolveOutcome out;
+  auto phase = [&](const char* name) {
+    if (request.on_phase) request.on_phase(name);
+  };
+  phase("pricing");
   const Clock::time_point priced = Clock::now();
   price(out, graph, model, request);
   out.seconds.price = seconds_since(priced);
@@ -405,6 +409,7 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
     return out;
   }
   out.memory = build_memory_tables(graph, out.tables, request.memory);
+  phase("searching");
   choose(out, graph, model, request);
   if (!out.solution.choice.empty()) out.bytes = plan_memory(out.memory, out.solution.choice);
   out.seconds.solve = seconds_since(solved);
@@ -412,6 +417,7 @@ SolveOutcome solve_request(const Graph& graph, const CostModel& model, const Sol
   // A capped search cut off at a cost found elsewhere answers nothing to place.
   if (!out.solved() || request.source == StrategySource::Frontier || (out.capped && out.capped->cut_off)) return out;
   const Clock::time_point placed = Clock::now();
+  phase("placing the plan");
   place(out, out.graph ? *out.graph : graph, model, request);
   out.seconds.place = seconds_since(placed);
   return out;

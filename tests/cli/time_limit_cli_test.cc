@@ -80,6 +80,7 @@ TEST_CASE("progress line: on a terminal, what is searched and the clock; cleared
   const std::string seen = pase::read_text_file(log);
   CHECK(seen.find("\r\033[Ksolving micro-batches ") != std::string::npos);
   CHECK(seen.find(" under the cap (") != std::string::npos);
+  CHECK(seen.find("), searching: ") != std::string::npos);  // the phase of the solve under way
   CHECK(seen.find(" s so far") != std::string::npos);
   CHECK(seen.find("\r\033[Knote: micro-batches auto: ") != std::string::npos);  // cleared, then the note
   CHECK(pase::read_text_file(out).find("total cost ") != std::string::npos);
