@@ -93,3 +93,16 @@ TEST_CASE("--time-limit: batch refuses it and names its own per-solve limit") {
   CHECK(run.error == "error: --time-limit: not with batch, whose solves each take --timeout SECONDS (a limit for the "
                      "whole batch would leave its last graphs no time)\n");
 }
+
+TEST_CASE("--time-limit with pipeline stages: the least-bound pipeline answers, the others keep their bounds") {
+  const std::string search = " --devices 8 --pipeline-stages auto --micro-batches auto --memory-per-device 20MiB";
+  const json full = solved(search.substr(std::string(" --devices 8").size()));
+  const pase::test::CommandResult run = pase::test::run_pase("solve " + small_gpt() + search + " --time-limit 0");
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("searched 1 pipelines of 4 stage counts x 6 micro-batch counts (1 fit, 23 not searched: the "
+                        "time limit had passed, their bounds kept)") != std::string::npos);
+  const json late = solved(search.substr(std::string(" --devices 8").size()) + " --time-limit 0");
+  // Each search's bound holds for the other's answer.
+  CHECK(late["total_cost"].get<double>() >= full["memory"]["lower_bound_cost"].get<double>());
+  CHECK(late["memory"]["lower_bound_cost"].get<double>() <= full["total_cost"].get<double>());
+}
