@@ -327,10 +327,6 @@ void compare_on_meshes(Comparison& c, const GraphFileV1& file, const std::string
     if (row.devices == p) row.speedup = row.cost > 0 && data_parallel > 0 ? data_parallel / row.cost : 1.0;
 }
 
-std::string pad_cell(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
-
 void print_comparison(const Comparison& c, const Graph& graph, const std::string& model_name, bool placed,
                       bool placed_search) {
   std::cout << graph.name << ": predicted cost per strategy, cost model " << model_name << " (" << c.unit << "), "
@@ -339,7 +335,7 @@ void print_comparison(const Comparison& c, const Graph& graph, const std::string
   for (const CompareRow& row : c.rows) width = std::max(width, static_cast<int>(row.strategy.size()));
   // Costs in units; with the pase model also as time on the modelled machine.
   const bool timed = c.unit == "flop" && c.machine.flops_tflops > 0;
-  auto step = [&](double cost) { return timed ? "  " + pad_cell(format_duration(cost / (c.machine.flops_tflops * 1e12)), 9) : ""; };
+  auto step = [&](double cost) { return timed ? "  " + pad_left(format_duration(cost / (c.machine.flops_tflops * 1e12)), 9) : ""; };
   char line[1024];
   std::snprintf(line, sizeof line, "%6s  %-*s  %11s%s  %9s  %9s  %10s  %s\n", "p", width, "strategy",
                 c.unit == "seconds" ? "step" : "cost", timed ? "       step" : "", "speed-up", "search", "memory GiB", "note");

@@ -71,19 +71,6 @@ TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training
   return training;
 }
 
-void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                 double total, const std::string& label, const TrainingSetup& setup, bool all_layers) {
-  out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
-      << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit
-      << "), strategy " << label << "\n";
-  out << layer_table({&graph, &tables, &choice, total, &setup, all_layers});
-  double layer_total = 0;
-  for (const LayerReport& r : layer_reports(graph, tables, choice)) layer_total += r.cost;
-  out << total_words(tables, total, layer_total) << "\n";
-  const std::string throughput = throughput_words(graph, tables, setup, total);
-  if (!throughput.empty()) out << "language model: " << throughput << "\n";
-}
-
 // The strategy file of --strategy, the cost model to price it with (its own
 // unless the command line names one) and the device count to price it for.
 std::optional<FileAndModel> read_given(const EvaluateCliOptions& o, int64_t& devices) {
@@ -168,7 +155,7 @@ int run_evaluate(const EvaluateCliOptions& given) {
   }
   const TrainingSetup training = baseline_setup(o, memory_options(o.memory, file));
   std::ostringstream differences;  // said once the file is priced (not before an error about it)
-  if (file) note_training_differences(memory_options(MemoryCliOptions{}, file), training, o.strategy, differences);
+  if (file) note_training_differences(*file, training, o.strategy, differences);
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, devices, setup); };
   const std::unique_ptr<CostModel> setup_model = make_model(training);  // the options' errors before the graph's
   SolveRequest request = pricing_request(training, file ? &*file : nullptr);
@@ -220,7 +207,7 @@ int run_evaluate(const EvaluateCliOptions& given) {
   }
   if (o.json) return 0;
   const std::string label = file ? o.strategy : o.baseline + (out.note.empty() ? "" : " (" + out.note + ")");
-  print_table(std::cout, graph, out.tables, choice, total, label, solved.setup, o.all_layers);
+  std::cout << strategy_table({&graph, &out.tables, &choice, total, &solved.setup, o.all_layers}, ", strategy " + label, "");
   std::cout << "memory per device " << format_gib(memory.bytes.total()) << " GiB (weights "
             << format_gib(memory.bytes.weights) << " GiB, activations " << format_gib(memory.bytes.activations) << " GiB; "
             << dtype_name(memory.options.dtype) << ", " << optimizer_name(memory.options.optimizer)

@@ -64,21 +64,7 @@ const char* kind_name(ExplainTermKind kind) {
 // A configuration by its letters ("b8·h2"); the JSON keeps the tuple.
 std::string config_text(const std::string& letters, const ExplainedConfig& c) { return config_letters(letters, c.config); }
 
-// Display width: UTF-8 continuation bytes take no column ("·" is two bytes, one column).
-size_t display_width(const std::string& text) {
-  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
-}
-
 // ---- Text -------------------------------------------------------------------
-
-std::string pad_left(const std::string& text, size_t width) {
-  const size_t shown = display_width(text);
-  return shown >= width ? text : std::string(width - shown, ' ') + text;
-}
-
-std::string pad_right(const std::string& text, size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
-}
 
 // A signed change of the step: "+1.2 ms", "-3 us", "0".
 std::string signed_duration(const CostTables& tables, double delta) {
@@ -244,7 +230,7 @@ int run_explain_boundary(const ExplainCliOptions& o) {
   question.devices = o.devices ? o.devices : file.devices.value_or(0);
   question.boundary = o.boundary;
   question.training = memory_options(o.memory, file);
-  note_training_differences(memory_options(MemoryCliOptions{}, file), question.training, o.strategy, std::cerr);
+  note_training_differences(file, question.training, o.strategy, std::cerr);
   question.model = read.model;
   question.json = o.json;
   return explain_boundary(question);
@@ -270,7 +256,7 @@ int run_explain(const ExplainCliOptions& given) {
   }
   const TrainingSetup training = memory_options(o.memory, file);
   std::ostringstream differences;  // said once the file is priced (not before an error about it)
-  if (file) note_training_differences(memory_options(MemoryCliOptions{}, file), training, o.strategy, differences);
+  if (file) note_training_differences(*file, training, o.strategy, differences);
   std::unique_ptr<CostModel> model = make_cost_model(o.model, devices, training);
   if (micro_batches_auto(o.memory))
     throw UsageError("--micro-batches auto: explain weighs one strategy; give a count (or --strategy, whose count it takes)");

@@ -80,19 +80,6 @@ void print_memory(std::ostream& out, const Graph& graph, const MemoryReport& mem
   out << "\n";
 }
 
-void print_table(std::ostream& out, const Graph& graph, const CostTables& tables, const Solution& solution,
-                 const TrainingSetup& setup, bool all_layers) {
-  out << graph.name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops << " TFLOP/s, "
-      << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " (" << tables.unit << ")\n";
-  out << layer_table({&graph, &tables, &solution.choice, solution.cost, &setup, all_layers});
-  double layer_total = 0;
-  for (const LayerReport& r : layer_reports(graph, tables, solution.choice)) layer_total += r.cost;
-  out << total_words(tables, solution.cost, layer_total) << ", solved in " << format_duration(solution.stats.seconds)
-      << "\n";
-  const std::string throughput = throughput_words(graph, tables, setup, solution.cost);
-  if (!throughput.empty()) out << "language model: " << throughput << "\n";
-}
-
 // What folding reused, in one line.
 std::string folding_words(const Graph& graph, const Solution& solution) {
   if (!solution.chains.empty()) {
@@ -422,7 +409,8 @@ int run_solve(const SolveCliOptions& o) {
     if (!o.out.empty()) write_text_file(o.out, text);
   }
   if (!o.json) {
-    print_table(std::cout, graph, out.tables, out.solution, memory.options, o.all_layers);
+    std::cout << strategy_table({&graph, &out.tables, &out.solution.choice, out.solution.cost, &memory.options, o.all_layers},
+                                "", ", solved in " + format_duration(out.solution.stats.seconds));
     print_memory(std::cout, graph, memory, out.tables.unit);
     std::cout << "strategy: "
               << plan_summary(graph, out.tables, out.solution.choice, memory.options,

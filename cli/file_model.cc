@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/memory_options.h"
 #include "cli/text_output.h"
 #include "costmodel/builtin_machines.h"
 
@@ -63,8 +64,9 @@ FileAndModel read_file_and_model(const std::string& path, const CostModelOptions
   return read;
 }
 
-void note_training_differences(const TrainingSetup& recorded, const TrainingSetup& used, const std::string& path,
+void note_training_differences(const StrategyDocument& file, const TrainingSetup& used, const std::string& path,
                                std::ostream& note) {
+  const TrainingSetup recorded = recorded_setup(file);
   std::string was, is;
   auto differ = [&](bool differs, const std::string& recorded_words, const std::string& used_words) {
     if (!differs) return;

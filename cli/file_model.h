@@ -33,9 +33,9 @@ struct FileAndModel {
 
 /// One "note:" line to `note` where the training step a file is priced with
 /// (`used`: its dtype, optimizer, micro-batches, ZeRO stage, recomputation,
-/// attention) is not the one it records (`recorded`), naming only what differs:
+/// attention) is not the one `file` records, naming only what differs:
 /// "note: s.json was written for bf16, 4 micro-batches; this run prices it with fp32, 2 micro-batches".
-void note_training_differences(const TrainingSetup& recorded, const TrainingSetup& used, const std::string& path,
+void note_training_differences(const StrategyDocument& file, const TrainingSetup& used, const std::string& path,
                                std::ostream& note);
 
 /// Whether the command `command` was given --cost-model, --machine, --flops or --bandwidth.

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "base/duration_text.h"
 #include "cli/text_output.h"
 #include "graphs/layer_work.h"
-#include "graphs/vertex_model.h"
 #include "strategy/strategy_file.h"
 
 namespace pase {
@@ -19,21 +19,6 @@ struct Row {
   double cost_value = 0;
   bool fewer = false;
 };
-
-// Display width: UTF-8 continuation bytes take no column ("·" is two bytes, one column).
-size_t display_width(const std::string& text) {
-  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-std::string pad_right(const std::string& text, size_t width) {
-  const size_t shown = display_width(text);
-  return shown >= width ? text : text + std::string(width - shown, ' ');
-}
-
-std::string pad_left(const std::string& text, size_t width) {
-  const size_t shown = display_width(text);
-  return shown >= width ? text : std::string(width - shown, ' ') + text;
-}
 
 // The name with its digits as one mark: the rows of two blocks read alike.
 std::string name_skeleton(const std::string& name) {
@@ -51,8 +36,9 @@ std::vector<int> row_ids(const std::vector<Row>& rows) {
   std::map<std::string, int> ids;
   std::vector<int> out;
   for (const Row& r : rows) {
-    const std::string key = name_skeleton(r.name) + '\n' + r.op + '\n' + r.config + '\n' + r.devices + '\n' + r.cost +
-                            '\n' + r.techniques + '\n' + format_number("%a", r.cost_value);
+    // The exact cost, not its rounded text: blocks alike to the last bit.
+    const std::string key = name_skeleton(r.name) + '\n' + r.op + '\n' + r.config + '\n' + r.devices + '\n' +
+                            r.techniques + '\n' + format_number("%a", r.cost_value);
     out.push_back(ids.emplace(key, static_cast<int>(ids.size())).first->second);
   }
   return out;
@@ -156,11 +142,13 @@ double step_seconds(const CostTables& tables, double cost) {
   return -1;
 }
 
-std::string layer_table(const LayerTableInput& in) {
-  const std::vector<Row> rows = table_rows(in);
+namespace {
+
+// The table of `rows` (table_rows of `in`).
+std::string table_of_rows(const std::vector<Row>& rows, const LayerTableInput& in) {
   const bool in_seconds = in.tables->unit == "seconds";
   const bool timed = !in_seconds && step_seconds(*in.tables, 1) >= 0;
-  const bool techniques = !techniques_column(*in.graph, *in.setup).empty();
+  const bool techniques = in.setup->per_layer_auto();  // techniques_column's condition
   Row header{"layer", "op", "config", "devices", in_seconds ? "time" : "cost", "share", timed ? "time" : "",
              techniques ? "techniques" : ""};
   size_t w[7] = {};
@@ -197,6 +185,25 @@ std::string layer_table(const LayerTableInput& in) {
   return out + fewer_devices_note(fewer, rows.size(), in.tables->machine.devices);
 }
 
+}  // namespace
+
+std::string layer_table(const LayerTableInput& in) { return table_of_rows(table_rows(in), in); }
+
+std::string strategy_table(const LayerTableInput& in, const std::string& label, const std::string& after_total) {
+  const CostTables& tables = *in.tables;
+  std::ostringstream out;
+  out << in.graph->name << " on " << tables.machine.devices << " devices (" << tables.machine.flops_tflops
+      << " TFLOP/s, " << tables.machine.bandwidth_gbps << " GB/s), cost model " << tables.cost_model << " ("
+      << tables.unit << ")" << label << "\n";
+  const std::vector<Row> rows = table_rows(in);
+  double layer_total = 0;
+  for (const Row& r : rows) layer_total += r.cost_value;
+  out << table_of_rows(rows, in) << total_words(tables, in.total, layer_total) << after_total << "\n";
+  const std::string throughput = throughput_words(*in.graph, tables, *in.setup, in.total);
+  if (!throughput.empty()) out << "language model: " << throughput << "\n";
+  return out.str();
+}
+
 std::string total_words(const CostTables& tables, double total, double layer_total) {
   const std::string& unit = tables.unit;
   std::string text = "total cost " + format_total(total, unit) + " " + unit + " (" + format_cost_text(total, unit) +
@@ -210,13 +217,14 @@ std::string total_words(const CostTables& tables, double total, double layer_tot
 
 std::string throughput_words(const Graph& graph, const CostTables& tables, const TrainingSetup& setup, double total) {
   double tokens = 0, model_flop = 0;
-  for (const Vertex& v : graph.vertices) {
+  for (size_t i = 0; i < graph.vertices.size(); ++i) {
+    const Vertex& v = graph.vertices[i];
     if (v.op == "embedding" && !v.inputs.empty()) {
       double ids = 1;
       for (int64_t extent : v.inputs[0].shape) ids *= static_cast<double>(extent);
       tokens = std::max(tokens, ids);
     }
-    const VertexModel model = build_vertex_model(v);
+    const VertexModel& model = tables.models[i];  // as the tables priced it
     const std::vector<int32_t> whole(model.domain.size(), 1);
     const LayerWork work = describe_work(model, whole.data());
     if (work.has_gemm && v.op != "embedding") model_flop += 3 * work.gemm.batch * work.gemm.m * work.gemm.n * work.gemm.k;

@@ -38,6 +38,13 @@ struct LayerTableInput {
 /// on fewer devices than there are.
 [[nodiscard]] std::string layer_table(const LayerTableInput& input);
 
+/// A strategy's whole table as solve and evaluate print it: a header line
+/// (graph, devices, rates, cost model, then `label`), layer_table, the
+/// total (total_words, then `after_total`) and, for a language model, its
+/// throughput line.
+[[nodiscard]] std::string strategy_table(const LayerTableInput& input, const std::string& label,
+                                         const std::string& after_total);
+
 /// A step's cost as time on the modelled machine (FLOP at its rate; seconds as they are); negative when unknown.
 [[nodiscard]] double step_seconds(const CostTables& tables, double cost);
 

@@ -82,15 +82,21 @@ TrainingSetup memory_options(const MemoryCliOptions& options, const TrainingSetu
   return parsed;
 }
 
+TrainingSetup recorded_setup(const StrategyDocument& file) {
+  if (!file.memory) return memory_options(MemoryCliOptions{});
+  TrainingSetup recorded = file.memory->options;
+  if (file.training) {
+    recorded.micro_batches = file.training->micro_batches;
+    recorded.zero = file.training->zero;
+    recorded.recompute = file.training->recompute;
+    recorded.attention = file.training->attention;
+  }
+  return recorded;
+}
+
 TrainingSetup memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file) {
   if (!file || !file->memory) return memory_options(options);
-  TrainingSetup recorded = file->memory->options;
-  if (file->training) {
-    recorded.micro_batches = file->training->micro_batches;
-    recorded.zero = file->training->zero;
-    recorded.recompute = file->training->recompute;
-    recorded.attention = file->training->attention;
-  }
+  const TrainingSetup recorded = recorded_setup(*file);
   return memory_options(options, &recorded);
 }
 

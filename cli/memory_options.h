@@ -50,6 +50,9 @@ void add_memory_options(CLI::App* command, MemoryCliOptions& options, bool with_
 /// fp32, Adam and the PaSE step.
 [[nodiscard]] TrainingSetup memory_options(const MemoryCliOptions& options, const TrainingSetup* recorded = nullptr);
 
+/// The training step `file` records (its memory setup and training object); the defaults where it records none.
+[[nodiscard]] TrainingSetup recorded_setup(const StrategyDocument& file);
+
 /// The same with a strategy file's recorded setup, if it has one: a bf16 plan
 /// of 8 micro-batches is priced so unless the options say otherwise.
 [[nodiscard]] TrainingSetup memory_options(const MemoryCliOptions& options, const std::optional<StrategyDocument>& file);

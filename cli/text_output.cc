@@ -1,5 +1,6 @@
 #include "cli/text_output.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -27,6 +28,20 @@ std::string format_total(double cost, const std::string& unit) {
 
 std::string devices_cell(int64_t used, int64_t devices) {
   return std::to_string(used) + (used < devices ? "*" : "");
+}
+
+size_t display_width(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string pad_left(const std::string& text, size_t width) {
+  const size_t shown = display_width(text);
+  return shown >= width ? text : std::string(width - shown, ' ') + text;
+}
+
+std::string pad_right(const std::string& text, size_t width) {
+  const size_t shown = display_width(text);
+  return shown >= width ? text : text + std::string(width - shown, ' ');
 }
 
 std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices) {

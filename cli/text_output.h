@@ -21,6 +21,14 @@ namespace pase {
 /// than the `devices` available (the others idle for that layer).
 [[nodiscard]] std::string devices_cell(int64_t used, int64_t devices);
 
+/// Columns `text` takes on a terminal: UTF-8 continuation bytes take none
+/// ("·" is two bytes, one column).
+[[nodiscard]] size_t display_width(const std::string& text);
+
+/// `text` padded with spaces to `width` columns (display_width), on the left or right.
+[[nodiscard]] std::string pad_left(const std::string& text, size_t width);
+[[nodiscard]] std::string pad_right(const std::string& text, size_t width);
+
 /// The footnote to the "*" marks, or "" when `marked` is 0.
 [[nodiscard]] std::string fewer_devices_note(size_t marked, size_t layers, int64_t devices);
 
