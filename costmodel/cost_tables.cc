@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -81,6 +83,68 @@ ConfigSet kept(const VertexModel& model, const ConfigSet& all, const ConfigFilte
 
 namespace {
 
+// How price_vertices tells the vertices' kinds apart: equal models (by
+// model_key, field by field) and cutoffs are one kind, priced once.
+struct VertexKinds {
+  std::unordered_map<std::string, int> first_of_kind;
+  std::unordered_map<std::string, int> first_of_model;
+  std::set<std::string> updated_weights;  // weights a reader before already steps
+  /// With base tables: (base's model, techniques, cutoff) to the first vertex of it.
+  std::map<std::tuple<const void*, bool, int, bool, int64_t>, int> from_base;
+  std::vector<int> kind;
+};
+
+// Vertex v's model built from the vertex, and its kind; whether it is the
+// first of its kind.
+bool built_model(const Vertex& vertex, size_t v, CostTables& tables, VertexKinds& kinds) {
+  VertexModel built = build_vertex_model(vertex);
+  // A weight several layers read (a tied embedding and output projection)
+  // is one tensor, which the optimizer steps once: only its first reader
+  // in file order counts its update (weight_operand; the `pase` model never
+  // reads the flag).
+  WorkParams& work = built.work;
+  if (work.weight_operand) {
+    const std::string name = !built.weights.empty() ? owned_weight_name(vertex, 0) : vertex.inputs[1].ref;
+    if (!kinds.updated_weights.insert(name).second) work.weight_operand = false;
+  }
+  std::string key = model_key(built);
+  // Equal keys: equal models, field by field (model_key.h): one copy.
+  auto [same_model, new_model] = kinds.first_of_model.try_emplace(key, static_cast<int>(v));
+  tables.models.set(v, new_model ? std::make_shared<const VertexModel>(std::move(built))
+                                 : tables.models.shared(static_cast<size_t>(same_model->second)));
+  key.append(reinterpret_cast<const char*>(&vertex.cutoff), sizeof(vertex.cutoff));
+  auto [it, inserted] = kinds.first_of_kind.try_emplace(std::move(key), static_cast<int>(v));
+  kinds.kind[v] = it->second;
+  return inserted;
+}
+
+// With `base` (the same graph with other per-layer techniques): vertex v's
+// model is base's with the techniques' fields set, as build_vertex_model sets
+// them last from the vertex (base already knows which reader of a shared
+// weight steps it); vertices of one base model with alike techniques are one
+// kind. Rebuilding a thousand vertices' models for each variant was most of a
+// search over techniques. Nothing where its sequence parallelism, which
+// reshapes the model, is not base's.
+std::optional<bool> model_from_base(const Vertex& vertex, const CostTables& base, size_t v, CostTables& tables,
+                                    VertexKinds& kinds) {
+  const VertexModel& base_model = base.models[v];
+  if (base_model.sequence_parallel != vertex.sequence_parallel) return std::nullopt;
+  const auto key = std::make_tuple(static_cast<const void*>(&base_model), vertex.recompute, vertex.zero,
+                                   vertex.fused_scores, vertex.cutoff);
+  const auto [first, fresh] = kinds.from_base.try_emplace(key, static_cast<int>(v));
+  kinds.kind[v] = first->second;
+  if (!fresh) {
+    tables.models.set(v, tables.models.shared(static_cast<size_t>(first->second)));
+    return false;
+  }
+  VertexModel model = base_model;
+  model.recompute = vertex.recompute;
+  model.zero = vertex.zero;
+  model.fused_scores = vertex.fused_scores;
+  tables.models.set(v, std::make_shared<const VertexModel>(std::move(model)));
+  return true;
+}
+
 // Prices every vertex: its model, configurations and layer costs, once per
 // kind (equal model and cutoff); returns each vertex's kind (the first vertex
 // of it).
@@ -92,38 +156,21 @@ namespace {
 // blocks hold one set of tables whatever the depth.
 //
 // With `base` (the same graph with other per-layer techniques), each vertex
-// takes base's configurations instead of enumerating them.
+// takes base's configurations instead of enumerating them, and its model.
 std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size_t max_configs, const ConfigFilter& keep,
                                 CostTables& tables, const CostTables* base = nullptr) {
   const size_t n = graph.vertices.size();
-  std::unordered_map<std::string, int> first_of_kind;
-  std::unordered_map<std::string, int> first_of_model;
-  std::vector<int> kind(n);
-  std::set<std::string> updated_weights;
+  VertexKinds kinds;
+  kinds.kind.resize(n);
   for (size_t v = 0; v < n; ++v) {
     const Vertex& vertex = graph.vertices[v];
-    VertexModel built = build_vertex_model(vertex);
-    // A weight several layers read (a tied embedding and output projection)
-    // is one tensor, which the optimizer steps once: only its first reader
-    // in file order counts its update (weight_operand; the `pase` model never
-    // reads the flag).
-    WorkParams& work = built.work;
-    if (work.weight_operand) {
-      const std::string name = !built.weights.empty() ? owned_weight_name(vertex, 0) : vertex.inputs[1].ref;
-      if (!updated_weights.insert(name).second) work.weight_operand = false;
-    }
-    std::string key = model_key(built);
-    // Equal keys: equal models, field by field (model_key.h): one copy.
-    auto [same_model, new_model] = first_of_model.try_emplace(key, static_cast<int>(v));
-    tables.models.set(v, new_model ? std::make_shared<const VertexModel>(std::move(built))
-                                   : tables.models.shared(static_cast<size_t>(same_model->second)));
-    key.append(reinterpret_cast<const char*>(&vertex.cutoff), sizeof(vertex.cutoff));
-    auto [it, inserted] = first_of_kind.try_emplace(std::move(key), static_cast<int>(v));
-    kind[v] = it->second;
-    if (!inserted) {  // shares the first's arrays
-      tables.configs[v] = tables.configs[kind[v]];
-      if (!tables.per_node.empty()) tables.per_node[v] = tables.per_node[kind[v]];
-      tables.objective.vertex_cost[v] = tables.objective.vertex_cost[kind[v]];
+    std::optional<bool> first = base ? model_from_base(vertex, *base, v, tables, kinds) : std::nullopt;
+    if (!first) first = built_model(vertex, v, tables, kinds);
+    const size_t k = static_cast<size_t>(kinds.kind[v]);
+    if (!*first) {  // shares the first's arrays
+      tables.configs[v] = tables.configs[k];
+      if (!tables.per_node.empty()) tables.per_node[v] = tables.per_node[k];
+      tables.objective.vertex_cost[v] = tables.objective.vertex_cost[k];
       continue;
     }
     if (base) {
@@ -142,7 +189,7 @@ std::vector<int> price_vertices(const Graph& graph, const CostModel& model, size
         cost[s] = model.layer_on_nodes(tables.models[v], configs[s], tables.per_node[v][s]);
     tables.objective.vertex_cost[v] = std::move(cost);
   }
-  return kind;
+  return kinds.kind;
 }
 
 // Prices every edge: a matrix over its ends' classes of configurations, once

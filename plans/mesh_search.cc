@@ -26,25 +26,44 @@ struct Layouts {
   std::shared_ptr<const std::vector<AxisAssignment>> assignments;
 };
 
+// A configuration's layouts on the mesh and each one's pieces inside a node,
+// found once per configuration for every vertex that has it (the layouts
+// depend on the splits alone, and most layers share their configurations).
+struct ConfigLayouts {
+  std::vector<AxisAssignment> list;
+  std::vector<std::vector<int32_t>> in_node;
+};
+using LayoutCache = std::map<std::vector<int32_t>, ConfigLayouts>;
+
+const ConfigLayouts& config_layouts(LayoutCache& cache, LayoutSpace space, const Mesh& mesh, const int32_t* config,
+                                    int rank, size_t limit) {
+  auto [it, fresh] = cache.try_emplace(std::vector<int32_t>(config, config + rank));
+  if (fresh) {
+    it->second.list = layouts_in(space, mesh, config, rank, limit).list;
+    for (const AxisAssignment& assignment : it->second.list) it->second.in_node.push_back(node_splits(mesh, assignment));
+  }
+  return it->second;
+}
+
 Layouts layouts_of(const VertexModel& vertex, const ConfigSet& configs, const Mesh& mesh, const CostModel& model,
-                   LayoutSpace space, size_t max_layouts, const std::string& name) {
+                   LayoutSpace space, size_t max_layouts, const std::string& name, LayoutCache& cache) {
   const int rank = configs.rank;
   std::vector<int32_t> splits, per_node;
   std::vector<double> cost;
   auto assignments = std::make_shared<std::vector<AxisAssignment>>();
   for (size_t s = 0; s < configs.size(); ++s) {
-    AxisAssignments found = layouts_in(space, mesh, configs[s], rank, max_layouts + 1);
-    for (AxisAssignment& assignment : found.list) {
+    const ConfigLayouts& found = config_layouts(cache, space, mesh, configs[s], rank, max_layouts + 1);
+    for (size_t a = 0; a < found.list.size(); ++a) {
       if (assignments->size() == max_layouts)
         throw ResourceError("layer '" + name + "' has more than " + std::to_string(max_layouts) +
                             " layouts on mesh " + mesh_text(mesh) +
                             " (each split on every choice and order of axes): search the layouts on a mesh of fewer "
                             "axes (dp=16,tp=4)");
-      const std::vector<int32_t> in_node = node_splits(mesh, assignment);
+      const std::vector<int32_t>& in_node = found.in_node[a];
       splits.insert(splits.end(), configs[s], configs[s] + rank);
       per_node.insert(per_node.end(), in_node.begin(), in_node.end());
       cost.push_back(model.layer_on_nodes(vertex, configs[s], in_node.data()));
-      assignments->push_back(std::move(assignment));
+      assignments->push_back(found.list[a]);
     }
   }
   return {ConfigSet{rank, std::move(splits)}, ConfigSet{rank, std::move(per_node)}, std::move(cost),
@@ -123,6 +142,7 @@ MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Me
   out.assignments.resize(n);
   // Vertices alike (one model, one configuration list) share their layouts.
   std::map<std::pair<const void*, const void*>, size_t> first_alike;
+  LayoutCache cache;
   for (size_t v = 0; v < n; ++v) {
     const auto key = std::make_pair(static_cast<const void*>(configs.models.shared(v).get()), configs.configs[v].splits.storage_id());
     auto [it, inserted] = first_alike.try_emplace(key, v);
@@ -135,7 +155,7 @@ MeshTables price_on_mesh(const Graph& graph, const CostTables& configs, const Me
       continue;
     }
     Layouts layouts = layouts_of(configs.models[v], configs.configs[v], mesh, model, space, max_layouts,
-                                 graph.vertices[v].name);
+                                 graph.vertices[v].name, cache);
     tables.configs[v] = std::move(layouts.configs);
     tables.per_node[v] = std::move(layouts.per_node);
     tables.objective.vertex_cost[v] = std::move(layouts.cost);

@@ -32,12 +32,11 @@ LayerTechnique on_layer(LayerTechnique variant, bool boundary) {
   return variant;
 }
 
-Graph with_variant(const Graph& graph, const LayerTechnique& variant, const std::vector<char>& boundary) {
-  Graph out = graph;
-  std::vector<LayerTechnique> each(out.vertices.size());
+// Every layer of `graph` at `variant` (its copy, made once for every variant).
+void set_variant(Graph& graph, const LayerTechnique& variant, const std::vector<char>& boundary) {
+  std::vector<LayerTechnique> each(graph.vertices.size());
   for (size_t v = 0; v < each.size(); ++v) each[v] = on_layer(variant, boundary[v] != 0);
-  set_layer_techniques(out, each);
-  return out;
+  set_layer_techniques(graph, each);
 }
 
 // Relative difference within what the DP's summation order allows.
@@ -82,8 +81,9 @@ struct TechniqueSpace {
       : variants(technique_variants(setup)), boundary(block_boundaries(graph)), priced(variants.size()) {
     const size_t n = graph.vertices.size();
     std::vector<VariantPrices> prices;
+    Graph g = graph;
     for (size_t k = 0; k < variants.size(); ++k) {
-      const Graph g = with_variant(graph, variants[k], boundary);
+      set_variant(g, variants[k], boundary);
       priced[k].tables = reprice_vertices(g, model, tables);
       priced[k].memory = build_memory_tables(g, priced[k].tables, setup);
     }

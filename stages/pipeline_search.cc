@@ -340,22 +340,24 @@ double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) 
   const std::vector<int64_t> devices = devices_of_stages(request);
   // Under a cap a stage's M t + w is at least its Lagrangian bound (with one
   // micro-batch's activations: every stage holds at least that); one stage
-  // is the whole graph.
+  // is the whole graph. Where the stages are priced on their mesh's layouts,
+  // so is every part here (the bounds are over the strategies the stages'
+  // solves choose among, priced as they price them).
   SolveRequest capped = request.stage;
   capped.memory.activations_in_flight = 1;
   capped.place = false;
-  capped.mesh.reset();
-  capped.search_layouts = false;
   capped.priced.reset();
   capped.priced_layouts.clear();
+  const int64_t n = devices.front();
+  const std::optional<Mesh> mesh = stage_mesh(request, *request.make_model(capped.memory, n), n);
+  capped.mesh = mesh;
+  capped.search_layouts = mesh.has_value();
   if (devices.size() == 1)
-    return request.stage.cap && !request.stage_layouts
-               ? lagrangian_cost_bound(graph, *request.make_model(capped.memory, devices.front()), capped)
-               : 0;
+    return request.stage.cap ? lagrangian_cost_bound(graph, *request.make_model(capped.memory, n), capped) : 0;
   const StageKeys keys(graph);
   const BlockRun run = block_run(graph, keys);
   if (!all_equal(devices) || request.schedule.kind == ScheduleKind::Interleaved || request.cuts != StageCuts::Blocks ||
-      request.stage_layouts || run.blocks == 0)
+      run.blocks == 0)
     return 0;
   // Some stage j holds r >= q = ceil(B / S) whole blocks (and maybe more
   // layers), and step >= sum over k != j of t_k + (M t_j + w_j). Its
@@ -369,12 +371,11 @@ double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) 
                     static_cast<int64_t>(devices.size());
   const std::vector<int> cuts = stage_cut_vertices(graph, keys, StageCuts::Blocks);
   const Graph blocks = stage_graph(graph, cuts[run.first], cuts[run.first + static_cast<size_t>(q)]);
-  const int64_t n = devices.front();
   SolveRequest ask = request.stage;
   ask.cap.reset();
   ask.place = false;
-  ask.mesh.reset();
-  ask.search_layouts = false;
+  ask.mesh = mesh;
+  ask.search_layouts = mesh.has_value();
   ask.priced.reset();
   ask.priced_layouts.clear();
   auto optimum = [&](const Graph& part, const CostModel& model) {

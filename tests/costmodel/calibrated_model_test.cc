@@ -9,6 +9,8 @@
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/cost_tables.h"
 #include "costmodel/machine_profile.h"
+#include "costmodel/model_key.h"
+#include "graphs/llm_zoo.h"
 #include "base/error.h"
 #include "test_support.h"
 
@@ -680,4 +682,35 @@ TEST_CASE("CalibratedCostModel: a collective's links from its members per node")
   CHECK(model.all_reduce_seconds(1e8, 16, 2) == doctest::Approx(ring(16, 6e-6, 2 * 20e9)).epsilon(1e-12));
   CHECK(model.all_reduce_seconds(1e8, 4, 1) == doctest::Approx(ring(4, 6e-6, 20e9)).epsilon(1e-12));
   CHECK(model.all_reduce_seconds(1e8, 4, 4) == model.all_reduce_seconds(1e8, 4));
+}
+
+TEST_CASE("reprice_vertices: other per-layer techniques priced from base tables as a fresh pricing prices them") {
+  LlmShape shape;
+  shape.layers = 3, shape.d_model = 64, shape.heads = 4, shape.kv_heads = 4, shape.ff = 256, shape.seq = 16;
+  shape.vocab = 128, shape.batch = 8;
+  const Graph graph = build_graph(build_llm_graph(LlmFamily::Gpt, shape, "gpt"), "gpt.json");  // a tied embedding
+  MachineProfile profile = parse_machine_profile(kProfile, "m.json");
+  CalibratedOptions options;
+  options.training.optimizer = Optimizer::Adam;
+  const CalibratedCostModel model(profile, 16, options);
+  const CostTables base = build_cost_tables(graph, model);
+  Graph variant = graph;
+  for (size_t v = 0; v < variant.vertices.size(); ++v) {  // every mix of techniques, alike blocks differing
+    variant.vertices[v].recompute = v % 3 == 0;
+    variant.vertices[v].zero = static_cast<int>(v % 5) - 1;
+    variant.vertices[v].fused_scores = v % 7 == 0;
+  }
+  const CostTables repriced = reprice_vertices(variant, model, base), fresh = build_cost_tables(variant, model);
+  REQUIRE(repriced.configs.size() == fresh.configs.size());
+  int updates = 0;
+  for (size_t v = 0; v < fresh.configs.size(); ++v) {
+    CAPTURE(graph.vertices[v].name);
+    CHECK(model_key(repriced.models[v]) == model_key(fresh.models[v]));
+    updates += fresh.models[v].work.weight_operand;
+    REQUIRE(repriced.configs[v].size() == fresh.configs[v].size());
+    for (size_t c = 0; c < fresh.configs[v].size(); ++c)
+      CHECK(repriced.objective.vertex_cost[v][c] == fresh.objective.vertex_cost[v][c]);
+  }
+  CHECK(updates > 0);
+  CHECK_FALSE(repriced.models[graph.find_vertex("lm_head")].work.weight_operand);  // the table's second reader
 }

@@ -4,7 +4,9 @@
 // with each stage's realized redistributions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/machine_profile.h"
@@ -17,6 +19,8 @@
 #include "stages/pipeline_plan.h"
 #include "stages/pipeline_schedule.h"
 #include "stages/pipeline_search.h"
+#include "stages/stage_cuts.h"
+#include "stages/stage_key.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -156,4 +160,45 @@ TEST_CASE("stages priced on their meshes' layouts: the plan is the pipeline as p
     w.push_back(stage.value.w);
   }
   CHECK(outcome.step == doctest::Approx(pipeline_step_time(t, w, 4, request.schedule)).epsilon(1e-12));
+}
+
+TEST_CASE("on the stages' layouts the bound from one stage's DP holds for every partition at whole blocks, capped or not") {
+  const Graph graph = small_gpt();
+  const int positions = static_cast<int>(stage_cut_vertices(graph, StageKeys(graph), StageCuts::Blocks).size()) - 1;
+  int raised = 0;
+  for (const std::pair<int, int64_t>& counts : {std::pair<int, int64_t>{2, 8}, {4, 2}}) {
+    const int stages = counts.first;
+    const int64_t micro_batches = counts.second;
+    CAPTURE(stages);
+    CAPTURE(micro_batches);
+    PipelineRequest request = calibrated_request(stages, 16, micro_batches);
+    request.cuts = StageCuts::Blocks;
+    request.stage_layouts = true;
+    const PipelineOutcome best = solve_pipeline(graph, request);
+    REQUIRE(best.solved());
+    const double block = pipeline_block_bound(graph, request);
+    CHECK(block > 0);
+    // Each partition's stages fixed, each solved on its mesh's layouts: none steps below the bound.
+    double least = INFINITY;
+    test::each_partition(positions, stages, [&](const std::vector<int>& bounds) {
+      PipelineRequest fixed = request;
+      fixed.fixed_starts.clear();
+      const std::vector<int> cuts = stage_cut_vertices(graph, StageKeys(graph), StageCuts::Blocks);
+      for (int b : bounds) fixed.fixed_starts.push_back(cuts[static_cast<size_t>(b)]);
+      const PipelineOutcome one = solve_pipeline(graph, fixed);
+      REQUIRE(one.solved());
+      CHECK(block <= one.step * (1 + 1e-12));
+      least = std::min(least, one.step);
+    });
+    CHECK(least == doctest::Approx(best.step).epsilon(1e-12));  // the search's optimum is the best partition's
+    raised += block > pipeline_least_step(graph, request) * (1 + 1e-9);
+    // Under a cap half the optimum's largest stage: the bound still holds for the capped optimum.
+    uint64_t largest = 0;
+    for (const PipelineStage& stage : best.stages) largest = std::max(largest, stage.bytes.total());
+    request.stage.cap = largest / 2;
+    const PipelineOutcome capped = solve_pipeline(graph, request);
+    REQUIRE(capped.solved());
+    CHECK(pipeline_block_bound(graph, request) <= capped.step * (1 + 1e-12));
+  }
+  CHECK(raised >= 1);  // tighter than the bound without a DP somewhere (4 stages, 2 micro-batches)
 }
