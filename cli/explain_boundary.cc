@@ -132,6 +132,9 @@ int explain_boundary(const BoundaryQuestion& q) {
   Graph given_graph = graph;
   apply_layer_techniques(given_graph, *q.file, q.training, q.strategy_path);
   const GivenPipeline given = given_pipeline(given_graph, *q.file, q.strategy_path);
+  if (!given.chunks.empty())
+    throw UsageError("--boundary: " + q.strategy_path + " is an interleaved pipeline (" + q.file->training->schedule +
+                     "), whose chunks are Megatron-LM's equal split, not moved one by one");
   const PipelineRequest request = recorded_request(q);
   PipelineRequest as_given = request;
   as_given.stage = pricing_request(q.training, q.file);

@@ -4,9 +4,24 @@
 #include <functional>
 #include <vector>
 
+#include "base/error.h"
 #include "base/json_text.h"
+#include "stages/pipeline_schedule.h"
 
 namespace pase {
+namespace {
+
+// V of an interleaved:V schedule; 1 for the others.
+int64_t chunks_per_stage(const LaunchSettings& s) {
+  try {
+    const PipelineSchedule schedule = parse_schedule(s.schedule);
+    return schedule.kind == ScheduleKind::Interleaved ? schedule.chunks : 1;
+  } catch (const OptionError&) {
+    return 1;
+  }
+}
+
+}  // namespace
 
 std::string megatron_flags(const LaunchSettings& s) {
   std::string out = "# Megatron-LM (pretrain_gpt.py) flags for " + s.graph + " on " + std::to_string(s.devices) +
@@ -24,6 +39,15 @@ std::string megatron_flags(const LaunchSettings& s) {
     flag("--decoder-last-pipeline-num-layers", per.back());
     if (per.size() > 2 && std::adjacent_find(per.begin() + 1, per.end() - 1, std::not_equal_to<>()) != per.end() - 1)
       notes.push_back("the middle stages hold different numbers of layers; Megatron-LM splits them evenly");
+  }
+  const int64_t chunks = chunks_per_stage(s);
+  if (chunks > 1) {
+    // Megatron-LM's interleaved 1F1B: each pipeline rank runs V chunks of equal layers.
+    if (s.blocks > 0 && s.blocks % (s.stages * chunks) == 0)
+      flag("--num-layers-per-virtual-pipeline-stage", s.blocks / (s.stages * chunks));
+    else
+      notes.push_back("schedule " + s.schedule + ": " + std::to_string(s.blocks) + " layers do not split into " +
+                      std::to_string(s.stages * chunks) + " equal chunks, as Megatron-LM's virtual stages need");
   }
   flag("--micro-batch-size", s.per_device_micro_batch);
   flag("--global-batch-size", s.global_batch);
@@ -56,6 +80,8 @@ std::string deepspeed_config(const LaunchSettings& s) {
   std::vector<std::string> notes = s.deviations;
   if (s.stages > 1 && s.zero >= 2)
     notes.push_back("ZeRO-" + std::to_string(s.zero) + " with pipeline stages: DeepSpeed's pipeline engine runs ZeRO-1 at most");
+  if (chunks_per_stage(s) > 1)
+    notes.push_back("schedule " + s.schedule + ": DeepSpeed's pipeline engine runs one contiguous range of layers a stage (1F1B)");
   out += "  \"pase\": {\"pipeline_stages\": " + std::to_string(s.stages) + ", \"blocks_per_stage\": [";
   for (size_t k = 0; k < s.blocks_per_stage.size(); ++k) out += (k ? ", " : "") + std::to_string(s.blocks_per_stage[k]);
   out += "], \"tensor_parallel\": " + std::to_string(s.pattern.tensor) + ", \"data_parallel\": " +
@@ -117,6 +143,9 @@ std::string torch_settings(const LaunchSettings& s) {
   for (const std::string& tied : s.tied_across_stages)
     notes.push_back(tied + ": sum its gradient over both stages after each backward");
   if (s.recompute == "selective") notes.push_back("selective recomputation: checkpoint the layers the plan recomputes");
+  if (chunks_per_stage(s) > 1)
+    notes.push_back("schedule " + s.schedule + ": STAGE_MODULES joins each rank's chunks; run them as " +
+                    std::to_string(chunks_per_stage(s)) + " stages a rank under ScheduleInterleaved1F1B");
   out += "NOT_SAID = [\n";
   for (const std::string& note : notes) {
     out += "    ";

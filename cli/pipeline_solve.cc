@@ -82,10 +82,6 @@ PipelineSchedule schedule_of(const PipelineCliOptions& o) {
   } catch (const OptionError& error) {
     throw UsageError(error.words().with("--schedule"));
   }
-  if (schedule.kind == ScheduleKind::Interleaved)
-    throw UsageError("--schedule " + o.schedule +
-                     ": the search places each stage's layers in one contiguous range; interleaved stages (V ranges "
-                     "per device) are not searched yet (1f1b or gpipe)");
   return schedule;
 }
 
@@ -113,9 +109,16 @@ std::string format_seconds(double cost) {
   return buffer;
 }
 
+// "first .. last (layers)"; an interleaved stage's first chunk, then how many more.
 std::string layer_range(const Graph& graph, const PipelineStage& stage) {
-  return graph.vertices[static_cast<size_t>(stage.begin)].name + " .. " +
-         graph.vertices[static_cast<size_t>(stage.end - 1)].name + " (" + std::to_string(stage.end - stage.begin) + ")";
+  const StageRanges ranges = stage.chunks.empty() ? StageRanges{{stage.begin, stage.end}} : stage.chunks;
+  int layers = 0;
+  for (const auto& [begin, end] : ranges) layers += end - begin;
+  const auto& [begin, end] = ranges.front();
+  std::string text = graph.vertices[static_cast<size_t>(begin)].name + " .. " +
+                     graph.vertices[static_cast<size_t>(end - 1)].name;
+  if (ranges.size() > 1) text += " and " + std::to_string(ranges.size() - 1) + " more chunk" + (ranges.size() > 2 ? "s" : "");
+  return text + " (" + std::to_string(layers) + ")";
 }
 
 void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSchedule& schedule, int64_t devices,
@@ -140,7 +143,10 @@ void print_stages(std::ostream& out, const PipelineBest& best, const PipelineSch
     out << line;
   }
   out << "step time " << format_total(o.step, unit) << " " << unit
-      << " (sum of t + (micro-batches - 1) x the largest t + the largest step work)";
+      << (schedule.kind == ScheduleKind::Interleaved
+              ? " (micro-batches x the largest t + (sum of t - the largest t) / " + std::to_string(schedule.chunks) +
+                    " + the largest step work)"
+              : std::string(" (sum of t + (micro-batches - 1) x the largest t + the largest step work)"));
   if (std::isnan(lower_bound)) {
     out << (given_path.empty() ? ", stages of equal blocks (not searched)\n"
                                : ", stages and strategy as " + given_path + " gives them (not searched)\n");
@@ -321,7 +327,11 @@ class PipelineCandidates {
 
   [[nodiscard]] PipelineRequest request_for(const Candidate& c) const {
     PipelineRequest request = pipeline_request(input_, schedule_, c.devices, c.setup, c.stages);
-    if (input_.given) request.given_starts = givens_[c.graph].starts, request.given_stages = givens_[c.graph].stages;
+    if (input_.given) {
+      request.given_starts = givens_[c.graph].starts;
+      request.given_stages = givens_[c.graph].stages;
+      request.given_chunks = givens_[c.graph].chunks;
+    }
     return request;
   }
 
@@ -381,7 +391,9 @@ void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
   command->add_option("--pipeline-stages", options.stages,
                       "Pipeline stages: a number, or auto (every divisor of the devices); each stage a contiguous range "
                       "of layers on its own devices (docs/pipeline.md; default 1, no pipeline)");
-  command->add_option("--schedule", options.schedule, "Pipeline schedule: 1f1b (default) or gpipe");
+  command->add_option("--schedule", options.schedule,
+                      "Pipeline schedule: 1f1b (default), gpipe, or interleaved:V (Megatron-LM's: V chunks of equal "
+                      "blocks per stage)");
   command->add_option("--stage-devices", options.stage_devices,
                       "Each stage's devices, e.g. 12,4, or auto: every split in multiples of a node's devices (of one "
                       "device within a node) searched (default: the devices split evenly)");

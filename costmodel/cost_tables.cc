@@ -316,25 +316,36 @@ TableFootprint table_footprint(const CostTables& tables) {
 }
 
 CostTables slice_cost_tables(const CostTables& tables, const Graph& graph, int begin, int end) {
+  return slice_cost_tables(tables, graph, {{begin, end}});
+}
+
+CostTables slice_cost_tables(const CostTables& tables, const Graph& graph, const std::vector<std::pair<int, int>>& ranges) {
   PASE_ASSERT(tables.objective.pairs.size() == graph.edges.size(), tables.objective.pairs.size(), graph.edges.size());
   CostTables slice;
   slice.machine = tables.machine;
   slice.cost_model = tables.cost_model;
   slice.unit = tables.unit;
-  const size_t first = static_cast<size_t>(begin), last = static_cast<size_t>(end);
-  slice.models.resize(last - first);
-  for (size_t v = first; v < last; ++v) {
-    slice.models.set(v - first, tables.models.shared(v));
-    slice.configs.push_back(tables.configs[v]);
-    if (!tables.per_node.empty()) slice.per_node.push_back(tables.per_node[v]);
-    slice.objective.vertex_cost.push_back(tables.objective.vertex_cost[v]);
-  }
+  std::vector<int> position(graph.vertices.size(), -1);  // as stage_graph numbers the stage's vertices
+  size_t count = 0;
+  for (const auto& [begin, end] : ranges) count += static_cast<size_t>(end - begin);
+  slice.models.resize(count);
+  int next = 0;
+  for (const auto& [begin, end] : ranges)
+    for (int at = begin; at < end; ++at) {
+      const size_t v = static_cast<size_t>(at);
+      position[v] = next;
+      slice.models.set(static_cast<size_t>(next++), tables.models.shared(v));
+      slice.configs.push_back(tables.configs[v]);
+      if (!tables.per_node.empty()) slice.per_node.push_back(tables.per_node[v]);
+      slice.objective.vertex_cost.push_back(tables.objective.vertex_cost[v]);
+    }
   for (size_t e = 0; e < graph.edges.size(); ++e) {
     const TensorEdge& edge = graph.edges[e];
-    if (edge.src < begin || edge.dst < begin || edge.dst >= end) continue;
+    const int u = position[static_cast<size_t>(edge.src)], v = position[static_cast<size_t>(edge.dst)];
+    if (u < 0 || v < 0) continue;
     PairCost pair = tables.objective.pairs[e];
-    pair.u -= begin;
-    pair.v -= begin;
+    pair.u = u;
+    pair.v = v;
     slice.objective.pairs.push_back(std::move(pair));
   }
   return slice;

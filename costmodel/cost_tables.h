@@ -57,6 +57,9 @@ using ConfigFilter = std::function<bool(const VertexModel& model, const int32_t*
 /// range renumbered, every array shared with `tables`. Equal to pricing the
 /// stage graph, since each vertex and edge is priced on its own.
 [[nodiscard]] CostTables slice_cost_tables(const CostTables& tables, const Graph& graph, int begin, int end);
+/// The same over several ranges, as stage_graph's stage of several ranges.
+[[nodiscard]] CostTables slice_cost_tables(const CostTables& tables, const Graph& graph,
+                                           const std::vector<std::pair<int, int>>& ranges);
 
 /// Builds models, enumerates configurations (those `keep` accepts) and
 /// prices layers and edges with `model`.

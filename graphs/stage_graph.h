@@ -5,6 +5,7 @@
 // begin: after a block boundary (graphs/recompute.h), where one tensor, a
 // boundary's output, is all that crosses.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "graphs/graph.h"
@@ -16,6 +17,11 @@ namespace pase {
 /// edges inside the range are kept, renumbered; the parameters and
 /// checkpoint shapes are those the range reads.
 [[nodiscard]] Graph stage_graph(const Graph& graph, int begin, int end);
+
+/// The vertices of several ranges [begin, end), increasing and apart, as one
+/// graph (an interleaved pipeline's stage: its chunks), in order: an input
+/// from outside every range becomes an external tensor as above.
+[[nodiscard]] Graph stage_graph(const Graph& graph, const std::vector<std::pair<int, int>>& ranges);
 
 /// The vertices a stage may begin at, increasing: 0, then every v whose
 /// predecessor v - 1 is a block boundary (block_boundaries), then the vertex

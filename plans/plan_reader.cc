@@ -178,8 +178,8 @@ void read_moved_words(const JsonReader& entry, const PlannedLayer& layer, Planne
     record = send;
     JsonReader from = send->required("from_stage", "the stage whose layer makes the tensor");
     const int64_t stage = from.as_non_negative();
-    if (stage >= layer.stage)
-      from.fail("expected an earlier stage than the layer's own (" + std::to_string(layer.stage) + "), got " +
+    if (stage == layer.stage)  // an earlier stage, or in an interleaved pipeline any other
+      from.fail("expected another stage than the layer's own (" + std::to_string(layer.stage) + "), got " +
                 std::to_string(stage));
     tensor.from_stage = static_cast<int>(stage);
   }

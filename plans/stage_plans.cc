@@ -34,13 +34,12 @@ int64_t largest_tile(const Shape& shape, const AxisSpec& spec, const Mesh& mesh)
 
 void mark_sends(Plan& plan) {
   for (PlannedLayer& layer : plan.layers) {
-    if (layer.stage == 0) continue;
     for (PlannedTensor& input : layer.inputs) {
       if (input.model_words) continue;  // redistributed inside the stage
       const std::optional<TensorSourceRef> producer = find_producer(plan, input.name);
       if (!producer) continue;  // a tensor of the graph
       const int from = plan.layers[producer->layer].stage;
-      if (from >= layer.stage) continue;
+      if (from == layer.stage) continue;  // another stage: an earlier one, or, interleaved, any
       const Mesh& mesh = plan.mesh_of(layer);
       const int64_t pairs = std::min(plan.stages[static_cast<size_t>(from)].mesh.devices(), mesh.devices());
       input.from_stage = from;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "stages/pipeline_schedule.h"
 
 #include "graphs/stage_graph.h"
 #include "strategy/strategy_file.h"
@@ -12,7 +13,7 @@
 namespace pase {
 
 Graph solved_stage_graph(const Graph& graph, const PipelineStage& stage) {
-  Graph named = stage_graph(graph, stage.begin, stage.end);
+  Graph named = stage.chunks.empty() ? stage_graph(graph, stage.begin, stage.end) : stage_graph(graph, stage.chunks);
   const StageSolve& solved = *stage.solve;  // a range with the same key: the same vertices in order
   for (size_t v = 0; v < named.vertices.size(); ++v) {
     named.vertices[v].recompute = solved.recompute[v];
@@ -55,6 +56,12 @@ StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& ou
     training.stage_memory_bytes.push_back(stage.bytes.total());
     if (stage.bytes.total() > largest.total()) largest = stage.bytes;
   }
+  // In the graph's order (an interleaved stage's layers lie in several chunks).
+  std::unordered_map<std::string, size_t> order;
+  for (size_t v = 0; v < graph.vertices.size(); ++v) order.emplace(graph.vertices[v].name, v);
+  std::stable_sort(document.layers.begin(), document.layers.end(), [&](const StrategyLayer& a, const StrategyLayer& b) {
+    return order.at(a.name) < order.at(b.name);
+  });
   document.graph = graph.name;
   document.devices = devices;
   document.total_cost = outcome.step;
@@ -78,12 +85,53 @@ StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& ou
 
 namespace {
 
-// Each vertex's stage as the file gives it, checked.
+// The chunks each stage holds under the file's schedule: 1 (stages of
+// contiguous layers), V for interleaved:V.
+int64_t chunks_of(const StrategyDocument& file, const std::string& path) {
+  if (!file.training || file.training->schedule.empty()) return 1;
+  try {
+    const PipelineSchedule schedule = parse_schedule(file.training->schedule);
+    return schedule.kind == ScheduleKind::Interleaved ? schedule.chunks : 1;
+  } catch (const OptionError& error) {
+    throw InputError(path + ": training.pipeline: field 'schedule'" + error.words().after);
+  }
+}
+
+// A layer of `stage` after the layers of `before` (each stage's layers contiguous).
+void check_contiguous(const std::vector<int>& before, int stage, const std::string& where) {
+  const int last = before.empty() ? 0 : before.back();
+  if (stage < last)
+    throw InputError(where + ": field 'stage': " + std::to_string(stage) + " after a layer of stage " +
+                     std::to_string(last) + " (each stage's layers are contiguous in the graph's order)");
+  if (stage > last + 1 || (before.empty() && stage > 0))
+    throw InputError(where + ": field 'stage': " + std::to_string(stage) + ", but stage " +
+                     std::to_string(before.empty() ? 0 : last + 1) + " has no layers");
+}
+
+// The first layer of a chunk of `stage` after `runs` chunks (interleaved:V):
+// stage after stage, V times round.
+void check_round(const std::vector<int>& before, int stage, int64_t stages, int64_t chunks, int64_t runs,
+                 const std::string& where) {
+  const int expected = before.empty() ? 0 : static_cast<int>((before.back() + 1) % stages);
+  if (runs == stages * chunks)
+    throw InputError(where + ": field 'stage': " + std::to_string(stage) + " after the last of " +
+                     std::to_string(stages * chunks) + " chunks (interleaved: " + std::to_string(stages) +
+                     " stages of " + std::to_string(chunks) + " chunks each)");
+  if (stage != expected)
+    throw InputError(where + ": field 'stage': " + std::to_string(stage) + ", but chunk " + std::to_string(runs) +
+                     " is stage " + std::to_string(expected) + "'s (interleaved: the stages' chunks in turn, " +
+                     std::to_string(chunks) + " times round)");
+}
+
+// Each vertex's stage as the file gives it, checked: the stages' layers in
+// order, stage after stage (round and round, V times, when interleaved).
 std::vector<int> vertex_stages(const Graph& graph, const StrategyDocument& file, const std::string& path) {
   const int64_t stages = file.training ? file.training->stages : 1;
+  const int64_t chunks = chunks_of(file, path);
   std::unordered_map<std::string, const StrategyLayer*> by_name;
   for (const StrategyLayer& layer : file.layers) by_name.emplace(layer.name, &layer);
   std::vector<int> stage_of;
+  int64_t runs = 0;
   for (const Vertex& vertex : graph.vertices) {
     const auto it = by_name.find(vertex.name);
     const std::string where = path + ": layer '" + vertex.name + "'";
@@ -94,18 +142,17 @@ std::vector<int> vertex_stages(const Graph& graph, const StrategyDocument& file,
     if (stage < 0 || stage >= stages)
       throw InputError(where + ": field 'stage': expected a stage below " + std::to_string(stages) + ", got " +
                        std::to_string(stage));
-    const int before = stage_of.empty() ? 0 : stage_of.back();
-    if (stage < before)
-      throw InputError(where + ": field 'stage': " + std::to_string(stage) + " after a layer of stage " +
-                       std::to_string(before) + " (each stage's layers are contiguous in the graph's order)");
-    if (stage > before + 1 || (stage_of.empty() && stage > 0))
-      throw InputError(where + ": field 'stage': " + std::to_string(stage) + ", but stage " +
-                       std::to_string(stage_of.empty() ? 0 : before + 1) + " has no layers");
+    if (chunks == 1) check_contiguous(stage_of, stage, where);
+    else if (stage_of.empty() || stage != stage_of.back()) check_round(stage_of, stage, stages, chunks, runs, where);
+    if (stage_of.empty() || stage != stage_of.back()) ++runs;
     stage_of.push_back(stage);
   }
-  if (!stage_of.empty() && stage_of.back() + 1 != stages)
+  if (chunks == 1 && !stage_of.empty() && stage_of.back() + 1 != stages)
     throw InputError(path + ": training.pipeline: " + std::to_string(stages) + " stages, but the layers name " +
                      std::to_string(stage_of.back() + 1));
+  if (chunks > 1 && !stage_of.empty() && runs != stages * chunks && stages > 1)
+    throw InputError(path + ": training.pipeline: " + std::to_string(stages) + " stages of " + std::to_string(chunks) +
+                     " chunks each, but the layers make " + std::to_string(runs) + " chunks");
   return stage_of;
 }
 
@@ -115,18 +162,26 @@ GivenPipeline given_pipeline(const Graph& graph, const StrategyDocument& file, c
   const std::vector<int> stage_of = vertex_stages(graph, file, path);
   const std::vector<int> cuts = stage_starts(graph);
   GivenPipeline given;
+  const size_t stages = static_cast<size_t>(file.training ? file.training->stages : 1);
+  given.chunks.resize(stages);
   for (size_t v = 0; v < stage_of.size(); ++v) {
-    if (v > 0 && stage_of[v] == stage_of[v - 1]) continue;
+    StageRanges& own = given.chunks[static_cast<size_t>(stage_of[v])];
+    if (v > 0 && stage_of[v] == stage_of[v - 1]) {
+      own.back().second = static_cast<int>(v) + 1;
+      continue;
+    }
     if (!std::binary_search(cuts.begin(), cuts.end(), static_cast<int>(v)))
       throw InputError(path + ": layer '" + graph.vertices[v].name + "': field 'stage': stage " +
                        std::to_string(stage_of[v]) +
                        " begins here, where more than one tensor crosses from the layers before (a stage begins after a "
                        "block boundary)");
     given.starts.push_back(static_cast<int>(v));
+    own.push_back({static_cast<int>(v), static_cast<int>(v) + 1});
   }
   given.starts.push_back(static_cast<int>(graph.vertices.size()));
-  auto stages = std::make_shared<std::vector<StrategyDocument>>();
-  for (size_t k = 0; k + 1 < given.starts.size(); ++k) {
+  if (chunks_of(file, path) == 1) given.chunks.clear();  // one range a stage: given.starts says it all
+  auto parts = std::make_shared<std::vector<StrategyDocument>>();
+  for (size_t k = 0; k < stages; ++k) {
     StrategyDocument part = file;
     part.plan.reset();
     part.layers.clear();
@@ -137,12 +192,13 @@ GivenPipeline given_pipeline(const Graph& graph, const StrategyDocument& file, c
         if (static_cast<size_t>(layer.stage) == k) part.plan->layers.push_back(layer);
     }
     std::unordered_map<std::string, bool> in_stage;
-    for (int v = given.starts[k]; v < given.starts[k + 1]; ++v) in_stage[graph.vertices[static_cast<size_t>(v)].name] = true;
+    for (size_t v = 0; v < stage_of.size(); ++v)
+      if (static_cast<size_t>(stage_of[v]) == k) in_stage[graph.vertices[v].name] = true;
     for (const StrategyLayer& layer : file.layers)
       if (in_stage.count(layer.name)) part.layers.push_back(layer);
-    stages->push_back(std::move(part));
+    parts->push_back(std::move(part));
   }
-  given.stages = std::move(stages);
+  given.stages = std::move(parts);
   return given;
 }
 

@@ -30,13 +30,15 @@ namespace pase {
 /// file with that stage's layers only), as PipelineRequest's given_starts
 /// and given_stages take them.
 struct GivenPipeline {
-  std::vector<int> starts;
+  std::vector<int> starts;                ///< where each run of one stage's layers begins, then the vertex count
+  std::vector<StageRanges> chunks;        ///< interleaved: each stage's chunks (PipelineRequest::given_chunks); else empty
   std::shared_ptr<const std::vector<StrategyDocument>> stages;
 };
 
 /// InputError naming `path`, the layer and its field 'stage' where a layer of
 /// the graph has no stage, one above the file's stages, stages out of order
-/// (each stage's layers contiguous in the graph's order), a stage without
+/// (each stage's layers contiguous in the graph's order; interleaved:V, stage
+/// after stage V times round), a stage without
 /// layers, or a stage beginning where pase does not cut (graphs/stage_graph.h,
 /// stage_starts: after a block boundary).
 [[nodiscard]] GivenPipeline given_pipeline(const Graph& graph, const StrategyDocument& file, const std::string& path);

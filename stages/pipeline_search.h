@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/cost_model.h"
@@ -21,6 +22,10 @@
 #include "stages/stage_cuts.h"
 
 namespace pase {
+
+/// The vertex ranges [begin, end) a stage holds, increasing: one for stages
+/// of contiguous layers, V for an interleaved stage's chunks.
+using StageRanges = std::vector<std::pair<int, int>>;
 
 /// A cost model of a training setup on a number of devices.
 using StageModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup& setup, int64_t devices)>;
@@ -46,6 +51,9 @@ struct PipelineRequest {
   /// not searched, each with its own strategy; no lower bound.
   std::vector<int> given_starts;
   std::shared_ptr<const std::vector<StrategyDocument>> given_stages;
+  /// A given interleaved pipeline: each stage's chunks (the file's), for
+  /// solve_interleaved (interleaved_search.h); empty: Megatron-LM's split.
+  std::vector<StageRanges> given_chunks;
   /// The stages fixed, each solved for its optimum: where each begins
   /// (vertex indices, then the vertex count; S + 1 increasing entries).
   /// A partition set by hand (explain's moved boundaries); no lower bound.
@@ -87,7 +95,8 @@ struct StageSolve {
 };
 
 struct PipelineStage {
-  int begin = 0, end = 0;     ///< vertices [begin, end) of the graph
+  int begin = 0, end = 0;     ///< vertices [begin, end) of the graph: the first chunk's begin, the last's end
+  StageRanges chunks;         ///< an interleaved stage's V ranges; empty: [begin, end)
   int64_t devices = 0, first_device = 0;
   int64_t in_flight = 1;      ///< micro-batches whose activations it holds at its peak
   double send_time = 0;       ///< its point-to-point sends per micro-batch (in t)
@@ -113,7 +122,8 @@ struct PipelineOutcome {
 /// (1f1b, gpipe) the sum over layers of each one's least
 /// ((S + M - 1) t + w) / S on a stage's devices, as max t >= sum t / S and
 /// max w >= sum w / S; else, with L the sum of each layer's least time per
-/// micro-batch on the most devices a stage has, L + (M - 1) L / S. A search
+/// micro-batch on the most devices a stage has, L + (M - 1) L / S (interleaved:V:
+/// L (M / S + (1 - 1 / S) / V)). A search
 /// over stage and micro-batch counts solves only those whose bound is below
 /// the best found.
 [[nodiscard]] double pipeline_least_step(const Graph& graph, const PipelineRequest& request);

@@ -320,9 +320,8 @@ TEST_CASE("pipeline options a run cannot take are refused in one line") {
       {"--stage-devices 6,x", "error: --stage-devices: expected positive device counts separated by commas (12,4), got '6,x'\n"},
       {"--stage-devices 4,4 --pipeline-stages 3", "error: --stage-devices: gives 2 stages, but --pipeline-stages is 3\n"},
       {"--schedule zb", "error: --schedule: expected 1f1b, gpipe or interleaved:V (V from 2 to 9999 chunks per stage), got 'zb'\n"},
-      {"--schedule interleaved:2 --pipeline-stages 2",
-       "error: --schedule interleaved:2: the search places each stage's layers in one contiguous range; interleaved "
-       "stages (V ranges per device) are not searched yet (1f1b or gpipe)\n"},
+      {"--schedule interleaved:3 --pipeline-stages 2",
+       "error: --pipeline-stages: 2 interleaved stages of 3 chunks need 6 blocks, but the graph repeats 4\n"},
       {"--pipeline-stages 2 --mesh 2x4",
        "error: --mesh: not with pipeline stages yet (each stage is solved without a mesh, or with --mesh auto on the "
        "default mesh of its devices; docs/pipeline.md)\n"},
@@ -508,7 +507,7 @@ TEST_CASE("a pipeline plan that says something false is named in one line") {
       {"record", [&](json& s) { first_send(s).erase("send"); }, 1,
        send + "layer 'transformer/h.1/mlp/residual' runs in stage 0, but the input has no send record"},
       {"from", [&](json& s) { first_send(s)["send"]["from_stage"] = 1; }, 1,
-       "error: FILE: layer 'transformer/h.2/ln_1': field 'inputs[0].send.from_stage': expected an earlier stage "
+       "error: FILE: layer 'transformer/h.2/ln_1': field 'inputs[0].send.from_stage': expected another stage "
        "than the layer's own (1), got 1"},
       {"first", [](json& s) { s["stage_meshes"][1]["first_device"] = 3; }, 1,
        "error: FILE: field 'stage_meshes[1].first_device': expected 4, the device after the stage before's"},
@@ -563,4 +562,42 @@ TEST_CASE("evaluate --baseline megatron --pipeline-stages: Megatron-LM's equal s
                                                    test::write_temp_file("pipeline_given.json", searched.output));
   CHECK(given.status == 2);  // a strategy file records its own stages
   CHECK(given.error == "error: --pipeline-stages: applies to --baseline (a strategy file records its own stages)\n");
+}
+
+TEST_CASE("--schedule interleaved:2: Megatron-LM's chunks, the step as evaluate prices the file, its launch flags") {
+  const std::string file = test::write_temp_file("interleaved.json", "");
+  const test::CommandResult solved = test::run_pase("solve " + small_gpt() +
+                                                    " --devices 8 --pipeline-stages 2 --schedule interleaved:2 "
+                                                    "--micro-batches 4 --out \"" + file + "\"");
+  REQUIRE(solved.status == 0);
+  // Each stage's two chunks of one block: stage 0 blocks 0 and 2, stage 1 blocks 1 and 3.
+  CHECK(solved.output.find("in 2 pipeline stages (interleaved:2), 4 micro-batches of 4") != std::string::npos);
+  CHECK(solved.output.find("    0  transformer/wte .. transformer/h.0/mlp/residual and 1 more chunk (") != std::string::npos);
+  CHECK(solved.output.find("    1  transformer/h.1/ln_1 .. transformer/h.1/mlp/residual and 1 more chunk (") !=
+        std::string::npos);
+  CHECK(solved.output.find("(micro-batches x the largest t + (sum of t - the largest t) / 2 + the largest step work)") !=
+        std::string::npos);
+  const json strategy = json::parse(read_text_file(file));
+  CHECK(strategy["training"]["pipeline"]["schedule"] == "interleaved:2");
+  std::vector<int> stage_of_block;
+  for (const json& layer : strategy["layers"])
+    if (layer["name"].get<std::string>().find("/ln_1") != std::string::npos) stage_of_block.push_back(layer["stage"]);
+  CHECK(stage_of_block == std::vector<int>{0, 1, 0, 1});
+  // evaluate prices the file's chunks and strategies: the same step, to the digit printed.
+  const test::CommandResult evaluated = test::run_pase("evaluate " + small_gpt() + " --strategy \"" + file + "\"");
+  REQUIRE(evaluated.status == 0);
+  const auto step_line = [](const std::string& text) { return text.substr(text.find("step time "), text.find(" (", text.find("step time ")) - text.find("step time ")); };
+  CHECK(step_line(evaluated.output) == step_line(solved.output));
+  // The plan's sends, the last stage's chunk to the first's included, check out.
+  const test::CommandResult checked = test::run_pase("plan-check \"" + file + "\"");
+  CHECK(checked.status == 0);
+  CHECK(checked.output.find("6 sends between 2 stages checked, all consistent") != std::string::npos);
+  const test::CommandResult flags = test::run_pase("export \"" + file + "\" --format megatron");
+  REQUIRE(flags.status == 0);
+  CHECK(flags.output.find("--pipeline-model-parallel-size 2\n--num-layers 4\n--num-layers-per-virtual-pipeline-stage 1\n") !=
+        std::string::npos);
+  const test::CommandResult moved = test::run_pase("explain " + small_gpt() + " --strategy \"" + file + "\" --boundary 1");
+  CHECK(moved.status == 2);
+  CHECK(moved.error == "error: --boundary: " + file + " is an interleaved pipeline (interleaved:2), whose chunks are "
+                       "Megatron-LM's equal split, not moved one by one\n");
 }
