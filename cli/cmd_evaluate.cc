@@ -24,6 +24,7 @@
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
 #include "solve/solve_request.h"
+#include "cli/step_report.h"
 #include "strategy/plan_summary.h"
 #include "strategy/config_lookup.h"
 #include "strategy/strategy_file.h"
@@ -49,6 +50,7 @@ struct EvaluateCliOptions {
   std::string out;
   bool json = false;
   bool all_layers = false;  // every row of the table, no block folded
+  SimulateCliOptions simulate;  // `simulate`: the step simulated instead of the table
 };
 
 // --baseline fsdp is data parallelism with every layer's state sharded:
@@ -75,7 +77,8 @@ TrainingSetup baseline_setup(const EvaluateCliOptions& o, TrainingSetup training
 // unless the command line names one) and the device count to price it for.
 std::optional<FileAndModel> read_given(const EvaluateCliOptions& o, int64_t& devices) {
   if (o.strategy.empty() == o.baseline.empty())
-    throw InputError("evaluate: give exactly one of --strategy FILE or --baseline NAME");
+    throw InputError(std::string(o.simulate.on ? "simulate" : "evaluate") +
+                     ": give exactly one of --strategy FILE or --baseline NAME");
   devices = o.devices;
   if (o.strategy.empty()) {
     if (devices == 0) throw UsageError("--devices: required with --baseline");
@@ -119,6 +122,7 @@ int evaluate_pipeline(const EvaluateCliOptions& o, const GraphFileV1& file, cons
     throw UsageError("--mesh: with pipeline stages only auto (each stage on the default mesh of its devices; docs/pipeline.md)");
   PipelineSolveInput input = pipeline_input(file, o.graph, devices, counts, request, o.model, o.out, o.json);
   input.stage_layouts = stages_on_layouts(o.mesh, *make_cost_model(o.model, devices, request.memory));
+  if (o.simulate.on) input.simulate = &o.simulate;
   return run_pipeline_solve(o.pipeline, input);
 }
 
@@ -141,7 +145,22 @@ int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph
                         std::all_of(file.plan->stages.begin(), file.plan->stages.end(),
                                     [](const PlanStage& stage) { return stage.assignment_proof == "searched"; });
   input.given_path = o.strategy;
+  if (o.simulate.on) input.simulate = &o.simulate;
   return run_pipeline_solve(recorded, input);
+}
+
+// `simulate` of a strategy without pipeline stages: one stage on every device.
+int simulate_solved(const EvaluateCliOptions& o, const TrainingSolve& solved, int64_t devices) {
+  const SolveOutcome& out = solved.outcome;
+  StepModel step;
+  step.micro_batches = solved.setup.micro_batches;
+  step.overlap = !o.simulate.no_overlap;
+  step.unit = out.tables.unit;
+  step.stages.push_back(simulated_stage(solved.graph, out.tables, out.solution.choice, *solved.model, step.micro_batches));
+  step.stages.back().devices = devices;
+  const std::string title = solved.graph.name + " on " + std::to_string(devices) + " devices, strategy " +
+                            (o.strategy.empty() ? o.baseline : o.strategy);
+  return report_simulation(step, out.solution.cost, "the additive model's", title, o.simulate, std::cout);
 }
 
 int run_evaluate(const EvaluateCliOptions& given) {
@@ -192,6 +211,7 @@ int run_evaluate(const EvaluateCliOptions& given) {
     std::cerr << "warning: " << o.strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
               << "'\n";
   const std::vector<int32_t>& choice = out.solution.choice;
+  if (o.simulate.on) return simulate_solved(o, solved, devices);
   const double total = placed_cost(out);
   const Plan* plan = out.placed ? &out.placed->plan : nullptr;
   MemoryReport memory;
@@ -227,9 +247,11 @@ int run_evaluate(const EvaluateCliOptions& given) {
 
 }  // namespace
 
-CommandRunner register_evaluate(CLI::App& app) {
-  auto o = std::make_shared<EvaluateCliOptions>();
-  CLI::App* cmd = app.add_subcommand("evaluate", "Price a given strategy (a pase-strategy file or a baseline)");
+namespace {
+
+// The options `evaluate` and `simulate` share: what is priced, and how.
+void add_pricing_options(CLI::App* cmd, EvaluateCliOptions& options) {
+  EvaluateCliOptions* o = &options;
   cmd->add_option("graph", o->graph, "Graph file (pase-graph JSON)")->required();
   auto* strategy = cmd->add_option("--strategy,-s", o->strategy, "Strategy file (pase-strategy JSON) to price");
   auto* baseline = cmd->add_option("--baseline,-b", o->baseline,
@@ -249,9 +271,32 @@ CommandRunner register_evaluate(CLI::App& app) {
   cmd->add_option("--mesh", o->mesh,
                   "With --baseline: place it on a device mesh, its cost the placed plan's: search (each dp x tp mesh "
                   "with tp inside a node, the cheapest kept; needs --cost-model calibrated), auto, 2x4 or dp=2,tp=4");
+}
+
+}  // namespace
+
+CommandRunner register_evaluate(CLI::App& app) {
+  auto o = std::make_shared<EvaluateCliOptions>();
+  CLI::App* cmd = app.add_subcommand("evaluate", "Price a given strategy (a pase-strategy file or a baseline)");
+  add_pricing_options(cmd, *o);
   cmd->add_option("--out,-o", o->out, "Write the priced strategy (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the priced strategy file to stdout instead of the table");
   cmd->add_flag("--all-layers", o->all_layers, "Print every layer's row (by default a repeated block's identical copies fold into one line)");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    o->model_given = model_options_given(*cmd);
+    return with_option_spellings({{"baseline", "--baseline"}, {"tensor_parallel", "--tensor-parallel"}},
+                                 [&] { return run_evaluate(*o); });
+  };
+}
+
+CommandRunner register_simulate(CLI::App& app) {
+  auto o = std::make_shared<EvaluateCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Simulate one training step of a strategy (FlexFlow's simulator): overlap, bubbles, a timeline");
+  add_pricing_options(cmd, *o);
+  add_simulate_options(cmd, o->simulate);
+  o->simulate.on = true;
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     o->model_given = model_options_given(*cmd);

@@ -15,6 +15,8 @@ CommandRunner register_solve(CLI::App& app);
 CommandRunner register_models(CLI::App& app);
 /// `pase evaluate GRAPH (--strategy FILE | --baseline NAME) [--devices N]`
 CommandRunner register_evaluate(CLI::App& app);
+/// `pase simulate GRAPH (--strategy FILE | --baseline NAME) [--trace F] [--svg F]`
+CommandRunner register_simulate(CLI::App& app);
 /// `pase compare GRAPH --devices 4,8,16 [--csv F] [--json F] [--svg F]`
 CommandRunner register_compare(CLI::App& app);
 /// `pase batch DIR_OR_FILES... --devices 8,32 [--summary F] [--expect F]`

@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("pase ") + PASE_VERSION);
   std::vector<CommandRunner> runners = {register_solve(app), register_models(app), register_evaluate(app),
+                                       register_simulate(app),
                                        register_compare(app), register_batch(app), register_frontier(app), register_import(app),
                                        register_export(app), register_plan_check(app), register_explain(app),
                                        register_pipedream(app)};

@@ -24,6 +24,8 @@
 #include "stages/device_splits.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_plan.h"
+#include "stages/stage_solve.h"
+#include "graphs/stage_graph.h"
 #include "strategy/strategy_document.h"
 
 namespace pase {
@@ -470,6 +472,57 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   return answer;
 }
 
+namespace {
+
+// The best pipeline as the simulator's step: each stage's layers priced as
+// its solve priced them, the sends between neighbours one direction each.
+int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& input, const SimulateCliOptions& options) {
+  if (answer.schedule.kind == ScheduleKind::Interleaved)
+    throw UsageError("simulate: the interleaved schedule (" + schedule_name(answer.schedule) +
+                     ") is not simulated yet; its step is the formula evaluate prints");
+  const PipelineOutcome& outcome = answer.outcome;
+  StepModel step;
+  step.micro_batches = answer.setup.micro_batches;
+  step.schedule = answer.schedule.kind == ScheduleKind::GPipe ? SimSchedule::GPipe : SimSchedule::OneFOneB;
+  step.overlap = !options.no_overlap;
+  step.unit = outcome.stages[0].solve->outcome.tables.unit;
+  const std::unique_ptr<CostModel> link = input.make_model(weighted(answer.setup, 1, 0.0), input.devices);
+  const int64_t per_node = link->devices_per_node();
+  const auto across = [&](const PipelineStage& a, const PipelineStage& b) {
+    return per_node > 0 && a.first_device / per_node != (b.first_device + b.devices - 1) / per_node;
+  };
+  for (size_t k = 0; k < outcome.stages.size(); ++k) {
+    const PipelineStage& stage = outcome.stages[k];
+    TrainingSetup setup = answer.setup;
+    setup.activations_in_flight = stage.solve->in_flight;
+    const std::unique_ptr<CostModel> model = input.make_model(setup, stage.devices);
+    const Graph named = solved_stage_graph(answer.graph, stage);
+    SimStage sim = simulated_stage(named, stage.solve->outcome.tables, stage.solve->outcome.solution.choice, *model,
+                                   answer.setup.micro_batches);
+    sim.first_device = stage.first_device;
+    sim.devices = stage.devices;
+    double layers_work = 0;  // what the layers pay once per step; the rest of w: a tied weight's all-reduce
+    for (const SimLayer& layer : sim.layers) layers_work += layer.step_communication + layer.step_compute;
+    sim.layers.back().step_communication += std::max(0.0, stage.value.w - layers_work);
+    if (k + 1 < outcome.stages.size()) {
+      const PipelineStage& next = outcome.stages[k + 1];
+      sim.send_forward = send_seconds(crossing_elements(answer.graph, next.begin), stage.devices, next.devices,
+                                      across(stage, next), *link);
+    }
+    if (k > 0) {
+      const PipelineStage& before = outcome.stages[k - 1];
+      sim.send_backward = send_seconds(crossing_elements(answer.graph, stage.begin), before.devices, stage.devices,
+                                       across(before, stage), *link);
+    }
+    step.stages.push_back(std::move(sim));
+  }
+  const std::string title = answer.graph.name + " on " + std::to_string(input.devices) + " devices in " +
+                            std::to_string(outcome.stages.size()) + " pipeline stages (" + schedule_name(answer.schedule) + ")";
+  return report_simulation(step, outcome.step, "the pipeline's formula (docs/pipeline.md)", title, options, std::cout);
+}
+
+}  // namespace
+
 int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
   PipelineAnswer answer;
   {
@@ -481,6 +534,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     }
     answer = best_pipeline(o, watched);
   }
+  if (input.simulate) return simulate_pipeline(answer, input, *input.simulate);
   const PipelineSchedule& schedule = answer.schedule;
   const std::vector<int64_t>& stage_devices = answer.stage_devices;
   const std::vector<int>& counts = answer.stage_counts;

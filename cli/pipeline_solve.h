@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/model_options.h"
+#include "cli/step_report.h"
 #include "cli/training_solve.h"
 #include "graphs/graph_file.h"
 #include "solve/request.h"
@@ -44,6 +45,8 @@ struct PipelineSolveInput {
   std::string given_path;
   std::string out;       ///< write the strategy file here (empty: no file)
   bool json = false;     ///< print the strategy file instead of the table
+  /// `simulate`: the best pipeline simulated (cli/step_report.h) instead of its table.
+  const SimulateCliOptions* simulate = nullptr;
 };
 
 /// What `solve` and `evaluate` ask: the graph file at `path`, its devices and

@@ -1,0 +1,126 @@
+#include "cli/step_report.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <ostream>
+
+#include "base/text_file.h"
+#include "cli/layer_table.h"
+#include "cli/text_output.h"
+#include "simulate/step_simulation.h"
+#include "simulate/step_tasks.h"
+#include "simulate/step_views.h"
+
+namespace pase {
+
+void add_simulate_options(CLI::App* command, SimulateCliOptions& options) {
+  command->add_option("--trace", options.trace,
+                      "Write the simulated step as a Chrome trace (JSON; opens in Perfetto and chrome://tracing)");
+  command->add_option("--svg", options.svg, "Write the simulated step's timeline as an SVG picture");
+  command->add_flag("--no-overlap", options.no_overlap,
+                    "Run the gradient collectives after the backward pass on the compute stream, as the additive "
+                    "model sums them (by default beside the backward pass, as DDP and FSDP run them)");
+}
+
+SimStage simulated_stage(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
+                         const CostModel& model, int64_t micro_batches) {
+  SimStage stage;
+  const double m = static_cast<double>(std::max<int64_t>(1, micro_batches));
+  for (size_t v = 0; v < graph.vertices.size(); ++v) {
+    const int32_t c = choice[v];
+    const CostTerms terms = tables.per_node.empty()
+                                ? model.layer_terms(tables.models[v], tables.configs[v][c])
+                                : model.layer_terms_on_nodes(tables.models[v], tables.configs[v][c], tables.per_node[v][c]);
+    SimLayer layer;
+    layer.name = graph.vertices[v].name;
+    for (const CostTerm& term : terms) {
+      if (term.phase == CostPhase::MicroBatch) {
+        layer.forward += term.forward / m;
+        layer.backward += (term.cost - term.forward) / m;
+      } else if (term.kind == CostTermKind::Compute) {
+        layer.step_compute += term.cost;
+      } else {
+        layer.step_communication += term.cost;
+      }
+    }
+    stage.layers.push_back(std::move(layer));
+  }
+  // Each edge's redistribution: its activation before the consumer's forward, its gradient in its backward.
+  for (const PairCost& pair : tables.objective.pairs) {
+    const double cost = pair.at(static_cast<size_t>(choice[static_cast<size_t>(pair.u)]),
+                                static_cast<size_t>(choice[static_cast<size_t>(pair.v)])) / m;
+    SimLayer& consumer = stage.layers[static_cast<size_t>(pair.v)];
+    consumer.forward += cost / 2;
+    consumer.backward += cost / 2;
+  }
+  return stage;
+}
+
+namespace {
+
+std::string share(double part, double whole) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", whole > 0 ? 100 * part / whole : 0.0);
+  return buffer;
+}
+
+// The critical path by kind of task, largest first: "forward 61.2%, backward 36.0%, ...".
+std::string critical_words(const TaskGraph& graph, const SimulatedStep& simulated) {
+  std::map<std::string, double> by_kind;
+  for (int task : simulated.critical_path)
+    by_kind[task_kind_name(graph.tasks()[static_cast<size_t>(task)].kind)] += graph.tasks()[static_cast<size_t>(task)].duration;
+  std::vector<std::pair<std::string, double>> kinds(by_kind.begin(), by_kind.end());
+  std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string words;
+  for (const auto& [kind, time] : kinds) words += (words.empty() ? "" : ", ") + kind + " " + share(time, simulated.step);
+  return words;
+}
+
+}  // namespace
+
+int report_simulation(const StepModel& model, double additive, const std::string& additive_words,
+                      const std::string& title, const SimulateCliOptions& options, std::ostream& out) {
+  const auto started = std::chrono::steady_clock::now();
+  const TaskGraph graph = step_tasks(model);
+  const SimulatedStep simulated = simulate_step(graph, static_cast<int>(model.stages.size()));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::string& unit = model.unit;
+  out << title << ": " << graph.size() << " tasks, " << model.micro_batches << " micro-batch"
+      << (model.micro_batches == 1 ? "" : "es") << ", gradient collectives "
+      << (model.overlap ? "beside the backward pass" : "after it (--no-overlap)") << "\n";
+  out << "simulated step " << format_total(simulated.step, unit) << " " << unit << " ("
+      << format_cost_text(simulated.step, unit) << "); " << additive_words << " " << format_total(additive, unit) << " "
+      << unit << " (simulated " << share(simulated.step - additive, additive) << " from it)\n";
+  out << "critical path: " << simulated.critical_path.size() << " tasks: " << critical_words(graph, simulated) << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%5s  %13s  %14s  %14s  %14s\n", "stage", "devices", "compute", "comm only", "idle");
+  out << line;
+  for (size_t k = 0; k < model.stages.size(); ++k) {
+    const SimStage& stage = model.stages[k];
+    const StageTime& time = simulated.stages[k];
+    const std::string devices = std::to_string(stage.first_device) + "-" + std::to_string(stage.first_device + stage.devices - 1);
+    std::snprintf(line, sizeof line, "%5zu  %13s  %8s %5s  %8s %5s  %8s %5s\n", k, devices.c_str(),
+                  format_cost_text(time.compute, unit).c_str(), share(time.compute, simulated.step).c_str(),
+                  format_cost_text(time.communication_only, unit).c_str(),
+                  share(time.communication_only, simulated.step).c_str(), format_cost_text(time.idle, unit).c_str(),
+                  share(time.idle, simulated.step).c_str());
+    out << line;
+  }
+  char speed[96];
+  std::snprintf(speed, sizeof speed, "simulated in %.3g s (%.3g tasks a second)\n", seconds,
+                seconds > 0 ? static_cast<double>(graph.size()) / seconds : 0.0);
+  out << speed;
+  if (!options.trace.empty()) {
+    write_text_file(options.trace, chrome_trace(model, graph, simulated, title));
+    out << "trace: " << options.trace << " (Chrome trace format: Perfetto, chrome://tracing)\n";
+  }
+  if (!options.svg.empty()) {
+    write_text_file(options.svg, timeline_svg(model, graph, simulated, title));
+    out << "timeline: " << options.svg << "\n";
+  }
+  return 0;
+}
+
+}  // namespace pase

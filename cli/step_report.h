@@ -1,0 +1,45 @@
+#pragma once
+// `pase simulate` (docs/simulate.md): a priced strategy as the simulator's
+// step (simulate/step_model.h), each layer's priced terms per micro-batch
+// and per step; the simulated step beside the additive model's, the
+// critical path, each stage's time, and the trace and timeline files.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/cost_tables.h"
+#include "graphs/graph.h"
+#include "simulate/step_model.h"
+
+namespace pase {
+
+struct SimulateCliOptions {
+  bool on = false;        ///< the command is `simulate`
+  std::string trace;      ///< --trace FILE: the Chrome trace
+  std::string svg;        ///< --svg FILE: the timeline
+  bool no_overlap = false;  ///< --no-overlap: gradient collectives after the backward pass, as the sum prices them
+};
+
+void add_simulate_options(CLI::App* command, SimulateCliOptions& options);
+
+/// One stage of the step: each layer of `graph` at its configuration in
+/// `choice`, its terms as `model` (the one that priced `tables`, at
+/// `micro_batches`) lists them: micro-batch terms over `micro_batches`, their
+/// forward part in forward, the rest (and a recomputed forward) in backward;
+/// an edge's redistribution half in its consumer's forward, half in its
+/// backward; step terms' collectives after the layer's last backward, their
+/// compute (the optimizer's update) after every gradient.
+[[nodiscard]] SimStage simulated_stage(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
+                                       const CostModel& model, int64_t micro_batches);
+
+/// Simulates `model` and prints the report to `out` (`additive`: the step
+/// the cost model sums, or the pipeline's formula), writing the trace and
+/// timeline files asked for. Returns 0.
+int report_simulation(const StepModel& model, double additive, const std::string& additive_words,
+                      const std::string& title, const SimulateCliOptions& options, std::ostream& out);
+
+}  // namespace pase

@@ -1,0 +1,44 @@
+#pragma once
+// One training step as the simulator takes it (docs/simulate.md): per stage,
+// each layer's work per micro-batch (forward and backward, its compute and
+// the collectives on its critical path), its once-per-step work (weight-
+// gradient collectives, the optimizer's update), the sends between stages,
+// the schedule. Every duration in the cost model's unit; nothing here knows
+// how it was priced.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pase {
+
+/// One layer of a stage, per micro-batch unless said.
+struct SimLayer {
+  std::string name;
+  double forward = 0;          ///< its forward work: compute, its edges in, the collectives forward waits for
+  double backward = 0;         ///< its backward work (a recomputing layer's forward again included)
+  double step_communication = 0;  ///< once per step, after its last backward: weight-gradient collectives
+  double step_compute = 0;        ///< once per step, after every gradient: the optimizer's update of its weights
+};
+
+/// A stage: its layers in the graph's order, on devices [first_device, first_device + devices).
+struct SimStage {
+  int64_t first_device = 0, devices = 1;
+  std::vector<SimLayer> layers;
+  double send_forward = 0;   ///< its output to the next stage, per micro-batch (its gradient back: send_backward)
+  double send_backward = 0;  ///< its input's gradient to the stage before, per micro-batch
+};
+
+enum class SimSchedule { OneFOneB, GPipe };
+
+struct StepModel {
+  std::vector<SimStage> stages;  ///< one for a plan without pipeline stages
+  int64_t micro_batches = 1;
+  SimSchedule schedule = SimSchedule::OneFOneB;
+  /// Whether the once-per-step collectives run on their own stream beside the
+  /// backward pass (as DDP and FSDP run them); false: on the compute stream,
+  /// after the last backward, as the additive model sums them.
+  bool overlap = true;
+  std::string unit = "seconds";
+};
+
+}  // namespace pase

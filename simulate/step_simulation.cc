@@ -1,0 +1,86 @@
+#include "simulate/step_simulation.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace pase {
+namespace {
+
+// The union of intervals, sorted and merged.
+std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, double>> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<double, double>> out;
+  for (const auto& span : spans) {
+    if (span.second <= span.first) continue;
+    if (!out.empty() && span.first <= out.back().second) out.back().second = std::max(out.back().second, span.second);
+    else out.push_back(span);
+  }
+  return out;
+}
+
+double length(const std::vector<std::pair<double, double>>& spans) {
+  double total = 0;
+  for (const auto& [from, to] : spans) total += to - from;
+  return total;
+}
+
+// Each stage's compute, communication-only and idle time over the step.
+void account_stages(const TaskGraph& graph, int stages, SimulatedStep& out) {
+  std::vector<std::vector<std::pair<double, double>>> compute(static_cast<size_t>(stages)), all(static_cast<size_t>(stages));
+  for (size_t i = 0; i < graph.size(); ++i) {
+    const SimTask& task = graph.tasks()[i];
+    const std::pair<double, double> span{out.start[i], out.end[i]};
+    if (task.stream == StreamKind::Compute) compute[static_cast<size_t>(task.stage)].push_back(span);
+    all[static_cast<size_t>(task.stage)].push_back(span);
+  }
+  out.stages.assign(static_cast<size_t>(stages), StageTime{});
+  for (size_t k = 0; k < out.stages.size(); ++k) {
+    const double busy_compute = length(merged(compute[k])), busy = length(merged(all[k]));
+    out.stages[k] = {busy_compute, busy - busy_compute, out.step - busy};
+  }
+}
+
+void critical_path(SimulatedStep& out) {
+  out.critical_path.clear();
+  if (out.end.empty()) return;
+  int at = static_cast<int>(std::max_element(out.end.begin(), out.end.end()) - out.end.begin());
+  for (; at >= 0; at = out.waited_for[static_cast<size_t>(at)]) out.critical_path.push_back(at);
+  std::reverse(out.critical_path.begin(), out.critical_path.end());
+}
+
+}  // namespace
+
+SimulatedStep simulate_step(const TaskGraph& graph, int stages) {
+  SimulatedStep out;
+  resimulate_from(graph, stages, 0, out);
+  return out;
+}
+
+void resimulate_from(const TaskGraph& graph, int stages, size_t first, SimulatedStep& out) {
+  const size_t n = graph.size();
+  out.start.resize(n);
+  out.end.resize(n);
+  out.waited_for.resize(n);
+  // The last task on each stream of each stage before `first`.
+  std::vector<int> last_on(static_cast<size_t>(stages) * kStreamKinds, -1);
+  const auto stream_of = [&](const SimTask& task) {
+    return static_cast<size_t>(task.stage) * kStreamKinds + static_cast<size_t>(task.stream);
+  };
+  for (size_t i = 0; i < std::min(first, n); ++i) last_on[stream_of(graph.tasks()[i])] = static_cast<int>(i);
+  for (size_t i = first; i < n; ++i) {
+    const SimTask& task = graph.tasks()[i];
+    int decided = last_on[stream_of(task)];
+    double start = decided >= 0 ? out.end[static_cast<size_t>(decided)] : 0.0;
+    for (int before : task.after)
+      if (out.end[static_cast<size_t>(before)] > start) start = out.end[static_cast<size_t>(before)], decided = before;
+    out.start[i] = start;
+    out.end[i] = start + task.duration;
+    out.waited_for[i] = decided;
+    last_on[stream_of(task)] = static_cast<int>(i);
+  }
+  out.step = n ? *std::max_element(out.end.begin(), out.end.end()) : 0.0;
+  account_stages(graph, stages, out);
+  critical_path(out);
+}
+
+}  // namespace pase

@@ -1,0 +1,38 @@
+#pragma once
+// The simulated step (FlexFlow's full simulation, docs/simulate.md): every
+// task starts when its stream has finished the task before it and the tasks
+// it waits for have ended. With the tasks in a topological order that is one
+// pass; a change to the task at index i moves only tasks from i on
+// (resimulate_from, FlexFlow's delta simulation).
+#include <cstddef>
+#include <vector>
+
+#include "simulate/task_graph.h"
+
+namespace pase {
+
+/// Per stage: how its devices spend the step.
+struct StageTime {
+  double compute = 0;             ///< the compute stream busy
+  double communication_only = 0;  ///< a send or gradient stream busy while compute is not
+  double idle = 0;                ///< nothing running: the step less the two above
+};
+
+struct SimulatedStep {
+  std::vector<double> start, end;  ///< per task
+  std::vector<int> waited_for;     ///< per task: what decided its start (a task, or -1: the step's start)
+  double step = 0;                 ///< the last task's end
+  std::vector<StageTime> stages;
+  /// The critical path, first task to last: each task's start decided by the one before.
+  std::vector<int> critical_path;
+};
+
+/// Simulates `graph` on `stages` stages.
+[[nodiscard]] SimulatedStep simulate_step(const TaskGraph& graph, int stages);
+
+/// Simulates again after the tasks from `first` on changed (their durations
+/// or what they wait for): the tasks before `first` keep their times. Equal
+/// to simulate_step of the changed graph (tested).
+void resimulate_from(const TaskGraph& graph, int stages, size_t first, SimulatedStep& simulated);
+
+}  // namespace pase

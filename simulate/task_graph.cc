@@ -1,0 +1,38 @@
+#include "simulate/task_graph.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace pase {
+
+const char* task_kind_name(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::Forward: return "forward";
+    case TaskKind::Backward: return "backward";
+    case TaskKind::Send: return "send";
+    case TaskKind::GradientSync: return "gradient sync";
+    case TaskKind::Update: return "optimizer update";
+  }
+  return "task";
+}
+
+const char* stream_name(StreamKind stream) {
+  switch (stream) {
+    case StreamKind::Compute: return "compute";
+    case StreamKind::Send: return "sends";
+    case StreamKind::Gradient: return "gradients";
+  }
+  return "stream";
+}
+
+int TaskGraph::add(SimTask task) {
+  const int index = static_cast<int>(tasks_.size());
+  for (int before : task.after)
+    if (before < 0 || before >= index)
+      throw std::logic_error("TaskGraph::add: task " + std::to_string(index) + " waits for task " +
+                             std::to_string(before) + ", not added before it");
+  tasks_.push_back(std::move(task));
+  return index;
+}
+
+}  // namespace pase

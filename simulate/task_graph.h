@@ -1,0 +1,42 @@
+#pragma once
+// The task graph of one step (FlexFlow's execution simulator, docs/simulate.md):
+// every task runs on one stream of one stage's devices, in the order it was
+// added to that stream, once the tasks it depends on have ended. Tasks are
+// added in a topological order (each depends only on tasks added before it),
+// so one pass over them simulates the step.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pase {
+
+enum class TaskKind { Forward, Backward, Send, GradientSync, Update };
+/// A stage's streams: its kernels, its point-to-point sends, its gradient collectives.
+enum class StreamKind { Compute, Send, Gradient };
+inline constexpr int kStreamKinds = 3;
+
+[[nodiscard]] const char* task_kind_name(TaskKind kind);
+[[nodiscard]] const char* stream_name(StreamKind stream);
+
+struct SimTask {
+  TaskKind kind = TaskKind::Forward;
+  int stage = 0;
+  StreamKind stream = StreamKind::Compute;
+  int layer = -1;         ///< the stage's layer, -1 for none
+  int64_t micro_batch = -1;  ///< -1 for once-per-step work
+  double duration = 0;
+  std::vector<int> after;  ///< tasks it waits for (added before it)
+};
+
+class TaskGraph {
+ public:
+  /// Adds a task; its index. std::logic_error when it waits for a task not yet added.
+  int add(SimTask task);
+  [[nodiscard]] const std::vector<SimTask>& tasks() const { return tasks_; }
+  [[nodiscard]] size_t size() const { return tasks_.size(); }
+
+ private:
+  std::vector<SimTask> tasks_;
+};
+
+}  // namespace pase

@@ -1,0 +1,86 @@
+// `pase simulate` end to end (docs/simulate.md): without overlap a plan's
+// simulated step is the step evaluate prices, to the digit; a pipeline's
+// stages each get their row; the trace and the timeline are written; what
+// cannot be simulated is refused in one line.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/text_file.h"
+#include "test_support.h"
+
+using namespace pase;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string& small_gpt() {
+  static const std::string path = [] {
+    const test::CommandResult made = test::run_pase(
+        "models export gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
+    REQUIRE(made.status == 0);
+    return test::write_temp_file("simulate_gpt.json", made.output);
+  }();
+  return path;
+}
+
+// The number after `label` in `text` ("simulated step 0.0050724 seconds": 0.0050724).
+std::string number_after(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + label.size();
+  return text.substr(from, text.find(' ', from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("simulate --no-overlap: a plan without stages takes exactly the step evaluate prices") {
+  const std::string file = test::write_temp_file("simulate_plan.json", "");
+  REQUIRE(test::run_pase("solve " + small_gpt() + " --devices 8 --micro-batches 4 --machine dgx-a100 --zero 1 -o \"" +
+                         file + "\"").status == 0);
+  const test::CommandResult simulated = test::run_pase("simulate " + small_gpt() + " --strategy \"" + file + "\" --no-overlap");
+  REQUIRE(simulated.status == 0);
+  const json strategy = json::parse(read_text_file(file));
+  const std::string total = number_after(simulated.output, "the additive model's ");
+  CHECK(number_after(simulated.output, "simulated step ") == total);
+  CHECK(std::stod(total) == doctest::Approx(strategy["total_cost"].get<double>()).epsilon(1e-9));
+  CHECK(simulated.output.find("gradient collectives after it (--no-overlap)") != std::string::npos);
+  CHECK(simulated.output.find("    0            0-7 ") != std::string::npos);
+  // With overlap: never longer.
+  const test::CommandResult overlapped = test::run_pase("simulate " + small_gpt() + " --strategy \"" + file + "\"");
+  REQUIRE(overlapped.status == 0);
+  CHECK(std::stod(number_after(overlapped.output, "simulated step ")) <= std::stod(total) * (1 + 1e-12));
+}
+
+TEST_CASE("simulate a pipeline: a row per stage, the formula beside it, the trace and the timeline written") {
+  const std::string file = test::write_temp_file("simulate_pipeline.json", "");
+  REQUIRE(test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 4 --micro-batches 8 --machine dgx-a100 -o \"" +
+                         file + "\"").status == 0);
+  const std::string trace = test::write_temp_file("simulate_trace.json", ""), svg = test::write_temp_file("simulate.svg", "");
+  const test::CommandResult simulated = test::run_pase("simulate " + small_gpt() + " --strategy \"" + file + "\" --trace \"" +
+                                                       trace + "\" --svg \"" + svg + "\"");
+  REQUIRE(simulated.status == 0);
+  CHECK(simulated.output.find("in 4 pipeline stages (1f1b): ") != std::string::npos);
+  CHECK(simulated.output.find("the pipeline's formula (docs/pipeline.md) ") != std::string::npos);
+  for (const char* row : {"    0            0-1 ", "    1            2-3 ", "    2            4-5 ", "    3            6-7 "})
+    CHECK(simulated.output.find(row) != std::string::npos);
+  const json events = json::parse(read_text_file(trace));
+  CHECK(events["traceEvents"].size() > 100);
+  CHECK(read_text_file(svg).rfind("<svg ", 0) == 0);
+}
+
+TEST_CASE("simulate refuses in one line what it cannot run") {
+  const test::CommandResult none = test::run_pase("simulate " + small_gpt());
+  CHECK(none.status == 1);
+  CHECK(none.error == "error: simulate: give exactly one of --strategy FILE or --baseline NAME\n");
+  const std::string file = test::write_temp_file("simulate_interleaved.json", "");
+  REQUIRE(test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --schedule interleaved:2 "
+                         "--micro-batches 4 -o \"" + file + "\"").status == 0);
+  const test::CommandResult interleaved = test::run_pase("simulate " + small_gpt() + " --strategy \"" + file + "\"");
+  CHECK(interleaved.status == 2);
+  CHECK(interleaved.error ==
+        "error: simulate: the interleaved schedule (interleaved:2) is not simulated yet; its step is the formula "
+        "evaluate prints\n");
+}

@@ -1,0 +1,177 @@
+// The simulated step (simulate/): a chain without overlap takes exactly the
+// sum the additive model prices; overlap never makes it longer; a balanced
+// pipeline's bubble is (S - 1) / M of the work; the delta simulation equals a
+// full one after every change; the trace is the Chrome trace format.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "simulate/step_simulation.h"
+#include "simulate/step_tasks.h"
+#include "simulate/step_views.h"
+
+using namespace pase;
+
+namespace {
+
+StepModel random_chain(std::mt19937& random, int layers, int64_t micro_batches, bool overlap) {
+  std::uniform_real_distribution<double> time(0.1, 2.0);
+  StepModel model;
+  model.micro_batches = micro_batches;
+  model.overlap = overlap;
+  model.stages.emplace_back();
+  for (int l = 0; l < layers; ++l) {
+    SimLayer layer;
+    layer.name = "layer" + std::to_string(l);
+    layer.forward = time(random);
+    layer.backward = time(random);
+    if (l % 2 == 0) layer.step_communication = time(random);
+    if (l % 3 == 0) layer.step_compute = time(random) / 10;
+    model.stages[0].layers.push_back(layer);
+  }
+  return model;
+}
+
+double additive(const StepModel& model) {
+  double sum = 0;
+  for (const SimLayer& layer : model.stages[0].layers)
+    sum += static_cast<double>(model.micro_batches) * (layer.forward + layer.backward) + layer.step_communication +
+           layer.step_compute;
+  return sum;
+}
+
+StepModel balanced_pipeline(int stages, int64_t micro_batches, SimSchedule schedule) {
+  StepModel model;
+  model.micro_batches = micro_batches;
+  model.schedule = schedule;
+  for (int k = 0; k < stages; ++k) {
+    SimStage stage;
+    stage.first_device = k;
+    stage.layers.push_back({"block", 1.0, 2.0, 0, 0});
+    model.stages.push_back(stage);
+  }
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("a chain without overlap takes the additive model's sum; with it, never more") {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int layers = 1 + trial % 7;
+    const int64_t micro_batches = 1 + trial % 4;
+    const StepModel serial = random_chain(random, layers, micro_batches, false);
+    StepModel overlapped = serial;
+    overlapped.overlap = true;
+    const SimulatedStep a = simulate_step(step_tasks(serial), 1), b = simulate_step(step_tasks(overlapped), 1);
+    CHECK(a.step == doctest::Approx(additive(serial)).epsilon(1e-12));
+    CHECK(b.step <= a.step * (1 + 1e-12));
+    CHECK(a.stages[0].idle == doctest::Approx(0).scale(a.step));
+    // The critical path runs from the first task to the last, each start decided by the one before.
+    REQUIRE(!a.critical_path.empty());
+    CHECK(a.start[static_cast<size_t>(a.critical_path.front())] == 0);
+    for (size_t i = 1; i < a.critical_path.size(); ++i)
+      CHECK(a.start[static_cast<size_t>(a.critical_path[i])] == a.end[static_cast<size_t>(a.critical_path[i - 1])]);
+  }
+  // A gradient collective longer than the backward left after it: hidden but for the rest.
+  StepModel model;
+  model.micro_batches = 1;
+  model.stages.emplace_back();
+  model.stages[0].layers = {{"a", 1, 1, 0, 0}, {"b", 1, 3, 5, 0}};
+  CHECK(simulate_step(step_tasks(model), 1).step == 1 + 1 + 3 + 5);  // b's sync after b's backward, beside a's
+  model.stages[0].layers[1].step_communication = 0.5;
+  CHECK(simulate_step(step_tasks(model), 1).step == 1 + 1 + 3 + 1);  // hidden behind a's backward
+}
+
+TEST_CASE("a balanced pipeline takes (M + S - 1) t: a bubble of (S - 1) / M of the work, 1F1B and GPipe alike") {
+  for (const SimSchedule schedule : {SimSchedule::OneFOneB, SimSchedule::GPipe})
+    for (int stages : {1, 2, 4})
+      for (int64_t micro_batches : {1, 4, 8}) {
+        CAPTURE(stages);
+        CAPTURE(micro_batches);
+        const StepModel model = balanced_pipeline(stages, micro_batches, schedule);
+        const SimulatedStep simulated = simulate_step(step_tasks(model), stages);
+        CHECK(simulated.step == doctest::Approx(double(micro_batches + stages - 1) * 3.0).epsilon(1e-12));
+        const double work = double(micro_batches) * 3.0;
+        for (const StageTime& time : simulated.stages) {
+          CHECK(time.compute == doctest::Approx(work));
+          CHECK(time.idle / work == doctest::Approx(double(stages - 1) / double(micro_batches)));
+        }
+      }
+  // 1F1B runs S - k - 1 forwards before its first backward: stage 0 of 4 starts backward 0 after 4 forwards.
+  const StepModel model = balanced_pipeline(4, 8, SimSchedule::OneFOneB);
+  const TaskGraph graph = step_tasks(model);
+  int forwards_before = 0;
+  for (const SimTask& task : graph.tasks()) {
+    if (task.stage != 0 || task.stream != StreamKind::Compute) continue;
+    if (task.kind == TaskKind::Backward) break;
+    ++forwards_before;
+  }
+  CHECK(forwards_before == 4);
+}
+
+TEST_CASE("the delta simulation equals a full one after every change") {
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> time(0.0, 3.0);
+  StepModel model = balanced_pipeline(3, 6, SimSchedule::OneFOneB);
+  for (SimStage& stage : model.stages) {
+    stage.layers.push_back({"more", 0.5, 0.7, 1.5, 0.1});
+    stage.send_forward = stage.send_backward = 0.2;
+  }
+  TaskGraph graph = step_tasks(model);
+  SimulatedStep delta = simulate_step(graph, 3);
+  std::vector<SimTask> tasks = graph.tasks();
+  for (int move = 0; move < 200; ++move) {
+    const size_t changed = std::uniform_int_distribution<size_t>(0, tasks.size() - 1)(random);
+    tasks[changed].duration = time(random);
+    TaskGraph rebuilt;
+    for (const SimTask& task : tasks) rebuilt.add(task);
+    resimulate_from(rebuilt, 3, changed, delta);
+    const SimulatedStep full = simulate_step(rebuilt, 3);
+    REQUIRE(delta.start == full.start);
+    REQUIRE(delta.end == full.end);
+    REQUIRE(delta.step == full.step);
+    REQUIRE(delta.critical_path == full.critical_path);
+  }
+}
+
+TEST_CASE("the trace is the Chrome trace event format: a process per stage, a thread per stream, an event per task") {
+  const StepModel model = balanced_pipeline(2, 2, SimSchedule::OneFOneB);
+  const TaskGraph graph = step_tasks(model);
+  const SimulatedStep simulated = simulate_step(graph, 2);
+  const nlohmann::json trace = nlohmann::json::parse(chrome_trace(model, graph, simulated, "two stages"));
+  size_t complete = 0, names = 0;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] == "M") {
+      ++names;
+      CHECK(event["args"]["name"].is_string());
+      continue;
+    }
+    REQUIRE(event["ph"] == "X");
+    ++complete;
+    CHECK(event["ts"].get<double>() >= 0);
+    CHECK(event["dur"].get<double>() > 0);
+    CHECK(event["pid"].get<int>() < 2);
+    CHECK(event["name"].is_string());
+    CHECK(event["args"].contains("micro_batch"));
+  }
+  size_t lasting = 0;  // the sends here take no time, and a task that takes none is left out
+  for (const SimTask& task : graph.tasks()) lasting += task.duration > 0;
+  CHECK(lasting == 8);
+  CHECK(complete == lasting);
+  CHECK(names == 2 * (1 + 3));      // each stage and its three streams named
+  CHECK(trace["otherData"]["step"].get<double>() == simulated.step);
+  const std::string svg = timeline_svg(model, graph, simulated, "two <stages>");
+  CHECK(svg.rfind("<svg ", 0) == 0);
+  CHECK(svg.find("two &lt;stages&gt;") != std::string::npos);
+}
+
+TEST_CASE("step_tasks refuses a step it cannot build") {
+  StepModel empty;
+  CHECK_THROWS_WITH_AS((void)step_tasks(empty), "step_tasks: no stage", std::invalid_argument);
+  StepModel bare;
+  bare.stages.emplace_back();
+  CHECK_THROWS_WITH_AS((void)step_tasks(bare), "step_tasks: a stage without layers", std::invalid_argument);
+}
