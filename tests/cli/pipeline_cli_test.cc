@@ -85,19 +85,23 @@ TEST_CASE("stages and micro-batches on auto under a cap: the least step of every
     if (solved.status != 0) return std::nullopt;
     return json::parse(solved.output)["total_cost"].get<double>();
   };
+  // Under the sanitizers (ten times slower, after memory errors, not numbers) the corners only.
+  const std::vector<int> micro_batches = test::sanitized_build() ? std::vector<int>{1, 16} : std::vector<int>{1, 2, 4, 8, 16};
+  const std::vector<int> stages = test::sanitized_build() ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8};
   double least = INFINITY;
   int fits = 0;
-  for (int m : {1, 2, 4, 8, 16})
-    for (int s : {1, 2, 4, 8})
+  for (int m : micro_batches)
+    for (int s : stages)
       if (const std::optional<double> alone =
               step(" --micro-batches " + std::to_string(m) + " --pipeline-stages " + std::to_string(s))) {
         least = std::min(least, *alone);
         ++fits;
       }
-  CHECK(fits >= 4);
+  CHECK(fits >= (test::sanitized_build() ? 1 : 4));
   const std::optional<double> searched = step(" --micro-batches auto --pipeline-stages auto");
   REQUIRE(searched);
-  CHECK(*searched == least);
+  if (test::sanitized_build()) CHECK(*searched <= least);
+  else CHECK(*searched == least);
 }
 
 TEST_CASE("explain --boundary: the file's boundary against one block either way, each stage its optimum") {

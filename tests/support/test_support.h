@@ -95,6 +95,13 @@ std::string flop_text(double cost);
 /// Rounds of a randomized test: all of them in the Release build, a quarter
 /// (at least one) under the sanitizers, where each runs some ten times slower
 /// and finds memory errors, not new numbers.
+constexpr bool sanitized_build() {
+#ifdef PASE_SANITIZED_TESTS
+  return true;
+#else
+  return false;
+#endif
+}
 constexpr int sanitized_rounds(int rounds) {
 #ifdef PASE_SANITIZED_TESTS
   return rounds / 4 > 0 ? rounds / 4 : 1;
