@@ -19,6 +19,7 @@
 #include "cli/model_options.h"
 #include "cli/onnx_loader.h"
 #include "cli/pipeline_solve.h"
+#include "cli/step_report.h"
 #include "cli/process_memory.h"
 #include "cli/progress_line.h"
 #include "cli/layer_table.h"
@@ -43,6 +44,7 @@ struct SolveCliOptions {
   std::string out;
   bool json = false;
   bool all_layers = false;  // every row of the table, no block folded
+  SimulateCliOptions simulate;  // --simulate: one step of the answer simulated after the table
   bool stats = false;
   bool plan_only = false;
   std::string order = "mindegree";
@@ -351,11 +353,28 @@ int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::v
                      "with --mesh auto on the default mesh of its devices; docs/pipeline.md)");
   PipelineSolveInput input = pipeline_input(file, o.graph, o.devices, counts, request, o.model, o.out, o.json);
   input.stage_layouts = stages_on_layouts(o.mesh, *make_cost_model(o.model, o.devices, request.memory), o.no_plan);
+  if (o.simulate.after_solve) input.simulate = &o.simulate;
   return run_pipeline_solve(o.pipeline, input);
+}
+
+// solve --simulate: one step of the optimum simulated (cli/step_report.h).
+void simulate_solution(const SolveCliOptions& o, const TrainingSolve& solved, std::ostream& out) {
+  StepModel step;
+  step.micro_batches = solved.setup.micro_batches;
+  step.overlap = !o.simulate.no_overlap;
+  step.unit = solved.outcome.tables.unit;
+  step.stages.push_back(simulated_stage(solved.graph, solved.outcome.tables, solved.outcome.solution.choice, *solved.model,
+                                        step.micro_batches));
+  step.stages.back().devices = o.devices;
+  (void)report_simulation(step, solved.outcome.solution.cost, "the additive model's",
+                          solved.graph.name + " on " + std::to_string(o.devices) + " devices, the optimum", o.simulate, out);
 }
 
 // `pase solve` once its options are parsed.
 int run_solve(const SolveCliOptions& o) {
+  if (!o.simulate.after_solve && (!o.simulate.trace.empty() || !o.simulate.svg.empty() || o.simulate.no_overlap))
+    throw UsageError(std::string(!o.simulate.trace.empty() ? "--trace" : !o.simulate.svg.empty() ? "--svg" : "--no-overlap") +
+                     ": applies with --simulate");
   const TrainingSetup training = memory_options(o.memory);
   const ModelMaker make_model = [&](const TrainingSetup& setup) { return make_cost_model(o.model, o.devices, setup); };
   SolveRequest request = make_request(o, *make_model(training));
@@ -420,6 +439,7 @@ int run_solve(const SolveCliOptions& o) {
     if (meshes) std::cout << mesh_choice_words(*meshes, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
+  if (o.simulate.after_solve) simulate_solution(o, solved, o.json ? std::cerr : std::cout);
   if (const std::string over = over_machine_memory_words(*model, out.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
     std::cerr << "warning: " << over << "\n";
   if (meshes && o.json) std::cerr << mesh_choice_words(*meshes, out.tables.unit);
@@ -448,6 +468,7 @@ CommandRunner register_solve(CLI::App& app) {
   add_memory_options(cmd, o->memory, /*with_cap=*/true);
   cmd->add_option("--out,-o", o->out, "Write the strategy file (pase-strategy JSON) here");
   cmd->add_flag("--json", o->json, "Print the strategy file to stdout instead of the table");
+  add_simulate_options(cmd, o->simulate, /*switch_flag=*/true);
   cmd->add_flag("--all-layers", o->all_layers, "Print every layer's row (by default a repeated block's identical copies fold into one line)");
   cmd->add_flag("--stats", o->stats, "Print the order, dependent sets, table sizes and time");
   cmd->add_flag("--plan-only", o->plan_only, "Only order the vertices and size the DP tables (no solving)");

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 #include <tbb/parallel_for.h>
 
@@ -476,7 +477,8 @@ namespace {
 
 // The best pipeline as the simulator's step: each stage's layers priced as
 // its solve priced them, the sends between neighbours one direction each.
-int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& input, const SimulateCliOptions& options) {
+int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& input, const SimulateCliOptions& options,
+                      std::ostream& out) {
   if (answer.schedule.kind == ScheduleKind::Interleaved)
     throw UsageError("simulate: the interleaved schedule (" + schedule_name(answer.schedule) +
                      ") is not simulated yet; its step is the formula evaluate prints");
@@ -518,7 +520,7 @@ int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& in
   }
   const std::string title = answer.graph.name + " on " + std::to_string(input.devices) + " devices in " +
                             std::to_string(outcome.stages.size()) + " pipeline stages (" + schedule_name(answer.schedule) + ")";
-  return report_simulation(step, outcome.step, "the pipeline's formula (docs/pipeline.md)", title, options, std::cout);
+  return report_simulation(step, outcome.step, "the pipeline's formula (docs/pipeline.md)", title, options, out);
 }
 
 }  // namespace
@@ -534,7 +536,9 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     }
     answer = best_pipeline(o, watched);
   }
-  if (input.simulate) return simulate_pipeline(answer, input, *input.simulate);
+  if (input.simulate && input.simulate->on) return simulate_pipeline(answer, input, *input.simulate, std::cout);
+  std::ostringstream simulated;  // solve --simulate: said after the table
+  if (input.simulate && input.simulate->after_solve) simulate_pipeline(answer, input, *input.simulate, simulated);
   const PipelineSchedule& schedule = answer.schedule;
   const std::vector<int64_t>& stage_devices = answer.stage_devices;
   const std::vector<int>& counts = answer.stage_counts;
@@ -579,6 +583,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
                                : std::string())
       << "): " << searched.stage_solves << " distinct stages solved for " << searched.ranges << " stage ranges in "
       << format_seconds(seconds) << " s\n";
+  out << simulated.str();
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -15,7 +16,10 @@
 
 namespace pase {
 
-void add_simulate_options(CLI::App* command, SimulateCliOptions& options) {
+void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool switch_flag) {
+  if (switch_flag)
+    command->add_flag("--simulate", options.after_solve,
+                      "After the table, simulate one step of the answer (as pase simulate does; docs/simulate.md)");
   command->add_option("--trace", options.trace,
                       "Write the simulated step as a Chrome trace (JSON; opens in Perfetto and chrome://tracing)");
   command->add_option("--svg", options.svg, "Write the simulated step's timeline as an SVG picture");
@@ -62,7 +66,9 @@ namespace {
 
 std::string share(double part, double whole) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f%%", whole > 0 ? 100 * part / whole : 0.0);
+  double percent = whole > 0 ? 100 * part / whole : 0.0;
+  if (std::fabs(percent) < 0.05) percent = 0;  // no "-0.0%"
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", percent);
   return buffer;
 }
 

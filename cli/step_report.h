@@ -18,13 +18,15 @@
 namespace pase {
 
 struct SimulateCliOptions {
-  bool on = false;        ///< the command is `simulate`
+  bool on = false;        ///< the command is `simulate`: the simulation instead of the table
+  bool after_solve = false;  ///< `solve --simulate`: the simulation after the table
   std::string trace;      ///< --trace FILE: the Chrome trace
   std::string svg;        ///< --svg FILE: the timeline
   bool no_overlap = false;  ///< --no-overlap: gradient collectives after the backward pass, as the sum prices them
 };
 
-void add_simulate_options(CLI::App* command, SimulateCliOptions& options);
+/// --trace, --svg, --no-overlap; with `switch_flag` (solve) also --simulate.
+void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool switch_flag = false);
 
 /// One stage of the step: each layer of `graph` at its configuration in
 /// `choice`, its terms as `model` (the one that priced `tables`, at

@@ -37,10 +37,10 @@ std::optional<std::pair<double, uint64_t>> solved(uint64_t bytes) {
 }  // namespace
 
 TEST_CASE("frontier --pipeline-stages: each point the capped search's step at its memory, nothing below the least") {
+  const double memory_step = test::sanitized_build() ? 0.3 : 0.1;  // fewer points under the sanitizers
   const std::string out = test::write_temp_file("pipeline_frontier.json", "");
   const test::CommandResult run =
-      test::run_pase("frontier " + small_gpt() + kOptions + " --memory-step " +
-                     (test::sanitized_build() ? "0.3" : "0.1") + " --json " + out);  // fewer points under the sanitizers
+      test::run_pase("frontier " + small_gpt() + kOptions + " --memory-step " + std::to_string(memory_step) + " --json " + out);
   REQUIRE(run.status == 0);
   const json doc = json::parse(read_text_file(out));
   CHECK(doc["format"] == "pase-frontier");
@@ -70,9 +70,9 @@ TEST_CASE("frontier --pipeline-stages: each point the capped search's step at it
   const test::CommandResult free = test::run_pase("solve " + small_gpt() + kOptions + " --no-plan --json");
   REQUIRE(free.status == 0);
   CHECK(json::parse(free.output)["total_cost"].get<double>() == points.back()["cost"].get<double>());
-  // The search below the least point: 10% of its memory lower, nothing fits.
+  // The search below the least point: a step of its memory lower, nothing fits.
   const auto least = points[0]["per_device_bytes"].get<uint64_t>();
-  CHECK_FALSE(solved(least - static_cast<uint64_t>(static_cast<double>(least) * 0.1)).has_value());
+  CHECK_FALSE(solved(least - static_cast<uint64_t>(static_cast<double>(least) * memory_step)).has_value());
   CHECK(run.output.find(std::to_string(points.size()) + " points from the least memory") != std::string::npos);
 }
 

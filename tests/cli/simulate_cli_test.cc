@@ -17,13 +17,7 @@ using json = nlohmann::json;
 namespace {
 
 const std::string& small_gpt() {
-  static const std::string path = [] {
-    const test::CommandResult made = test::run_pase(
-        "models export gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
-    REQUIRE(made.status == 0);
-    return test::write_temp_file("simulate_gpt.json", made.output);
-  }();
-  return path;
+  return test::exported_model("gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
 }
 
 // The number after `label` in `text` ("simulated step 0.0050724 seconds": 0.0050724).
@@ -83,4 +77,19 @@ TEST_CASE("simulate refuses in one line what it cannot run") {
   CHECK(interleaved.error ==
         "error: simulate: the interleaved schedule (interleaved:2) is not simulated yet; its step is the formula "
         "evaluate prints\n");
+}
+
+TEST_CASE("solve --simulate: the table, then the optimum's step simulated; the simulation's files need it") {
+  const test::CommandResult solved = test::run_pase("solve " + small_gpt() + " --devices 8 --micro-batches 2 --simulate");
+  REQUIRE(solved.status == 0);
+  const size_t table = solved.output.find("total cost "), simulated = solved.output.find("gpt on 8 devices, the optimum: ");
+  REQUIRE(table != std::string::npos);
+  REQUIRE(simulated != std::string::npos);
+  CHECK(table < simulated);
+  // The `pase` model lists no once-per-step term: the simulated step is the sum, to the digit.
+  CHECK(number_after(solved.output, "simulated step ") == number_after(solved.output, "the additive model's "));
+  CHECK(solved.output.find("(simulated 0.0% from it)") != std::string::npos);
+  const test::CommandResult refused = test::run_pase("solve " + small_gpt() + " --devices 8 --svg x.svg");
+  CHECK(refused.status == 2);
+  CHECK(refused.error == "error: --svg: applies with --simulate\n");
 }
