@@ -149,20 +149,6 @@ int evaluate_pipeline_file(const EvaluateCliOptions& o, const GraphFileV1& graph
   return run_pipeline_solve(recorded, input);
 }
 
-// `simulate` of a strategy without pipeline stages: one stage on every device.
-int simulate_solved(const EvaluateCliOptions& o, const TrainingSolve& solved, int64_t devices) {
-  const SolveOutcome& out = solved.outcome;
-  StepModel step;
-  step.micro_batches = solved.setup.micro_batches;
-  step.overlap = !o.simulate.no_overlap;
-  step.unit = out.tables.unit;
-  step.stages.push_back(simulated_stage(solved.graph, out.tables, out.solution.choice, *solved.model, step.micro_batches));
-  step.stages.back().devices = devices;
-  const std::string title = solved.graph.name + " on " + std::to_string(devices) + " devices, strategy " +
-                            (o.strategy.empty() ? o.baseline : o.strategy);
-  return report_simulation(step, out.solution.cost, "the additive model's", title, o.simulate, std::cout);
-}
-
 int run_evaluate(const EvaluateCliOptions& given) {
   int64_t devices = 0;
   std::optional<FileAndModel> read = read_given(given, devices);
@@ -211,7 +197,10 @@ int run_evaluate(const EvaluateCliOptions& given) {
     std::cerr << "warning: " << o.strategy << " is for graph '" << file->graph << "', pricing it on '" << graph.name
               << "'\n";
   const std::vector<int32_t>& choice = out.solution.choice;
-  if (o.simulate.on) return simulate_solved(o, solved, devices);
+  if (o.simulate.on)
+    return report_solve_simulation(solved, devices, graph.name + " on " + std::to_string(devices) + " devices, strategy " +
+                                                        (o.strategy.empty() ? o.baseline : o.strategy),
+                                   o.simulate, std::cout);
   const double total = placed_cost(out);
   const Plan* plan = out.placed ? &out.placed->plan : nullptr;
   MemoryReport memory;

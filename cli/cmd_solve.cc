@@ -357,19 +357,6 @@ int run_pipeline(const SolveCliOptions& o, const GraphFileV1& file, const std::v
   return run_pipeline_solve(o.pipeline, input);
 }
 
-// solve --simulate: one step of the optimum simulated (cli/step_report.h).
-void simulate_solution(const SolveCliOptions& o, const TrainingSolve& solved, std::ostream& out) {
-  StepModel step;
-  step.micro_batches = solved.setup.micro_batches;
-  step.overlap = !o.simulate.no_overlap;
-  step.unit = solved.outcome.tables.unit;
-  step.stages.push_back(simulated_stage(solved.graph, solved.outcome.tables, solved.outcome.solution.choice, *solved.model,
-                                        step.micro_batches));
-  step.stages.back().devices = o.devices;
-  (void)report_simulation(step, solved.outcome.solution.cost, "the additive model's",
-                          solved.graph.name + " on " + std::to_string(o.devices) + " devices, the optimum", o.simulate, out);
-}
-
 // `pase solve` once its options are parsed.
 int run_solve(const SolveCliOptions& o) {
   if (!o.simulate.after_solve && (!o.simulate.trace.empty() || !o.simulate.svg.empty() || o.simulate.no_overlap))
@@ -439,7 +426,9 @@ int run_solve(const SolveCliOptions& o) {
     if (meshes) std::cout << mesh_choice_words(*meshes, out.tables.unit);
     if (out.placed) print_plan_summary(std::cout, *out.placed, out.tables.unit);
   }
-  if (o.simulate.after_solve) simulate_solution(o, solved, o.json ? std::cerr : std::cout);
+  if (o.simulate.after_solve)
+    (void)report_solve_simulation(solved, o.devices, graph.name + " on " + std::to_string(o.devices) + " devices, the optimum",
+                                  o.simulate, o.json ? std::cerr : std::cout);
   if (const std::string over = over_machine_memory_words(*model, out.bytes.total(), memory_reserve(o.memory, *model)); !over.empty())
     std::cerr << "warning: " << over << "\n";
   if (meshes && o.json) std::cerr << mesh_choice_words(*meshes, out.tables.unit);

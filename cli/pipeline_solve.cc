@@ -491,7 +491,7 @@ int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& in
   const std::unique_ptr<CostModel> link = input.make_model(weighted(answer.setup, 1, 0.0), input.devices);
   const int64_t per_node = link->devices_per_node();
   const auto across = [&](const PipelineStage& a, const PipelineStage& b) {
-    return per_node > 0 && a.first_device / per_node != (b.first_device + b.devices - 1) / per_node;
+    return devices_across_nodes(a.first_device, a.devices, b.first_device, b.devices, per_node);
   };
   for (size_t k = 0; k < outcome.stages.size(); ++k) {
     const PipelineStage& stage = outcome.stages[k];

@@ -62,6 +62,19 @@ SimStage simulated_stage(const Graph& graph, const CostTables& tables, const std
   return stage;
 }
 
+int report_solve_simulation(const TrainingSolve& solved, int64_t devices, const std::string& title,
+                            const SimulateCliOptions& options, std::ostream& out) {
+  const SolveOutcome& outcome = solved.outcome;
+  StepModel step;
+  step.micro_batches = solved.setup.micro_batches;
+  step.overlap = !options.no_overlap;
+  step.unit = outcome.tables.unit;
+  step.stages.push_back(simulated_stage(solved.graph, outcome.tables, outcome.solution.choice, *solved.model,
+                                        step.micro_batches));
+  step.stages.back().devices = devices;
+  return report_simulation(step, outcome.solution.cost, "the additive model's", title, options, out);
+}
+
 namespace {
 
 std::string share(double part, double whole) {

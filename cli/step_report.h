@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "costmodel/cost_model.h"
+#include "cli/training_solve.h"
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
 #include "simulate/step_model.h"
@@ -37,6 +38,12 @@ void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool s
 /// compute (the optimizer's update) after every gradient.
 [[nodiscard]] SimStage simulated_stage(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
                                        const CostModel& model, int64_t micro_batches);
+
+/// A solve without pipeline stages (its graph, tables, strategy and model)
+/// as one stage on `devices` devices, simulated and reported against the
+/// sum the tables price (report_simulation). Returns 0.
+int report_solve_simulation(const TrainingSolve& solved, int64_t devices, const std::string& title,
+                            const SimulateCliOptions& options, std::ostream& out);
 
 /// Simulates `model` and prints the report to `out` (`additive`: the step
 /// the cost model sums, or the pipeline's formula), writing the trace and

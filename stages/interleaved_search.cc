@@ -61,6 +61,7 @@ class InterleavedSearch {
         ranges_(request.given_chunks.empty()
                     ? interleaved_chunks(graph, s_, request.schedule.chunks)
                     : request.given_chunks),
+        keys_(graph),
         pricings_(graph, request) {
     first_.assign(devices_.size(), 0);
     for (size_t k = 1; k < devices_.size(); ++k) first_[k] = first_[k - 1] + devices_[k - 1];
@@ -95,13 +96,8 @@ class InterleavedSearch {
     return micro_batches_in_flight(k, s_, request_.stage.memory.micro_batches, request_.schedule);
   }
 
-  // Whether the devices of stages a and b are not all in one node.
   [[nodiscard]] bool across(int a, int b) const {
-    const int64_t per_node = link_model_->devices_per_node();
-    if (per_node <= 0) return false;
-    const int64_t low = std::min(first_[a], first_[b]);
-    const int64_t high = std::max(first_[a] + devices_[a], first_[b] + devices_[b]) - 1;
-    return low / per_node != high / per_node;
+    return devices_across_nodes(first_[a], devices_[a], first_[b], devices_[b], link_model_->devices_per_node());
   }
 
   // Every boundary where a chunk of one stage hands on to a chunk of another.
@@ -117,12 +113,7 @@ class InterleavedSearch {
                                           across(from, to), *link_model_);
       sends_.push_back({from, to, seconds});
     }
-    const int64_t fewest = *std::min_element(devices_.begin(), devices_.end());
-    const int64_t per_node = link_model_->devices_per_node();
-    for (TiedRead& read : tied_reads(graph_, pricings_.repeated_reads())) {
-      read.seconds = send_seconds(read.elements, fewest, fewest, per_node > 0 && request_.devices > per_node, *link_model_);
-      tied_.push_back(read);
-    }
+    tied_ = priced_tied_reads(graph_, pricings_.repeated_reads(), devices_, request_.devices, *link_model_);
   }
 
   [[nodiscard]] double sends_of(int k) const {
@@ -163,10 +154,9 @@ class InterleavedSearch {
 
   using Key = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool>;  // chunks, devices, in flight, under the cap
   [[nodiscard]] Key key_of(int k, int64_t held, bool under_cap) const {
-    const StageKeys keys(graph_);
     std::vector<int64_t> chunks;
     for (const auto& [begin, end] : ranges_[static_cast<size_t>(k)]) {
-      const std::vector<int64_t> one = keys.key(begin, end);
+      const std::vector<int64_t> one = keys_.key(begin, end);
       chunks.insert(chunks.end(), one.begin(), one.end());
       chunks.push_back(-1);
     }
@@ -236,6 +226,7 @@ class InterleavedSearch {
   const std::vector<int64_t> devices_;
   const int s_;
   const std::vector<StageRanges> ranges_;
+  const StageKeys keys_;
   Pricings pricings_;
   std::vector<int64_t> first_;
   std::unique_ptr<CostModel> link_model_;

@@ -56,12 +56,7 @@ StrategyDocument pipeline_document(const Graph& graph, const PipelineOutcome& ou
     training.stage_memory_bytes.push_back(stage.bytes.total());
     if (stage.bytes.total() > largest.total()) largest = stage.bytes;
   }
-  // In the graph's order (an interleaved stage's layers lie in several chunks).
-  std::unordered_map<std::string, size_t> order;
-  for (size_t v = 0; v < graph.vertices.size(); ++v) order.emplace(graph.vertices[v].name, v);
-  std::stable_sort(document.layers.begin(), document.layers.end(), [&](const StrategyLayer& a, const StrategyLayer& b) {
-    return order.at(a.name) < order.at(b.name);
-  });
+  sort_in_graph_order(graph, document.layers);
   document.graph = graph.name;
   document.devices = devices;
   document.total_cost = outcome.step;

@@ -3,9 +3,11 @@
 // every layer with its stage's configuration and its `stage`, the step's
 // time, and `training.pipeline` with each stage's devices, time per
 // micro-batch and bytes per device.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graphs/graph.h"
@@ -20,6 +22,17 @@ namespace pase {
                                                  const TrainingSetup& setup, int64_t micro_batch_size,
                                                  const PipelineSchedule& schedule, int64_t devices,
                                                  std::optional<uint64_t> cap);
+
+/// `items` (each naming a vertex of `graph`: a strategy's or a plan's
+/// layers) put in the graph's vertex order, stably: an interleaved stage's
+/// layers lie in several chunks, so joining the stages in turn does not.
+template <typename Named>
+void sort_in_graph_order(const Graph& graph, std::vector<Named>& items) {
+  std::unordered_map<std::string, size_t> order;
+  for (size_t v = 0; v < graph.vertices.size(); ++v) order.emplace(graph.vertices[v].name, v);
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const Named& a, const Named& b) { return order.at(a.name) < order.at(b.name); });
+}
 
 /// A stage's graph as its strategy names it: the vertices [begin, end) of
 /// `graph`, each with the techniques its solve chose (recomputation, ZeRO stage).

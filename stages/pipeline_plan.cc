@@ -1,8 +1,6 @@
 #include "stages/pipeline_plan.h"
 
 #include <algorithm>
-#include <string>
-#include <unordered_map>
 
 #include "plans/build_plan.h"
 #include "plans/mesh.h"
@@ -68,12 +66,7 @@ PipelinePlacement place_pipeline(const Graph& graph, const PipelineOutcome& outc
       plan.layers.push_back(std::move(layer));
     }
   }
-  // In the graph's order, as the document lists them (an interleaved stage's layers lie in several chunks).
-  std::unordered_map<std::string, size_t> order;
-  for (size_t v = 0; v < graph.vertices.size(); ++v) order.emplace(graph.vertices[v].name, v);
-  std::stable_sort(plan.layers.begin(), plan.layers.end(), [&](const PlannedLayer& a, const PlannedLayer& b) {
-    return order.at(a.name) < order.at(b.name);
-  });
+  sort_in_graph_order(graph, plan.layers);  // as the document lists them
   plan.assignment_proof = joint_proof(plan.stages);
   plan.realized_total_cost = pipeline_step_time(t, w, m, request.schedule);
   plan.realized_total_lower_bound = pipeline_step_time(t_least, w, m, request.schedule);

@@ -123,11 +123,11 @@ double pipeline_block_bound(const Graph& graph, const PipelineRequest& request) 
   capped.priced.reset();
   capped.priced_layouts.clear();
   const int64_t n = devices.front();
-  const std::optional<Mesh> mesh = stage_mesh(request, *request.make_model(capped.memory, n), n);
+  const std::unique_ptr<CostModel> step_model = request.make_model(capped.memory, n);
+  const std::optional<Mesh> mesh = stage_mesh(request, *step_model, n);
   capped.mesh = mesh;
   capped.search_layouts = mesh.has_value();
-  if (devices.size() == 1)
-    return request.stage.cap ? lagrangian_cost_bound(graph, *request.make_model(capped.memory, n), capped) : 0;
+  if (devices.size() == 1) return request.stage.cap ? lagrangian_cost_bound(graph, *step_model, capped) : 0;
   const StageKeys keys(graph);
   const BlockRun run = block_run(graph, keys);
   if (!all_equal(devices) || request.schedule.kind == ScheduleKind::Interleaved || request.cuts != StageCuts::Blocks ||
@@ -211,13 +211,7 @@ class PipelineSearch {
     for (int k = 1; k < s_; ++k) first_[k] = first_[k - 1] + devices_[k - 1];
     link_model_ = request.make_model(weighted(setup_, 1, 0.0), request.devices);
     for (int cut : starts_) crossing_.push_back(crossing_elements(graph, cut));
-    // Each tied weight's all-reduce: its elements over the fewest devices a stage
-    // has, across nodes when the job spans several (tied_work).
-    const int64_t per_node = link_model_->devices_per_node(), fewest = *std::min_element(devices_.begin(), devices_.end());
-    for (TiedRead& read : tied_reads(graph, pricings_.repeated_reads())) {
-      read.seconds = send_seconds(read.elements, fewest, fewest, per_node > 0 && request.devices > per_node, *link_model_);
-      tied_.push_back(read);
-    }
+    tied_ = priced_tied_reads(graph, pricings_.repeated_reads(), devices_, request.devices, *link_model_);  // tied_work
     if (request.equal_blocks) fixed_ = equal_block_bounds(graph, s_);
     if (given() || !request.fixed_starts.empty())
       for (int k = 0; k <= s_; ++k) fixed_.push_back(k);  // the given starts are the only cut positions
@@ -251,9 +245,7 @@ class PipelineSearch {
   }
   // Whether the boundary after stage k joins devices of different nodes.
   [[nodiscard]] bool across(int k) const {
-    const int64_t per_node = link_model_->devices_per_node();
-    if (per_node <= 0) return false;
-    return first_[k] / per_node != (first_[k + 1] + devices_[k + 1] - 1) / per_node;
+    return devices_across_nodes(first_[k], devices_[k], first_[k + 1], devices_[k + 1], link_model_->devices_per_node());
   }
   [[nodiscard]] double sends(int k, int i, int j) const {
     double seconds = 0;

@@ -130,7 +130,7 @@ struct PipelineOutcome {
 
 /// A tighter lower bound than pipeline_least_step, at the price of one
 /// stage's DP: for stages of equal devices that begin at whole blocks
-/// (1f1b, gpipe; the stages priced without layouts), some stage holds at
+/// (1f1b, gpipe; priced as the stages are, on their mesh's layouts or not), some stage holds at
 /// least q = ceil(B / S) of the B repeated blocks, so the step is at least
 /// the optimum of M t + w of q blocks alone plus every other layer's least
 /// time per micro-batch; under a cap, that optimum's Lagrangian bound within

@@ -246,4 +246,22 @@ std::vector<TiedRead> tied_reads(const Graph& graph, const std::vector<std::pair
   return reads;
 }
 
+std::vector<TiedRead> priced_tied_reads(const Graph& graph, const std::vector<std::pair<int, int>>& repeated,
+                                        const std::vector<int64_t>& stage_devices, int64_t devices,
+                                        const CostModel& link_model) {
+  const int64_t per_node = link_model.devices_per_node();
+  const int64_t fewest = *std::min_element(stage_devices.begin(), stage_devices.end());
+  std::vector<TiedRead> reads = tied_reads(graph, repeated);
+  for (TiedRead& read : reads)
+    read.seconds = send_seconds(read.elements, fewest, fewest, per_node > 0 && devices > per_node, link_model);
+  return reads;
+}
+
+bool devices_across_nodes(int64_t first_a, int64_t devices_a, int64_t first_b, int64_t devices_b, int64_t per_node) {
+  if (per_node <= 0) return false;
+  const int64_t low = std::min(first_a, first_b);
+  const int64_t high = std::max(first_a + devices_a, first_b + devices_b) - 1;
+  return low / per_node != high / per_node;
+}
+
 }  // namespace pase

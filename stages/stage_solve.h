@@ -99,6 +99,11 @@ struct StageSite {
 /// each pair over the link between them.
 [[nodiscard]] double send_seconds(uint64_t crossing, int64_t from, int64_t to, bool across_nodes, const CostModel& model);
 
+/// Whether the devices [first_a, first_a + devices_a) and [first_b, first_b + devices_b)
+/// span more than one node of `per_node` devices (0: not known, never).
+[[nodiscard]] bool devices_across_nodes(int64_t first_a, int64_t devices_a, int64_t first_b, int64_t devices_b,
+                                        int64_t per_node);
+
 /// Megatron-LM's split of the graph into `parts` ranges over the cut positions
 /// of StageCuts::Blocks: an equal share of the run's blocks each (the first
 /// parts one more where they do not divide), the first also what precedes
@@ -113,5 +118,12 @@ struct TiedRead {
   double seconds = 0;  ///< its gradients' all-reduce between the two copies
 };
 [[nodiscard]] std::vector<TiedRead> tied_reads(const Graph& graph, const std::vector<std::pair<int, int>>& repeated);
+
+/// tied_reads with each one's seconds: its elements over the fewest devices a
+/// stage has (`stage_devices`), each pair exchanging its piece over the link
+/// the job's ends are joined by (across nodes when the `devices` span several).
+[[nodiscard]] std::vector<TiedRead> priced_tied_reads(const Graph& graph, const std::vector<std::pair<int, int>>& repeated,
+                                                      const std::vector<int64_t>& stage_devices, int64_t devices,
+                                                      const CostModel& link_model);
 
 }  // namespace pase
