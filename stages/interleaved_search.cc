@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -211,13 +210,15 @@ class InterleavedSearch {
       outcome.lower_bound = std::nan("");
       return;
     }
-    // The slowest stage b pays M t_b + w_b, each other its t_k / V: at least
-    // b's step bound and the others' time bounds over V, whichever b is.
+    // For every stage b, step >= M t_b + w_b + (sum over k != b of t_k) / V:
+    // it exceeds that by (max t - t_b)(M - 1 / V) + (max w - w_b) >= 0. So the
+    // step is at least each b's bound on M t + w plus the others' bounds on t
+    // over V, and at least the largest of them.
     double time_bounds = 0;
     for (const PipelineStage& stage : outcome.stages) time_bounds += stage.value.time_bound;
-    double bound = std::numeric_limits<double>::infinity();
+    double bound = 0;
     for (const PipelineStage& stage : outcome.stages)
-      bound = std::min(bound, stage.value.step_bound + (time_bounds - stage.value.time_bound) / v);
+      bound = std::max(bound, stage.value.step_bound + (time_bounds - stage.value.time_bound) / v);
     outcome.lower_bound = s_ == 1 ? std::min(outcome.step, outcome.stages[0].solve->step_bound) : std::min(bound, outcome.step);
   }
 

@@ -22,9 +22,9 @@ namespace pase {
 /// the optimum of its M t + w, under the cap with the micro-batches it holds
 /// in flight (pipeline_schedule.h), its sends per chunk boundary. The step is
 /// pipeline_step_time's M max t + (sum t - max t) / V + max w, and the lower
-/// bound, over every strategy of those stages, min over b of b's bound on
-/// M t + w plus the others' bounds on t over V (the slowest stage b pays
-/// M t_b + w_b, each other its t_k / V). The chunks are not searched: they
+/// bound, over every strategy of those stages, the largest over b of b's
+/// bound on M t + w plus the others' bounds on t over V (for every b the step
+/// is at least M t_b + w_b plus the others' t_k / V). The chunks are not searched: they
 /// are the split Megatron-LM runs.
 [[nodiscard]] PipelineOutcome solve_interleaved(const Graph& graph, const PipelineRequest& request);
 

@@ -121,7 +121,15 @@ TEST_CASE("solve_interleaved: each stage its chunks' optimum, its sends per chun
                                           std::max(w[0], w[1]))
                               .epsilon(1e-12));
     CHECK(outcome.lower_bound <= outcome.step);
-    CHECK(outcome.lower_bound > 0);
+    // For every stage b the step is at least M t_b + w_b and the others' t over V: the bound is the largest.
+    for (int b = 0; b < 2; ++b)
+      CHECK(outcome.step >= double(micro_batches) * t[static_cast<size_t>(b)] + w[static_cast<size_t>(b)] +
+                                t[static_cast<size_t>(1 - b)] / 2 - 1e-12 * outcome.step);
+    double largest = 0;
+    for (const PipelineStage& stage : outcome.stages)
+      largest = std::max(largest, stage.value.step_bound + (outcome.stages[0].value.time_bound +
+                                                            outcome.stages[1].value.time_bound - stage.value.time_bound) / 2);
+    CHECK(outcome.lower_bound == doctest::Approx(std::min(largest, outcome.step)).epsilon(1e-12));
     CHECK(pipeline_least_step(graph, request) <= outcome.step * (1 + 1e-12));
   }
 }
