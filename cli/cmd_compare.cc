@@ -32,6 +32,7 @@
 #include "costmodel/cost_tables.h"
 #include "base/error.h"
 #include "strategy/baselines.h"
+#include "strategy/simulated_mcmc.h"
 #include "solve/solve_request.h"
 #include "base/text_file.h"
 
@@ -51,6 +52,8 @@ struct CompareCliOptions {
   std::string pipeline_stages;  // empty: no pipeline rows; a number or auto
   std::string csv, json, svg;
   bool timings = false;  // search_seconds in --csv and --json
+  bool simulate = false;  // every row's step simulated, and FlexFlow's search on the simulated step
+  std::string mcmc_simulation = "delta";  // how mcmc-simulated re-simulates a move: delta or full
 };
 
 /// One strategy at one device count.
@@ -63,6 +66,7 @@ struct CompareRow {
   std::string note;
   uint64_t memory = 0;    ///< bytes per device
   std::string mesh;       ///< with --mesh: the mesh its cost is placed on ("dp=8 x tp=8"), else empty
+  double simulated = NAN; ///< with --simulate: its step simulated (NaN: not simulated)
 };
 
 const char* const kOptimum = "pase";  // the DP optimum's row
@@ -124,14 +128,51 @@ CompareRow separate_row(const TrainingSolve& solved, const std::string& name, in
           out.bytes.total(), ""};
 }
 
+// --simulate: `choice` of `solved`'s tables as one simulated step (docs/simulate.md).
+double simulated_step(const TrainingSolve& solved, const std::vector<int32_t>& choice) {
+  return simulated_step_of(solved.graph, solved.outcome.tables, *solved.model, {solved.setup.micro_batches, true, true},
+                           choice);
+}
+
+// --simulate: the rows solved apart and the optimum simulated, and FlexFlow's
+// search with the simulated step as its objective (mcmc-simulated), from
+// data parallelism; its cost column is its strategy's additive cost.
+void simulate_rows(Comparison& c, const TrainingSolve& solved, const CompareCliOptions& o, int64_t p,
+                   std::optional<uint64_t> cap, const TrainingSolve* fsdp, const TrainingSolve* megatron) {
+  for (CompareRow& row : c.rows) {
+    if (row.devices != p) continue;
+    if (row.strategy == "fsdp" && fsdp) row.simulated = simulated_step(*fsdp, fsdp->outcome.solution.choice);
+    if (row.strategy == "megatron" && megatron) row.simulated = simulated_step(*megatron, megatron->outcome.solution.choice);
+    if (row.strategy == kOptimum) row.simulated = simulated_step(solved, solved.outcome.solution.choice);
+  }
+  const SolveOutcome& out = solved.outcome;
+  const SimulatedStepOptions step{solved.setup.micro_batches, true, o.mcmc_simulation == "delta"};
+  const SimulatedMcmcResult run = simulated_mcmc_search(solved.graph, out.tables, *solved.model, step,
+                                                        data_parallel_choice(solved.graph, out.tables), o.mcmc);
+  const McmcResult& chain = run.chain;
+  std::string note = "objective: the simulated step; seed " + std::to_string(o.mcmc.seed) + ", " +
+                     std::to_string(chain.iterations) + " iterations, " + std::to_string(chain.accepted) +
+                     " accepted, stopped by " + mcmc_stop_name(chain.stop) + "; " + std::to_string(run.tasks) +
+                     " tasks, " + format_number("%.0f", run.tasks_per_move) + " re-timed a move (" +
+                     (step.delta ? "delta" : "full") + " simulation)";
+  const uint64_t bytes = plan_memory(out.memory, chain.choice).total();
+  if (cap && bytes > *cap) note += "; over the memory cap";
+  CompareRow row{p, "mcmc-simulated", run.additive, 1.0, chain.seconds, note, bytes, ""};
+  row.simulated = chain.cost;
+  // After the mcmc row, so the two chains sit together.
+  auto at = std::find_if(c.rows.begin(), c.rows.end(), [&](const CompareRow& r) { return r.devices == p && r.strategy == "mcmc"; });
+  c.rows.insert(at == c.rows.end() ? c.rows.end() : at + 1, row);
+}
+
 // With --micro-batches auto the baselines run at the count the optimum chose.
 // Baselines solved apart, each a row of its own: `fsdp` (the data-parallel
 // strategy priced at ZeRO-3) and `megatron` (under sequence parallelism,
 // whose GEMMs are priced as they run it: their tables are not the optimum's,
 // so the DP's bound does not hold for it).
-void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& request, const McmcOptions& mcmc,
+void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& request, const CompareCliOptions& o,
                 std::optional<uint64_t> reserve, int64_t p, bool first, const TrainingSolve* fsdp,
                 const TrainingSolve* megatron) {
+  const McmcOptions& mcmc = o.mcmc;
   const Graph& graph = solved.graph;
   const CostModel& model = *solved.model;
   const SolveOutcome& out = solved.outcome;
@@ -164,10 +205,12 @@ void compare_at(Comparison& c, const TrainingSolve& solved, const SolveRequest& 
     if (over_cap) note += std::string(note.empty() ? "" : "; ") + "over the memory cap";
     c.rows.push_back({p, name, result.cost, 1.0, name == "mcmc" ? result.seconds : -1.0,
                       with_machine_memory(note, model, bytes, reserve), bytes, ""});
+    c.rows.back().simulated = o.simulate ? simulated_step(solved, result.choice) : NAN;
   }
   if (fsdp) c.rows.push_back(separate_row(*fsdp, "fsdp", p, reserve));
   c.rows.push_back({p, kOptimum, out.solution.cost, 1.0, out.seconds.solve,
                     with_machine_memory(optimum_note(out), model, out.bytes.total(), reserve), out.bytes.total(), ""});
+  if (o.simulate) simulate_rows(c, solved, o, p, request.cap, fsdp, megatron);
   for (CompareRow& row : c.rows)
     if (row.devices == p) row.speedup = row.cost > 0 ? data_parallel / row.cost : 1.0;
 }
@@ -336,19 +379,30 @@ void print_comparison(const Comparison& c, const Graph& graph, const std::string
   // Costs in units; with the pase model also as time on the modelled machine.
   const bool timed = c.unit == "flop" && c.machine.flops_tflops > 0;
   auto step = [&](double cost) { return timed ? "  " + pad_left(format_duration(cost / (c.machine.flops_tflops * 1e12)), 9) : ""; };
+  // With --simulate, each row's simulated step beside it ("-": not simulated).
+  const bool simulated = std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& row) { return !std::isnan(row.simulated); });
+  const auto simulated_text = [&](const CompareRow& row) -> std::string {
+    if (!simulated) return "";
+    return "  " + pad_left(std::isnan(row.simulated) ? "-" : format_cost_text(row.simulated, c.unit), 11);
+  };
   char line[1024];
-  std::snprintf(line, sizeof line, "%6s  %-*s  %11s%s  %9s  %9s  %10s  %s\n", "p", width, "strategy",
-                c.unit == "seconds" ? "step" : "cost", timed ? "       step" : "", "speed-up", "search", "memory GiB", "note");
+  std::snprintf(line, sizeof line, "%6s  %-*s  %11s%s%s  %9s  %9s  %10s  %s\n", "p", width, "strategy",
+                c.unit == "seconds" ? "step" : "cost", timed ? "       step" : "", simulated ? "    simulated" : "",
+                "speed-up", "search", "memory GiB", "note");
   std::cout << line;
   for (const CompareRow& row : c.rows) {
     std::string seconds = row.seconds < 0 ? "-" : format_duration(row.seconds);
-    std::snprintf(line, sizeof line, "%6lld  %-*s  %11s%s  %8.2fx  %9s  %10s  %s\n", static_cast<long long>(row.devices),
+    std::snprintf(line, sizeof line, "%6lld  %-*s  %11s%s%s  %8.2fx  %9s  %10s  %s\n", static_cast<long long>(row.devices),
                   width, row.strategy.c_str(), format_cost_text(row.cost, c.unit).c_str(), step(row.cost).c_str(),
+                  simulated_text(row).c_str(),
                   row.speedup, seconds.c_str(), format_gib(row.memory).c_str(),
                   (row.mesh.empty() ? row.note : "on " + row.mesh + (row.note.empty() ? "" : "; " + row.note)).c_str());
     std::cout << line;
   }
   for (const auto& [name, reason] : c.skipped) std::cout << "note: " << name << " skipped: " << reason << "\n";
+  if (simulated)
+    std::cout << "note: simulated: one step of each strategy as pase simulate runs it, gradient collectives beside the "
+                 "backward pass (docs/simulate.md); mcmc-simulated searches on it, its cost column its strategy's sum\n";
   if (placed)
     std::cout << "note: every cost is its plan's as placed on the mesh named (--mesh"
               << (placed_search ? " search: each strategy on its cheapest mesh" : "") << ")\n";
@@ -361,12 +415,15 @@ std::string comparison_csv(const Comparison& c, const Graph& graph, bool timings
   std::ostringstream csv;
   // The mesh column only where rows are placed: files without --mesh keep their bytes.
   const bool placed = std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& row) { return !row.mesh.empty(); });
-  csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note,per_device_bytes" << (placed ? ",mesh" : "") << "\n";
+  const bool simulated = std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& row) { return !std::isnan(row.simulated); });
+  csv << "graph,devices,strategy,cost,unit,speedup,search_seconds,note,per_device_bytes" << (placed ? ",mesh" : "")
+      << (simulated ? ",simulated" : "") << "\n";
   for (const CompareRow& row : c.rows)
     csv << csv_field(graph.name) << "," << row.devices << "," << row.strategy << "," << format_number("%.17g", row.cost)
         << "," << c.unit << "," << format_number("%.6f", row.speedup) << ","
         << (row.seconds < 0 || !timings ? "" : format_number("%.6f", row.seconds)) << "," << csv_field(row.note) << ","
-        << row.memory << (placed ? "," + csv_field(row.mesh) : "") << "\n";
+        << row.memory << (placed ? "," + csv_field(row.mesh) : "")
+        << (!simulated ? "" : std::isnan(row.simulated) ? "," : "," + format_number("%.17g", row.simulated)) << "\n";
   return csv.str();
 }
 
@@ -401,6 +458,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const Graph& graph, 
       item["note"] = row.note;
       item["per_device_bytes"] = row.memory;
       if (!row.mesh.empty()) item["mesh"] = row.mesh;
+      if (o.simulate) item["simulated_step"] = std::isnan(row.simulated) ? json(nullptr) : json(row.simulated);
       entry["strategies"].push_back(item);
     }
     doc["results"].push_back(entry);
@@ -446,6 +504,10 @@ std::unique_ptr<TrainingSolve> megatron_apart(const GraphFileV1& file, const std
 
 // `pase compare` once its options are parsed.
 int run_compare(const CompareCliOptions& o) {
+  if (o.simulate && !o.mesh.empty())
+    throw UsageError("--simulate: not with --mesh (the simulator takes a strategy's unplaced terms; docs/simulate.md)");
+  if (o.mcmc_simulation != "delta" && o.mcmc_simulation != "full")
+    throw UsageError("--mcmc-simulation: expected delta or full, got '" + o.mcmc_simulation + "'");
   if (!o.pipeline_stages.empty() && !o.mesh.empty() && o.mesh != "auto")
     throw UsageError("--pipeline-stages: with --mesh auto only in compare (each stage on its default mesh's layouts)");
   const TrainingSetup training = memory_options(o.memory);
@@ -500,7 +562,7 @@ int run_compare(const CompareCliOptions& o) {
     const std::unique_ptr<TrainingSolve> megatron =
         o.sequence_parallel ? megatron_apart(file, o.graph, make_model, request, search.best->setup.micro_batches)
                             : nullptr;
-    compare_at(c, *search.best, request, o.mcmc, memory_reserve(o.memory, *models[i]), p, i == 0,
+    compare_at(c, *search.best, request, o, memory_reserve(o.memory, *models[i]), p, i == 0,
                fsdp ? fsdp->best.get() : nullptr, megatron.get());
     if (!o.pipeline_stages.empty()) compare_pipelines(c, file, o, request, counts, p);
     if (!graph) graph = search.best->graph;
@@ -554,6 +616,12 @@ CommandRunner register_compare(CLI::App& app) {
   cmd->add_option("--csv", o->csv, "Also write the results as CSV");
   cmd->add_option("--json", o->json, "Also write the results as JSON");
   cmd->add_option("--svg", o->svg, "Also write an SVG bar chart of the speed-ups");
+  cmd->add_flag("--simulate", o->simulate,
+                "Also each strategy's step simulated (as pase simulate runs it) and a row mcmc-simulated: FlexFlow's "
+                "MCMC with the simulated step as its objective (docs/simulate.md)");
+  cmd->add_option("--mcmc-simulation", o->mcmc_simulation,
+                  "mcmc-simulated: delta (default: each move re-simulates from its first changed task on, as "
+                  "FlexFlow's delta simulation) or full (every task, every move)");
   cmd->add_flag("--timings", o->timings, "Also write search_seconds to --csv and --json (they vary from run to run)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

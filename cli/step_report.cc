@@ -28,40 +28,6 @@ void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool s
                     "model sums them (by default beside the backward pass, as DDP and FSDP run them)");
 }
 
-SimStage simulated_stage(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                         const CostModel& model, int64_t micro_batches) {
-  SimStage stage;
-  const double m = static_cast<double>(std::max<int64_t>(1, micro_batches));
-  for (size_t v = 0; v < graph.vertices.size(); ++v) {
-    const int32_t c = choice[v];
-    const CostTerms terms = tables.per_node.empty()
-                                ? model.layer_terms(tables.models[v], tables.configs[v][c])
-                                : model.layer_terms_on_nodes(tables.models[v], tables.configs[v][c], tables.per_node[v][c]);
-    SimLayer layer;
-    layer.name = graph.vertices[v].name;
-    for (const CostTerm& term : terms) {
-      if (term.phase == CostPhase::MicroBatch) {
-        layer.forward += term.forward / m;
-        layer.backward += (term.cost - term.forward) / m;
-      } else if (term.kind == CostTermKind::Compute) {
-        layer.step_compute += term.cost;
-      } else {
-        layer.step_communication += term.cost;
-      }
-    }
-    stage.layers.push_back(std::move(layer));
-  }
-  // Each edge's redistribution: its activation before the consumer's forward, its gradient in its backward.
-  for (const PairCost& pair : tables.objective.pairs) {
-    const double cost = pair.at(static_cast<size_t>(choice[static_cast<size_t>(pair.u)]),
-                                static_cast<size_t>(choice[static_cast<size_t>(pair.v)])) / m;
-    SimLayer& consumer = stage.layers[static_cast<size_t>(pair.v)];
-    consumer.forward += cost / 2;
-    consumer.backward += cost / 2;
-  }
-  return stage;
-}
-
 int report_solve_simulation(const TrainingSolve& solved, int64_t devices, const std::string& title,
                             const SimulateCliOptions& options, std::ostream& out) {
   const SolveOutcome& outcome = solved.outcome;

@@ -15,6 +15,7 @@
 #include "costmodel/cost_tables.h"
 #include "graphs/graph.h"
 #include "simulate/step_model.h"
+#include "strategy/simulated_step.h"
 
 namespace pase {
 
@@ -28,16 +29,6 @@ struct SimulateCliOptions {
 
 /// --trace, --svg, --no-overlap; with `switch_flag` (solve) also --simulate.
 void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool switch_flag = false);
-
-/// One stage of the step: each layer of `graph` at its configuration in
-/// `choice`, its terms as `model` (the one that priced `tables`, at
-/// `micro_batches`) lists them: micro-batch terms over `micro_batches`, their
-/// forward part in forward, the rest (and a recomputed forward) in backward;
-/// an edge's redistribution half in its consumer's forward, half in its
-/// backward; step terms' collectives after the layer's last backward, their
-/// compute (the optimizer's update) after every gradient.
-[[nodiscard]] SimStage simulated_stage(const Graph& graph, const CostTables& tables, const std::vector<int32_t>& choice,
-                                       const CostModel& model, int64_t micro_batches);
 
 /// A solve without pipeline stages (its graph, tables, strategy and model)
 /// as one stage on `devices` devices, simulated and reported against the

@@ -38,6 +38,10 @@ struct StepModel {
   /// backward pass (as DDP and FSDP run them); false: on the compute stream,
   /// after the last backward, as the additive model sums them.
   bool overlap = true;
+  /// A gradient-sync and an update task for every layer, those of no work
+  /// too (they take no time): a search's moves then change durations only,
+  /// never the task graph's shape. False: only tasks with work.
+  bool every_step_task = false;
   std::string unit = "seconds";
 };
 

@@ -57,30 +57,29 @@ SimulatedStep simulate_step(const TaskGraph& graph, int stages) {
 }
 
 void resimulate_from(const TaskGraph& graph, int stages, size_t first, SimulatedStep& out) {
+  retime_from(graph, first, out);
+  account_stages(graph, stages, out);
+  critical_path(out);
+}
+
+void retime_from(const TaskGraph& graph, size_t first, SimulatedStep& out) {
   const size_t n = graph.size();
   out.start.resize(n);
   out.end.resize(n);
   out.waited_for.resize(n);
-  // The last task on each stream of each stage before `first`.
-  std::vector<int> last_on(static_cast<size_t>(stages) * kStreamKinds, -1);
-  const auto stream_of = [&](const SimTask& task) {
-    return static_cast<size_t>(task.stage) * kStreamKinds + static_cast<size_t>(task.stream);
-  };
-  for (size_t i = 0; i < std::min(first, n); ++i) last_on[stream_of(graph.tasks()[i])] = static_cast<int>(i);
+  out.latest_end.resize(n);
   for (size_t i = first; i < n; ++i) {
     const SimTask& task = graph.tasks()[i];
-    int decided = last_on[stream_of(task)];
+    int decided = graph.previous_on_stream(i);  // the stream is free once the task before it on the stream ends
     double start = decided >= 0 ? out.end[static_cast<size_t>(decided)] : 0.0;
     for (int before : task.after)
       if (out.end[static_cast<size_t>(before)] > start) start = out.end[static_cast<size_t>(before)], decided = before;
     out.start[i] = start;
     out.end[i] = start + task.duration;
     out.waited_for[i] = decided;
-    last_on[stream_of(task)] = static_cast<int>(i);
+    out.latest_end[i] = std::max(i > 0 ? out.latest_end[i - 1] : 0.0, out.end[i]);
   }
-  out.step = n ? *std::max_element(out.end.begin(), out.end.end()) : 0.0;
-  account_stages(graph, stages, out);
-  critical_path(out);
+  out.step = n ? out.latest_end[n - 1] : 0.0;
 }
 
 }  // namespace pase

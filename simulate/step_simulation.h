@@ -21,6 +21,7 @@ struct StageTime {
 struct SimulatedStep {
   std::vector<double> start, end;  ///< per task
   std::vector<int> waited_for;     ///< per task: what decided its start (a task, or -1: the step's start)
+  std::vector<double> latest_end;  ///< per task: the latest end of it and every task before it
   double step = 0;                 ///< the last task's end
   std::vector<StageTime> stages;
   /// The critical path, first task to last: each task's start decided by the one before.
@@ -34,5 +35,10 @@ struct SimulatedStep {
 /// or what they wait for): the tasks before `first` keep their times. Equal
 /// to simulate_step of the changed graph (tested).
 void resimulate_from(const TaskGraph& graph, int stages, size_t first, SimulatedStep& simulated);
+
+/// resimulate_from's times only (start, end, waited_for, latest_end, step),
+/// not each stage's time nor the critical path: what a search asks of each
+/// move. Touches only the tasks from `first` on.
+void retime_from(const TaskGraph& graph, size_t first, SimulatedStep& simulated);
 
 }  // namespace pase

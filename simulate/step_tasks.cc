@@ -98,12 +98,12 @@ class StepBuilder {
     const StreamKind stream = model_.overlap ? StreamKind::Gradient : StreamKind::Compute;
     for (int l = static_cast<int>(stage.layers.size()) - 1; l >= 0; --l) {
       const SimLayer& layer = stage.layers[static_cast<size_t>(l)];
-      if (layer.step_communication <= 0) continue;
+      if (layer.step_communication <= 0 && !model_.every_step_task) continue;
       synced.push_back(graph_.add({TaskKind::GradientSync, k, stream, l, -1, layer.step_communication,
                                    {last_backward_[static_cast<size_t>(k)][static_cast<size_t>(l)]}}));
     }
     for (size_t l = 0; l < stage.layers.size(); ++l) {
-      if (stage.layers[l].step_compute <= 0) continue;
+      if (stage.layers[l].step_compute <= 0 && !model_.every_step_task) continue;
       SimTask update{TaskKind::Update, k, StreamKind::Compute, static_cast<int>(l), -1, stage.layers[l].step_compute, synced};
       synced.clear();  // the first update waits for every gradient; the rest follow it on the stream
       graph_.add(std::move(update));

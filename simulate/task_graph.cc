@@ -31,6 +31,11 @@ int TaskGraph::add(SimTask task) {
     if (before < 0 || before >= index)
       throw std::logic_error("TaskGraph::add: task " + std::to_string(index) + " waits for task " +
                              std::to_string(before) + ", not added before it");
+  if (task.stage < 0) throw std::logic_error("TaskGraph::add: task " + std::to_string(index) + " on no stage");
+  const size_t stream = static_cast<size_t>(task.stage) * kStreamKinds + static_cast<size_t>(task.stream);
+  if (stream >= last_on_stream_.size()) last_on_stream_.resize(stream + 1, -1);
+  previous_on_stream_.push_back(last_on_stream_[stream]);
+  last_on_stream_[stream] = index;
   tasks_.push_back(std::move(task));
   return index;
 }

@@ -34,9 +34,15 @@ class TaskGraph {
   int add(SimTask task);
   [[nodiscard]] const std::vector<SimTask>& tasks() const { return tasks_; }
   [[nodiscard]] size_t size() const { return tasks_.size(); }
+  /// The task before `task` on its stream (its stage's, its kind), -1 for none.
+  [[nodiscard]] int previous_on_stream(size_t task) const { return previous_on_stream_[task]; }
+  /// Sets a task's duration (a strategy's move: the graph's shape stays).
+  void set_duration(size_t task, double duration) { tasks_[task].duration = duration; }
 
  private:
   std::vector<SimTask> tasks_;
+  std::vector<int> previous_on_stream_;
+  std::vector<int> last_on_stream_;  // per stage and stream kind, the last task added
 };
 
 }  // namespace pase

@@ -38,35 +38,25 @@ std::string mcmc_stop_name(McmcStop stop) {
   return "";
 }
 
-McmcResult mcmc_search(const Objective& objective, const std::vector<int32_t>& start, const McmcOptions& options) {
-  auto begin = std::chrono::steady_clock::now();
-  const size_t n = objective.vertex_count();
-  // Edges incident to each vertex, so a move touches only its own terms.
-  std::vector<std::vector<size_t>> incident(n);
-  for (size_t e = 0; e < objective.pairs.size(); ++e) {
-    incident[objective.pairs[e].u].push_back(e);
-    incident[objective.pairs[e].v].push_back(e);
+namespace {
+
+// The DP's objective: a move prices its vertex's cost and its incident edges.
+class AdditiveObjective final : public ChainObjective {
+ public:
+  explicit AdditiveObjective(const Objective& objective) : objective_(objective), incident_(objective.vertex_count()) {
+    for (size_t e = 0; e < objective.pairs.size(); ++e) {
+      incident_[objective.pairs[e].u].push_back(e);
+      incident_[objective.pairs[e].v].push_back(e);
+    }
   }
-  std::vector<int> movable;  // vertices with a choice to make
-  for (size_t v = 0; v < n; ++v)
-    if (objective.config_count(v) > 1) movable.push_back(static_cast<int>(v));
-
-  McmcResult result;
-  std::vector<int32_t> current = start;
-  double current_cost = objective.evaluate(current);
-  double best_cost = current_cost;
-  result.choice = current;
-  // The temperature is relative to the best cost so far, so the chain cools as it
-  // finds cheaper strategies (costs span orders of magnitude across graphs and p).
-  double scale = options.temperature * std::max(std::fabs(best_cost), 1.0);
-  uint64_t last_improvement = 0;
-  Random random(options.seed);
-
-  auto move_delta = [&](int v, int32_t to) {
+  size_t vertex_count() const override { return objective_.vertex_count(); }
+  uint64_t config_count(size_t v) const override { return objective_.config_count(v); }
+  double evaluate(const std::vector<int32_t>& choice) override { return objective_.evaluate(choice); }
+  double move_delta(const std::vector<int32_t>& current, int v, int32_t to) override {
     int32_t from = current[v];
-    double delta = objective.vertex_cost[v][to] - objective.vertex_cost[v][from];
-    for (size_t e : incident[v]) {
-      const PairCost& pair = objective.pairs[e];
+    double delta = objective_.vertex_cost[v][to] - objective_.vertex_cost[v][from];
+    for (size_t e : incident_[v]) {
+      const PairCost& pair = objective_.pairs[e];
       int32_t cu = current[pair.u], cv = current[pair.v];
       double before = pair.at(cu, cv);
       if (pair.u == v) cu = to;
@@ -74,7 +64,37 @@ McmcResult mcmc_search(const Objective& objective, const std::vector<int32_t>& s
       delta += pair.at(cu, cv) - before;
     }
     return delta;
-  };
+  }
+
+ private:
+  const Objective& objective_;
+  std::vector<std::vector<size_t>> incident_;  // edges incident to each vertex
+};
+
+}  // namespace
+
+McmcResult mcmc_search(const Objective& objective, const std::vector<int32_t>& start, const McmcOptions& options) {
+  AdditiveObjective additive(objective);
+  return mcmc_search(additive, start, options);
+}
+
+McmcResult mcmc_search(ChainObjective& objective, const std::vector<int32_t>& start, const McmcOptions& options) {
+  auto begin = std::chrono::steady_clock::now();
+  const size_t n = objective.vertex_count();
+  std::vector<int> movable;  // vertices with a choice to make
+  for (size_t v = 0; v < n; ++v)
+    if (objective.config_count(v) > 1) movable.push_back(static_cast<int>(v));
+
+  McmcResult result;
+  std::vector<int32_t> current = start;
+  double current_cost = objective.begin(current);
+  double best_cost = current_cost;
+  result.choice = current;
+  // The temperature is relative to the best cost so far, so the chain cools as it
+  // finds cheaper strategies (costs span orders of magnitude across graphs and p).
+  double scale = options.temperature * std::max(std::fabs(best_cost), 1.0);
+  uint64_t last_improvement = 0;
+  Random random(options.seed);
 
   uint64_t i = 0;
   for (; i < options.max_iterations && !movable.empty(); ++i) {
@@ -92,8 +112,12 @@ McmcResult mcmc_search(const Objective& objective, const std::vector<int32_t>& s
     uint64_t count = objective.config_count(v);
     auto to = static_cast<int32_t>(random.below(count - 1));
     if (to >= current[v]) ++to;  // any configuration but the current one
-    double delta = move_delta(v, to);
-    if (delta > 0 && random.unit() >= std::exp(-delta / scale)) continue;
+    double delta = objective.move_delta(current, v, to);
+    if (delta > 0 && random.unit() >= std::exp(-delta / scale)) {
+      objective.reject();
+      continue;
+    }
+    objective.accept();
     current[v] = to;
     current_cost += delta;
     ++result.accepted;

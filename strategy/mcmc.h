@@ -37,8 +37,31 @@ struct McmcResult {
   McmcStop stop = McmcStop::Iterations;
 };
 
+/// What a chain prices: a whole assignment, and one move from the current
+/// one, kept or undone. The DP's objective is one (a move prices its
+/// vertex's terms and edges); the simulated step another (simulated_mcmc.h).
+class ChainObjective {
+ public:
+  virtual ~ChainObjective() = default;
+  [[nodiscard]] virtual size_t vertex_count() const = 0;
+  [[nodiscard]] virtual uint64_t config_count(size_t v) const = 0;
+  /// The cost of `choice`, priced from scratch.
+  [[nodiscard]] virtual double evaluate(const std::vector<int32_t>& choice) = 0;
+  /// The chain starts at `start`: its cost.
+  virtual double begin(const std::vector<int32_t>& start) { return evaluate(start); }
+  /// What moving vertex `v` of `current` (the assignment so far) to
+  /// configuration `to` changes the cost by; accept or reject follows.
+  [[nodiscard]] virtual double move_delta(const std::vector<int32_t>& current, int v, int32_t to) = 0;
+  virtual void accept() {}
+  virtual void reject() {}
+};
+
 /// Runs the chain from `start` (a full assignment); never returns worse than `start`.
 [[nodiscard]] McmcResult mcmc_search(const Objective& objective, const std::vector<int32_t>& start,
+                                     const McmcOptions& options);
+
+/// The same chain over any objective.
+[[nodiscard]] McmcResult mcmc_search(ChainObjective& objective, const std::vector<int32_t>& start,
                                      const McmcOptions& options);
 
 /// "iterations", "seconds", "no improvement".

@@ -156,3 +156,54 @@ TEST_CASE("compare under a memory cap keeps the device counts that fit, and note
   CHECK(none.error == "error: refused: no strategy fits in 200000000 bytes (0.19 GiB) per device at p = 1: the least "
                       "any strategy needs is 1484109824 bytes (1.38 GiB)\n");
 }
+
+TEST_CASE("compare --simulate: every row's step simulated, and FlexFlow's search on the simulated step") {
+  const std::string alexnet = "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\"";
+  const std::string common = "compare " + alexnet + " --devices 8 --machine dgx-a100 --dtype bf16 --micro-batches 2 "
+                             "--gradient-overlap off --mcmc-iterations 5000 --simulate";
+  const std::string delta_json = pase::test::write_temp_file("compare_simulated.json", "");
+  const std::string full_json = pase::test::write_temp_file("compare_simulated_full.json", "");
+  const std::string csv = pase::test::write_temp_file("compare_simulated.csv", "");
+  const pase::test::CommandResult delta = pase::test::run_pase(common + " --json \"" + delta_json + "\" --csv \"" + csv + "\"");
+  REQUIRE(delta.status == 0);
+  CHECK(delta.output.find("  strategy               step    simulated   speed-up") != std::string::npos);
+  CHECK(delta.output.find("note: simulated: one step of each strategy as pase simulate runs it") != std::string::npos);
+  CHECK(pase::read_text_file(csv).find(",per_device_bytes,simulated\n") != std::string::npos);
+  const pase::test::CommandResult full =
+      pase::test::run_pase(common + " --mcmc-simulation full --json \"" + full_json + "\"");
+  REQUIRE(full.status == 0);
+  const json a = json::parse(pase::read_text_file(delta_json)), b = json::parse(pase::read_text_file(full_json));
+  const json& rows = a["results"][0]["strategies"];
+  CHECK(a["strategies"] == json({"data-parallel", "owt", "mcmc", "mcmc-simulated", "fsdp", "pase"}));
+  double data_parallel = 0;
+  for (const json& row : rows) {
+    CAPTURE(row["name"]);
+    REQUIRE(row["simulated_step"].is_number());
+    // The sum adds every gradient all-reduce; the simulator hides them behind the backward pass.
+    CHECK(row["simulated_step"].get<double>() <= row["cost"].get<double>() * (1 + 1e-12));
+    if (row["name"] == "data-parallel") data_parallel = row["simulated_step"];
+  }
+  const json& searched = rows[3];
+  CHECK(searched["name"] == "mcmc-simulated");
+  CHECK(searched["simulated_step"].get<double>() < data_parallel);  // it starts there and keeps its best
+  CHECK(searched["note"].get<std::string>().find("objective: the simulated step; seed 1, ") == 0);
+  CHECK(searched["note"].get<std::string>().find("(delta simulation)") != std::string::npos);
+  // The full simulation walks the same chain, re-timing every task.
+  const json& again = b["results"][0]["strategies"][3];
+  CHECK(again["simulated_step"] == searched["simulated_step"]);
+  CHECK(again["cost"] == searched["cost"]);
+  CHECK(again["note"].get<std::string>().find(" tasks, 84 re-timed a move (full simulation)") != std::string::npos);
+}
+
+TEST_CASE("compare --simulate: what it refuses") {
+  const std::string alexnet = "\"" + pase::test::source_path("data/graphs/alexnet.json") + "\"";
+  const pase::test::CommandResult placed =
+      pase::test::run_pase("compare " + alexnet + " --devices 8 --cost-model calibrated --machine dgx-a100 --simulate --mesh auto");
+  CHECK(placed.status == 2);
+  CHECK(placed.error ==
+        "error: --simulate: not with --mesh (the simulator takes a strategy's unplaced terms; docs/simulate.md)\n");
+  const pase::test::CommandResult how =
+      pase::test::run_pase("compare " + alexnet + " --devices 8 --simulate --mcmc-simulation partial");
+  CHECK(how.status == 2);
+  CHECK(how.error == "error: --mcmc-simulation: expected delta or full, got 'partial'\n");
+}

@@ -137,6 +137,31 @@ TEST_CASE("the delta simulation equals a full one after every change") {
   }
 }
 
+TEST_CASE("retime_from after set_duration equals a full simulation; empty step tasks take no time") {
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> time(0.0, 2.0);
+  for (const bool overlap : {true, false}) {
+    StepModel model = random_chain(random, 7, 3, overlap);
+    const TaskGraph only_work = step_tasks(model);
+    const double sparse = simulate_step(only_work, 1).step;
+    model.every_step_task = true;  // layers 1, 5 have neither step term: their tasks take no time
+    TaskGraph graph = step_tasks(model);
+    CHECK(graph.size() == only_work.size() + 2 * 7 - 4 - 3);
+    SimulatedStep delta = simulate_step(graph, 1);
+    CHECK(delta.step == doctest::Approx(sparse).epsilon(1e-15));
+    for (int move = 0; move < 100; ++move) {
+      const size_t changed = std::uniform_int_distribution<size_t>(0, graph.size() - 1)(random);
+      graph.set_duration(changed, time(random));
+      retime_from(graph, changed, delta);
+      const SimulatedStep full = simulate_step(graph, 1);
+      REQUIRE(delta.end == full.end);
+      REQUIRE(delta.waited_for == full.waited_for);
+      REQUIRE(delta.latest_end == full.latest_end);
+      REQUIRE(delta.step == full.step);
+    }
+  }
+}
+
 TEST_CASE("the trace is the Chrome trace event format: a process per stage, a thread per stream, an event per task") {
   const StepModel model = balanced_pipeline(2, 2, SimSchedule::OneFOneB);
   const TaskGraph graph = step_tasks(model);

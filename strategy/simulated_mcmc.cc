@@ -1,0 +1,119 @@
+#include "strategy/simulated_mcmc.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "simulate/step_tasks.h"
+
+namespace pase {
+
+SimulatedStepObjective::SimulatedStepObjective(const Graph& graph, const CostTables& tables, const CostModel& model,
+                                               const SimulatedStepOptions& options)
+    : tables_(tables), options_(options), layers_(graph, tables, model, options.micro_batches) {}
+
+StepModel SimulatedStepObjective::step_model(const std::vector<int32_t>& choice, bool every_step_task) {
+  StepModel step;
+  step.micro_batches = options_.micro_batches;
+  step.overlap = options_.overlap;
+  step.every_step_task = every_step_task;
+  step.unit = tables_.unit;
+  step.stages.push_back(layers_.stage(choice));
+  return step;
+}
+
+double SimulatedStepObjective::evaluate(const std::vector<int32_t>& choice) {
+  const TaskGraph graph = step_tasks(step_model(choice, false));
+  SimulatedStep simulated;
+  retime_from(graph, 0, simulated);
+  return simulated.step;
+}
+
+double SimulatedStepObjective::begin(const std::vector<int32_t>& start) {
+  choice_ = start;
+  // Every layer's step tasks, of no work too: a move changes durations, not the graph.
+  graph_ = step_tasks(step_model(start, true));
+  tasks_of_layer_.assign(choice_.size(), {});
+  for (size_t i = 0; i < graph_.size(); ++i)
+    if (graph_.tasks()[i].layer >= 0) tasks_of_layer_[static_cast<size_t>(graph_.tasks()[i].layer)].push_back(i);
+  retime_from(graph_, 0, simulated_);
+  return simulated_.step;
+}
+
+// Layer `layer`'s tasks take its work at choice_, each change kept for reject.
+void SimulatedStepObjective::set_layer(size_t layer) {
+  const SimLayer work = layers_.layer(choice_, layer);
+  for (size_t task : tasks_of_layer_[layer]) {
+    double duration = 0;
+    switch (graph_.tasks()[task].kind) {
+      case TaskKind::Forward: duration = work.forward; break;
+      case TaskKind::Backward: duration = work.backward; break;
+      case TaskKind::GradientSync: duration = work.step_communication; break;
+      case TaskKind::Update: duration = work.step_compute; break;
+      case TaskKind::Send: throw std::logic_error("SimulatedStepObjective: a send on one stage");
+    }
+    if (duration == graph_.tasks()[task].duration) continue;
+    undo_durations_.emplace_back(task, graph_.tasks()[task].duration);
+    graph_.set_duration(task, duration);
+    first_ = std::min(first_, task);
+  }
+}
+
+double SimulatedStepObjective::move_delta(const std::vector<int32_t>& current, int v, int32_t to) {
+  (void)current;  // choice_ follows it: every move is accepted or rejected
+  ++moves_;
+  const auto vertex = static_cast<size_t>(v);
+  moved_ = v;
+  moved_from_ = choice_[vertex];
+  choice_[vertex] = to;
+  undo_durations_.clear();
+  undo_step_ = simulated_.step;
+  first_ = graph_.size();
+  for (size_t layer : layers_.touched_by(vertex)) set_layer(layer);
+  if (!options_.delta) first_ = 0;
+  if (first_ >= graph_.size()) return 0.0;  // no duration changed
+  // What the simulation held from first_ on, for reject.
+  const auto from = static_cast<std::ptrdiff_t>(first_);
+  undo_tail_.start.assign(simulated_.start.begin() + from, simulated_.start.end());
+  undo_tail_.end.assign(simulated_.end.begin() + from, simulated_.end.end());
+  undo_tail_.waited_for.assign(simulated_.waited_for.begin() + from, simulated_.waited_for.end());
+  undo_tail_.latest_end.assign(simulated_.latest_end.begin() + from, simulated_.latest_end.end());
+  retime_from(graph_, first_, simulated_);
+  tasks_retimed_ += graph_.size() - first_;
+  return simulated_.step - undo_step_;
+}
+
+void SimulatedStepObjective::accept() { moved_ = -1; }
+
+void SimulatedStepObjective::reject() {
+  if (moved_ < 0) return;
+  choice_[static_cast<size_t>(moved_)] = moved_from_;
+  moved_ = -1;
+  if (first_ >= graph_.size()) return;  // nothing was re-timed
+  for (auto it = undo_durations_.rbegin(); it != undo_durations_.rend(); ++it) graph_.set_duration(it->first, it->second);
+  const auto from = static_cast<std::ptrdiff_t>(first_);
+  std::copy(undo_tail_.start.begin(), undo_tail_.start.end(), simulated_.start.begin() + from);
+  std::copy(undo_tail_.end.begin(), undo_tail_.end.end(), simulated_.end.begin() + from);
+  std::copy(undo_tail_.waited_for.begin(), undo_tail_.waited_for.end(), simulated_.waited_for.begin() + from);
+  std::copy(undo_tail_.latest_end.begin(), undo_tail_.latest_end.end(), simulated_.latest_end.begin() + from);
+  simulated_.step = undo_step_;
+}
+
+SimulatedMcmcResult simulated_mcmc_search(const Graph& graph, const CostTables& tables, const CostModel& model,
+                                          const SimulatedStepOptions& step, const std::vector<int32_t>& start,
+                                          const McmcOptions& options) {
+  SimulatedStepObjective objective(graph, tables, model, step);
+  SimulatedMcmcResult result;
+  result.chain = mcmc_search(objective, start, options);
+  result.additive = tables.objective.evaluate(result.chain.choice);
+  result.tasks = objective.task_count();
+  result.tasks_per_move =
+      objective.moves() ? static_cast<double>(objective.tasks_retimed()) / static_cast<double>(objective.moves()) : 0.0;
+  return result;
+}
+
+double simulated_step_of(const Graph& graph, const CostTables& tables, const CostModel& model,
+                         const SimulatedStepOptions& step, const std::vector<int32_t>& choice) {
+  return SimulatedStepObjective(graph, tables, model, step).evaluate(choice);
+}
+
+}  // namespace pase
