@@ -340,7 +340,9 @@ class PipelineCandidates {
 
   static UsageError option_mistake(const OptionError& error) {
     const std::string field = error.words().option;
-    return UsageError(error.words().with(field == "stage_devices" ? "--stage-devices" : "--pipeline-stages"));
+    return UsageError(error.words().with(field == "stage_devices"   ? "--stage-devices"
+                                         : field == "micro_batches" ? "--micro-batches"
+                                                                    : "--pipeline-stages"));
   }
 
   void solve(const Candidate& c) {
@@ -475,49 +477,81 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
 
 namespace {
 
-// The best pipeline as the simulator's step: each stage's layers priced as
-// its solve priced them, the sends between neighbours one direction each.
+// Each of the model's chunks in order (chunk c = v S + k: stage k's v-th; a
+// stage of contiguous layers is one chunk): its stage and where it begins.
+std::vector<std::pair<size_t, int>> model_chunks(const PipelineOutcome& outcome) {
+  const size_t stages = outcome.stages.size();
+  const size_t v = std::max<size_t>(1, outcome.stages[0].chunks.size());
+  std::vector<std::pair<size_t, int>> chunks;
+  for (size_t c = 0; c < v * stages; ++c) {
+    const PipelineStage& stage = outcome.stages[c % stages];
+    chunks.push_back({c % stages, stage.chunks.empty() ? stage.begin : stage.chunks[c / stages].first});
+  }
+  return chunks;
+}
+
+// The sends of every chunk, one direction per micro-batch each: forward to
+// the next chunk's stage, the gradient back to the one before's.
+void chunk_sends(StepModel& step, const PipelineAnswer& answer, const CostModel& link) {
+  const PipelineOutcome& outcome = answer.outcome;
+  const std::vector<std::pair<size_t, int>> chunks = model_chunks(outcome);
+  const auto send = [&](size_t from, size_t to, int begin) {
+    const PipelineStage& a = outcome.stages[from];
+    const PipelineStage& b = outcome.stages[to];
+    return send_seconds(crossing_elements(answer.graph, begin), a.devices, b.devices,
+                        devices_across_nodes(a.first_device, a.devices, b.first_device, b.devices, link.devices_per_node()),
+                        link);
+  };
+  const size_t stages = outcome.stages.size();
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    SimStage& sim = step.stages[chunks[c].first];
+    const double forward = c + 1 < chunks.size() ? send(chunks[c].first, chunks[c + 1].first, chunks[c + 1].second) : 0.0;
+    const double backward = c > 0 ? send(chunks[c - 1].first, chunks[c].first, chunks[c].second) : 0.0;
+    if (sim.chunks.empty()) {
+      sim.send_forward = forward, sim.send_backward = backward;
+    } else {
+      sim.chunks[c / stages].send_forward = forward;
+      sim.chunks[c / stages].send_backward = backward;
+    }
+  }
+}
+
+// One stage as the simulator's: its layers priced as its solve priced them,
+// its chunks' first layers (interleaved), a tied weight's all-reduce last.
+SimStage simulated_pipeline_stage(const PipelineAnswer& answer, const PipelineStage& stage,
+                                  const PipelineSolveInput& input) {
+  TrainingSetup setup = answer.setup;
+  setup.activations_in_flight = stage.solve->in_flight;
+  const std::unique_ptr<CostModel> model = input.make_model(setup, stage.devices);
+  const Graph named = solved_stage_graph(answer.graph, stage);
+  SimStage sim = simulated_stage(named, stage.solve->outcome.tables, stage.solve->outcome.solution.choice, *model,
+                                 answer.setup.micro_batches);
+  sim.first_device = stage.first_device;
+  sim.devices = stage.devices;
+  size_t first = 0;
+  for (const auto& [begin, end] : stage.chunks) {
+    sim.chunks.push_back({first, 0, 0});
+    first += static_cast<size_t>(end - begin);
+  }
+  double layers_work = 0;  // what the layers pay once per step; the rest of w: a tied weight's all-reduce
+  for (const SimLayer& layer : sim.layers) layers_work += layer.step_communication + layer.step_compute;
+  sim.layers.back().step_communication += std::max(0.0, stage.value.w - layers_work);
+  return sim;
+}
+
+// The best pipeline as the simulator's step and its report.
 int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& input, const SimulateCliOptions& options,
                       std::ostream& out) {
-  if (answer.schedule.kind == ScheduleKind::Interleaved)
-    throw UsageError("simulate: the interleaved schedule (" + schedule_name(answer.schedule) +
-                     ") is not simulated yet; its step is the formula evaluate prints");
   const PipelineOutcome& outcome = answer.outcome;
   StepModel step;
   step.micro_batches = answer.setup.micro_batches;
-  step.schedule = answer.schedule.kind == ScheduleKind::GPipe ? SimSchedule::GPipe : SimSchedule::OneFOneB;
+  step.schedule = answer.schedule.kind == ScheduleKind::GPipe       ? SimSchedule::GPipe
+                  : answer.schedule.kind == ScheduleKind::Interleaved ? SimSchedule::Interleaved
+                                                                      : SimSchedule::OneFOneB;
   step.overlap = !options.no_overlap;
   step.unit = outcome.stages[0].solve->outcome.tables.unit;
-  const std::unique_ptr<CostModel> link = input.make_model(weighted(answer.setup, 1, 0.0), input.devices);
-  const int64_t per_node = link->devices_per_node();
-  const auto across = [&](const PipelineStage& a, const PipelineStage& b) {
-    return devices_across_nodes(a.first_device, a.devices, b.first_device, b.devices, per_node);
-  };
-  for (size_t k = 0; k < outcome.stages.size(); ++k) {
-    const PipelineStage& stage = outcome.stages[k];
-    TrainingSetup setup = answer.setup;
-    setup.activations_in_flight = stage.solve->in_flight;
-    const std::unique_ptr<CostModel> model = input.make_model(setup, stage.devices);
-    const Graph named = solved_stage_graph(answer.graph, stage);
-    SimStage sim = simulated_stage(named, stage.solve->outcome.tables, stage.solve->outcome.solution.choice, *model,
-                                   answer.setup.micro_batches);
-    sim.first_device = stage.first_device;
-    sim.devices = stage.devices;
-    double layers_work = 0;  // what the layers pay once per step; the rest of w: a tied weight's all-reduce
-    for (const SimLayer& layer : sim.layers) layers_work += layer.step_communication + layer.step_compute;
-    sim.layers.back().step_communication += std::max(0.0, stage.value.w - layers_work);
-    if (k + 1 < outcome.stages.size()) {
-      const PipelineStage& next = outcome.stages[k + 1];
-      sim.send_forward = send_seconds(crossing_elements(answer.graph, next.begin), stage.devices, next.devices,
-                                      across(stage, next), *link);
-    }
-    if (k > 0) {
-      const PipelineStage& before = outcome.stages[k - 1];
-      sim.send_backward = send_seconds(crossing_elements(answer.graph, stage.begin), before.devices, stage.devices,
-                                       across(before, stage), *link);
-    }
-    step.stages.push_back(std::move(sim));
-  }
+  for (const PipelineStage& stage : outcome.stages) step.stages.push_back(simulated_pipeline_stage(answer, stage, input));
+  chunk_sends(step, answer, *input.make_model(weighted(answer.setup, 1, 0.0), input.devices));
   const std::string title = answer.graph.name + " on " + std::to_string(input.devices) + " devices in " +
                             std::to_string(outcome.stages.size()) + " pipeline stages (" + schedule_name(answer.schedule) + ")";
   return report_simulation(step, outcome.step, "the pipeline's formula (docs/pipeline.md)", title, options, out);

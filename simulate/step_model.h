@@ -20,15 +20,27 @@ struct SimLayer {
   double step_compute = 0;        ///< once per step, after every gradient: the optimizer's update of its weights
 };
 
+/// One of an interleaved stage's chunks (the schedule's model chunk): its
+/// layers from `first_layer` to the next chunk's, and its sends per micro-batch.
+struct SimChunk {
+  size_t first_layer = 0;
+  double send_forward = 0;   ///< its output to the next chunk's stage
+  double send_backward = 0;  ///< its input's gradient to the chunk before's stage
+};
+
 /// A stage: its layers in the graph's order, on devices [first_device, first_device + devices).
 struct SimStage {
   int64_t first_device = 0, devices = 1;
   std::vector<SimLayer> layers;
   double send_forward = 0;   ///< its output to the next stage, per micro-batch (its gradient back: send_backward)
   double send_backward = 0;  ///< its input's gradient to the stage before, per micro-batch
+  /// Interleaved: its V chunks in order (chunk v of stage k is the model's
+  /// chunk v S + k); their sends stand for the two above. Else empty.
+  std::vector<SimChunk> chunks;
 };
 
-enum class SimSchedule { OneFOneB, GPipe };
+/// 1F1B, GPipe, or Megatron-LM's interleaved 1F1B over each stage's chunks.
+enum class SimSchedule { OneFOneB, GPipe, Interleaved };
 
 struct StepModel {
   std::vector<SimStage> stages;  ///< one for a plan without pipeline stages

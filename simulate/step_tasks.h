@@ -3,8 +3,10 @@
 // stage and micro-batch a forward task per layer in order and a backward
 // task per layer in reverse, in the order the schedule runs them (1F1B:
 // S - k - 1 forwards, then one forward and one backward in turn, then the
-// backwards left; GPipe: every forward, then every backward); a send per
-// micro-batch and direction between neighbouring stages; after each layer's
+// backwards left; GPipe: every forward, then every backward; interleaved,
+// Megatron-LM's: per chunk, the micro-batches in groups of S through chunk
+// 0, 1, ..., 2 (S - k - 1) + (V - 1) S forwards first); a send per
+// micro-batch and direction between chunks of neighbouring stages; after each layer's
 // last backward its gradient collectives, and after all of a stage's its
 // optimizer update.
 #include "simulate/step_model.h"
@@ -13,7 +15,9 @@
 namespace pase {
 
 /// The tasks of one step. std::invalid_argument when the model has no stage,
-/// a stage no layer, or fewer than one micro-batch.
+/// a stage no layer, fewer than one micro-batch, or (interleaved) one
+/// stage, stages of unequal or empty chunks, micro-batches not a multiple
+/// of the stages.
 [[nodiscard]] TaskGraph step_tasks(const StepModel& model);
 
 }  // namespace pase

@@ -22,11 +22,12 @@ std::string task_name(const StepModel& model, const SimTask& task) {
   return layer;
 }
 
-// A send's receiving stage: forward sends go on, backward sends back.
-std::string send_name(const TaskGraph& graph, size_t i) {
+// A send's receiving stage: forward sends go on, backward sends back (round
+// the stages, as an interleaved pipeline's last stage hands on to the first).
+std::string send_name(const TaskGraph& graph, size_t i, int stages) {
   const SimTask& task = graph.tasks()[i];
   const SimTask& before = graph.tasks()[static_cast<size_t>(task.after.front())];
-  const int to = before.kind == TaskKind::Forward ? task.stage + 1 : task.stage - 1;
+  const int to = (before.kind == TaskKind::Forward ? task.stage + 1 : task.stage - 1 + stages) % stages;
   return (before.kind == TaskKind::Forward ? "send activations to stage " : "send gradients to stage ") + std::to_string(to);
 }
 
@@ -59,7 +60,7 @@ std::string chrome_trace(const StepModel& model, const TaskGraph& graph, const S
     if (task.duration <= 0) continue;
     open_event();
     out += "{\"name\": ";
-    append_json_string(out, task.kind == TaskKind::Send ? send_name(graph, i) : task_name(model, task));
+    append_json_string(out, task.kind == TaskKind::Send ? send_name(graph, i, static_cast<int>(model.stages.size())) : task_name(model, task));
     out += ", \"cat\": \"" + std::string(task_kind_name(task.kind)) + "\", \"ph\": \"X\", \"ts\": ";
     append_json_number(out, simulated.start[i] * scale);
     out += ", \"dur\": ";

@@ -188,6 +188,12 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
 
 // Each stage's devices: as given, or N / S each.
 std::vector<int64_t> devices_of_stages(const PipelineRequest& request) {
+  const int64_t m = request.stage.memory.micro_batches;
+  if (request.schedule.kind == ScheduleKind::Interleaved && request.stages > 1 && m % request.stages != 0)
+    throw OptionError({"micro_batches", "the micro-batches", "",
+                       ": " + std::to_string(m) + " is not a multiple of the " + std::to_string(request.stages) +
+                           " stages (Megatron-LM's interleaved schedule runs the micro-batches in groups of the "
+                           "stage count)"});
   if (!request.stage_devices.empty()) {
     const int64_t sum = std::accumulate(request.stage_devices.begin(), request.stage_devices.end(), int64_t{0});
     if (sum != request.devices)

@@ -91,7 +91,8 @@ struct StageSite {
 [[nodiscard]] StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_flight, int stages,
                                      const PipelineRequest& request, const StageSolve* base = nullptr);
 
-/// Each stage's devices: as given, or N / S each; OptionError when they do not add up or divide.
+/// Each stage's devices: as given, or N / S each; OptionError when they do not add up or divide,
+/// or (field "micro_batches") when an interleaved schedule's micro-batches are not a multiple of the stages.
 [[nodiscard]] std::vector<int64_t> devices_of_stages(const PipelineRequest& request);
 
 /// One direction of the send across a stage boundary, per micro-batch: the

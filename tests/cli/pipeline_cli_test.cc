@@ -329,8 +329,11 @@ TEST_CASE("pipeline options a run cannot take are refused in one line") {
       {"--stage-devices 6,x", "error: --stage-devices: expected positive device counts separated by commas (12,4), got '6,x'\n"},
       {"--stage-devices 4,4 --pipeline-stages 3", "error: --stage-devices: gives 2 stages, but --pipeline-stages is 3\n"},
       {"--schedule zb", "error: --schedule: expected 1f1b, gpipe or interleaved:V (V from 2 to 9999 chunks per stage), got 'zb'\n"},
-      {"--schedule interleaved:3 --pipeline-stages 2",
+      {"--schedule interleaved:3 --pipeline-stages 2 --micro-batches 2",
        "error: --pipeline-stages: 2 interleaved stages of 3 chunks need 6 blocks, but the graph repeats 4\n"},
+      {"--schedule interleaved:2 --pipeline-stages 2 --micro-batches 1",
+       "error: --micro-batches: 1 is not a multiple of the 2 stages (Megatron-LM's interleaved schedule runs the "
+       "micro-batches in groups of the stage count)\n"},
       {"--pipeline-stages 2 --mesh 2x4",
        "error: --mesh: not with pipeline stages yet (each stage is solved without a mesh, or with --mesh auto on the "
        "default mesh of its devices; docs/pipeline.md)\n"},

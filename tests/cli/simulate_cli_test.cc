@@ -69,14 +69,33 @@ TEST_CASE("simulate refuses in one line what it cannot run") {
   const test::CommandResult none = test::run_pase("simulate " + small_gpt());
   CHECK(none.status == 1);
   CHECK(none.error == "error: simulate: give exactly one of --strategy FILE or --baseline NAME\n");
+}
+
+TEST_CASE("simulate an interleaved pipeline: each stage's chunks in Megatron-LM's order, a send per chunk boundary") {
   const std::string file = test::write_temp_file("simulate_interleaved.json", "");
   REQUIRE(test::run_pase("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --schedule interleaved:2 "
-                         "--micro-batches 4 -o \"" + file + "\"").status == 0);
-  const test::CommandResult interleaved = test::run_pase("simulate " + small_gpt() + " --strategy \"" + file + "\"");
-  CHECK(interleaved.status == 2);
-  CHECK(interleaved.error ==
-        "error: simulate: the interleaved schedule (interleaved:2) is not simulated yet; its step is the formula "
-        "evaluate prints\n");
+                         "--micro-batches 4 --machine dgx-a100 -o \"" + file + "\"").status == 0);
+  const std::string trace = test::write_temp_file("simulate_interleaved_trace.json", "");
+  const test::CommandResult simulated =
+      test::run_pase("simulate " + small_gpt() + " --strategy \"" + file + "\" --trace \"" + trace + "\"");
+  REQUIRE(simulated.status == 0);
+  CHECK(simulated.output.find("in 2 pipeline stages (interleaved:2): ") != std::string::npos);
+  for (const char* row : {"    0            0-3 ", "    1            4-7 "}) CHECK(simulated.output.find(row) != std::string::npos);
+  // Sends: 3 chunk boundaries, each way, per micro-batch.
+  size_t sends = 0, round = 0;
+  const json events = json::parse(read_text_file(trace));
+  for (const json& event : events["traceEvents"]) {
+    if (event.value("ph", "") != "X" || event["name"].get<std::string>().rfind("send", 0) != 0) continue;
+    ++sends;
+    // Chunk 1 (stage 1) hands on to chunk 2 (stage 0), whose gradient goes back: round the stages.
+    if (event["name"] == "send activations to stage 0" || event["name"] == "send gradients to stage 1") ++round;
+  }
+  CHECK(sends == 3 * 2 * 4);
+  CHECK(round == 2 * 4);
+  // Sends overlap compute: close to the formula, which adds them.
+  const double step = std::stod(number_after(simulated.output, "simulated step "));
+  const double formula = std::stod(number_after(simulated.output, "the pipeline's formula (docs/pipeline.md) "));
+  CHECK(step == doctest::Approx(formula).epsilon(0.05));
 }
 
 TEST_CASE("solve --simulate: the table, then the optimum's step simulated; the simulation's files need it") {

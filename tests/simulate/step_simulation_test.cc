@@ -112,6 +112,40 @@ TEST_CASE("a balanced pipeline takes (M + S - 1) t: a bubble of (S - 1) / M of t
   CHECK(forwards_before == 4);
 }
 
+TEST_CASE("a balanced interleaved pipeline takes M t + (S - 1) t / V: Megatron-LM's bubble, V times smaller") {
+  for (int stages = 2; stages <= 4; ++stages)
+    for (int chunks = 2; chunks <= 3; ++chunks)
+      for (int64_t micro_batches = stages; micro_batches <= 8; micro_batches += stages) {
+        CAPTURE(stages);
+        CAPTURE(chunks);
+        CAPTURE(micro_batches);
+        StepModel model;
+        model.micro_batches = micro_batches;
+        model.schedule = SimSchedule::Interleaved;
+        for (int k = 0; k < stages; ++k) {
+          SimStage stage;
+          stage.first_device = k;
+          for (int v = 0; v < chunks; ++v) {
+            stage.layers.push_back({"chunk", 1.0, 2.0, 0, 0});
+            stage.chunks.push_back({static_cast<size_t>(v), 0, 0});
+          }
+          model.stages.push_back(stage);
+        }
+        const TaskGraph graph = step_tasks(model);
+        CHECK(graph.size() == static_cast<size_t>(stages * chunks * micro_batches * 2 + (stages * chunks - 1) * micro_batches * 2));
+        const SimulatedStep simulated = simulate_step(graph, stages);
+        const double t = 3.0 * chunks;  // a stage's work per micro-batch
+        CHECK(simulated.step == double(micro_batches) * t + (stages - 1) * t / chunks);
+        for (const StageTime& time : simulated.stages)
+          CHECK(time.idle == doctest::Approx((stages - 1) * t / chunks));
+        // Stage 0 runs 2 (S - 1) + (V - 1) S forwards before its first backward (Megatron-LM's warm-up).
+        int forwards = 0;
+        for (size_t i = 0; i < graph.size() && graph.tasks()[i].kind != TaskKind::Backward; ++i)
+          forwards += graph.tasks()[i].stage == 0 && graph.tasks()[i].kind == TaskKind::Forward;
+        CHECK(forwards == std::min<int64_t>(2 * (stages - 1) + (chunks - 1) * stages + 1, chunks * micro_batches));
+      }
+}
+
 TEST_CASE("the delta simulation equals a full one after every change") {
   std::mt19937 random(11);
   std::uniform_real_distribution<double> time(0.0, 3.0);
@@ -199,4 +233,18 @@ TEST_CASE("step_tasks refuses a step it cannot build") {
   StepModel bare;
   bare.stages.emplace_back();
   CHECK_THROWS_WITH_AS((void)step_tasks(bare), "step_tasks: a stage without layers", std::invalid_argument);
+  StepModel interleaved = balanced_pipeline(2, 2, SimSchedule::Interleaved);
+  CHECK_THROWS_WITH_AS((void)step_tasks(interleaved), "step_tasks: stages of other than V >= 2 chunks", std::invalid_argument);
+  for (SimStage& stage : interleaved.stages) stage.chunks = {{0, 0, 0}, {1, 0, 0}};  // the second chunk: no layer
+  CHECK_THROWS_WITH_AS((void)step_tasks(interleaved), "step_tasks: a chunk without layers", std::invalid_argument);
+  for (SimStage& stage : interleaved.stages) stage.layers.push_back(stage.layers.front());
+  interleaved.micro_batches = 3;
+  CHECK_THROWS_WITH_AS((void)step_tasks(interleaved), "step_tasks: interleaved micro-batches not a multiple of the stages",
+                       std::invalid_argument);
+  StepModel one = balanced_pipeline(1, 2, SimSchedule::Interleaved);
+  CHECK_THROWS_WITH_AS((void)step_tasks(one), "step_tasks: interleaved on one stage", std::invalid_argument);
+  StepModel chunked = balanced_pipeline(2, 2, SimSchedule::OneFOneB);
+  chunked.stages[0].chunks = {{0, 0, 0}};
+  CHECK_THROWS_WITH_AS((void)step_tasks(chunked), "step_tasks: chunks without the interleaved schedule",
+                       std::invalid_argument);
 }

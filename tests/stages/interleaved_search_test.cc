@@ -78,7 +78,7 @@ TEST_CASE("interleaved chunks: Megatron-LM's equal split of the blocks, chunk c 
 
 TEST_CASE("solve_interleaved: each stage its chunks' optimum, its sends per chunk boundary, the interleaved step") {
   const Graph graph = gpt_of_blocks(8);
-  for (const int64_t micro_batches : {1, 4}) {
+  for (const int64_t micro_batches : {2, 4}) {
     CAPTURE(micro_batches);
     const PipelineRequest request = interleaved_request(2, 2, 8, micro_batches);
     const PipelineOutcome outcome = solve_pipeline(graph, request);
@@ -163,4 +163,21 @@ TEST_CASE("an interleaved pipeline's document reads back as its stages and chunk
                        "p.json: layer 'transformer/wte': field 'stage': 1, but chunk 0 is stage 0's (interleaved: "
                        "the stages' chunks in turn, 2 times round)",
                        InputError);
+}
+
+TEST_CASE("solve_interleaved: micro-batches not a multiple of the stages are refused, as Megatron-LM refuses them") {
+  const Graph graph = gpt_of_blocks(8);
+  for (const int64_t micro_batches : {1, 3}) {
+    CAPTURE(micro_batches);
+    try {
+      (void)solve_pipeline(graph, interleaved_request(2, 2, 8, micro_batches));
+      FAIL("solved");
+    } catch (const OptionError& error) {
+      CHECK(error.words().option == "micro_batches");
+      CHECK(std::string(error.what()) ==
+            "the micro-batches: " + std::to_string(micro_batches) +
+                " is not a multiple of the 2 stages (Megatron-LM's interleaved schedule runs the micro-batches in "
+                "groups of the stage count)");
+    }
+  }
 }
