@@ -549,6 +549,7 @@ int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& in
                   : answer.schedule.kind == ScheduleKind::Interleaved ? SimSchedule::Interleaved
                                                                       : SimSchedule::OneFOneB;
   step.overlap = !options.no_overlap;
+  step.bucket_words = bucket_words(options, answer.setup);
   step.unit = outcome.stages[0].solve->outcome.tables.unit;
   for (const PipelineStage& stage : outcome.stages) step.stages.push_back(simulated_pipeline_stage(answer, stage, input));
   chunk_sends(step, answer, *input.make_model(weighted(answer.setup, 1, 0.0), input.devices));

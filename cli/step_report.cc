@@ -7,6 +7,8 @@
 #include <map>
 #include <ostream>
 
+#include "base/byte_size.h"
+#include "cli/exit_status.h"
 #include "base/text_file.h"
 #include "cli/layer_table.h"
 #include "cli/text_output.h"
@@ -26,6 +28,17 @@ void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool s
   command->add_flag("--no-overlap", options.no_overlap,
                     "Run the gradient collectives after the backward pass on the compute stream, as the additive "
                     "model sums them (by default beside the backward pass, as DDP and FSDP run them)");
+  command->add_option("--bucket-size", options.bucket_size,
+                      "Coalesce the gradient syncs into buckets of this size, each sent once its layers' gradients are "
+                      "in (PyTorch DDP's bucket_cap_mb: 25MiB); default: one per layer");
+}
+
+double bucket_words(const SimulateCliOptions& options, const TrainingSetup& setup) {
+  if (options.bucket_size.empty()) return 0;
+  const std::optional<uint64_t> bytes = parse_byte_size(options.bucket_size);
+  if (!bytes) throw UsageError("--bucket-size: expected a size (25MiB, 100MB, bytes), got '" + options.bucket_size + "'");
+  const ParameterBytes per = parameter_bytes(setup);
+  return static_cast<double>(*bytes) / static_cast<double>(std::max<uint64_t>(1, per.gradient ? per.gradient : per.weight));
 }
 
 int report_solve_simulation(const TrainingSolve& solved, int64_t devices, const std::string& title,
@@ -34,6 +47,7 @@ int report_solve_simulation(const TrainingSolve& solved, int64_t devices, const 
   StepModel step;
   step.micro_batches = solved.setup.micro_batches;
   step.overlap = !options.no_overlap;
+  step.bucket_words = bucket_words(options, solved.setup);
   step.unit = outcome.tables.unit;
   step.stages.push_back(simulated_stage(solved.graph, outcome.tables, outcome.solution.choice, *solved.model,
                                         step.micro_batches));

@@ -25,7 +25,12 @@ struct SimulateCliOptions {
   std::string trace;      ///< --trace FILE: the Chrome trace
   std::string svg;        ///< --svg FILE: the timeline
   bool no_overlap = false;  ///< --no-overlap: gradient collectives after the backward pass, as the sum prices them
+  std::string bucket_size;  ///< --bucket-size: gradient syncs in buckets of this many bytes; empty: one per layer
 };
+
+/// --bucket-size in gradient elements of `setup` (StepModel::bucket_words);
+/// 0 without it. UsageError naming the option when it is no size.
+[[nodiscard]] double bucket_words(const SimulateCliOptions& options, const TrainingSetup& setup);
 
 /// --trace, --svg, --no-overlap; with `switch_flag` (solve) also --simulate.
 void add_simulate_options(CLI::App* command, SimulateCliOptions& options, bool switch_flag = false);

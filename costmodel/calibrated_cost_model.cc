@@ -288,14 +288,14 @@ void weight_gradient_term(const CalibratedCostModel& model, Sink& sink, double w
     return;
   }
   const double half = model.half_ring_seconds(words, group, model.bucket_share(words), per_node);
-  communication_term(sink, CostTermKind::ReduceScatter, "weight-gradient reduce-scatter", kNotHidden,
+  communication_term(sink, CostTermKind::ReduceScatter, kGradientScatterTerm, kNotHidden,
                      model.exposed_gradient_seconds(half, backward), words, group, 1, 0.0,
                      zero >= 2 ? CostPhase::MicroBatch : CostPhase::Step);
   if (zero < 3)
     communication_term(sink, CostTermKind::AllGather, "updated-weight all-gather", "", half, words, group, 1, 0.0,
                        CostPhase::Step);
   else
-    communication_term(sink, CostTermKind::AllGather, "weight all-gather", " (before forward and backward)",
+    communication_term(sink, CostTermKind::AllGather, kWeightGatherTerm, " (before forward and backward)",
                        2 * model.exposed_gradient_seconds(half, backward), words, group, 2, 0.5);
 }
 

@@ -30,6 +30,24 @@ struct CostTerm {
 
 using CostTerms = std::vector<CostTerm>;
 
+/// ZeRO-3's gather of a sharded weight before each forward and backward use,
+/// per micro-batch (both models name it so; FSDP prefetches it on a stream of
+/// its own, docs/simulate.md).
+inline constexpr const char* kWeightGatherTerm = "weight all-gather";
+/// ZeRO-2/3's reduce-scatter of a weight's gradient after each micro-batch's backward.
+inline constexpr const char* kGradientScatterTerm = "weight-gradient reduce-scatter";
+
+/// Whether `term` is ZeRO-3's per-micro-batch weight gather.
+[[nodiscard]] inline bool is_weight_gather(const CostTerm& term) {
+  return term.kind == CostTermKind::AllGather && term.phase == CostPhase::MicroBatch &&
+         term.what.rfind(kWeightGatherTerm, 0) == 0;
+}
+/// Whether `term` is ZeRO-2/3's per-micro-batch gradient reduce-scatter.
+[[nodiscard]] inline bool is_gradient_scatter(const CostTerm& term) {
+  return term.kind == CostTermKind::ReduceScatter && term.phase == CostPhase::MicroBatch &&
+         term.what.rfind(kGradientScatterTerm, 0) == 0;
+}
+
 /// A sequence-parallel row-parallel GEMM's output collective
 /// (graphs/sequence_parallel.h): the two halves of an all-reduce, one in
 /// each pass, so half of it is forward work.

@@ -48,12 +48,12 @@ void weight_sync_terms(CostTerms& terms, double words, double group, double r, i
     return;
   }
   const double half = half_all_reduce(words, group, r);
-  terms.push_back({CostTermKind::ReduceScatter, "weight-gradient reduce-scatter", half, words, group, 1,
+  terms.push_back({CostTermKind::ReduceScatter, kGradientScatterTerm, half, words, group, 1,
                    zero >= 2 ? CostPhase::MicroBatch : CostPhase::Step});
   if (zero < 3)
     terms.push_back({CostTermKind::AllGather, "updated-weight all-gather", half, words, group, 1, CostPhase::Step});
   else
-    terms.push_back({CostTermKind::AllGather, "weight all-gather (before forward and backward)", 2 * half, words, group,
+    terms.push_back({CostTermKind::AllGather, std::string(kWeightGatherTerm) + " (before forward and backward)", 2 * half, words, group,
                      2, CostPhase::MicroBatch, half});
 }
 

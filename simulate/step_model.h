@@ -18,6 +18,17 @@ struct SimLayer {
   double backward = 0;         ///< its backward work (a recomputing layer's forward again included)
   double step_communication = 0;  ///< once per step, after its last backward: weight-gradient collectives
   double step_compute = 0;        ///< once per step, after every gradient: the optimizer's update of its weights
+  /// ZeRO-3: the gather of its sharded weight before its forward and before
+  /// its backward, per micro-batch, on the stage's gathers stream (FSDP's
+  /// prefetch); not in forward and backward.
+  double gather_forward = 0, gather_backward = 0;
+  /// ZeRO-2/3: its gradient's reduce-scatter after its backward, per
+  /// micro-batch, on the gradients stream; not in backward.
+  double scatter = 0;
+  double step_words = 0;  ///< elements its once-per-step collectives move (for buckets)
+  /// Some configuration of the layer gathers or scatters (ZeRO-2/3): with
+  /// StepModel::every_step_task its gathers and scatters are tasks even of no work.
+  bool sharded = false;
 };
 
 /// One of an interleaved stage's chunks (the schedule's model chunk): its
@@ -50,10 +61,15 @@ struct StepModel {
   /// backward pass (as DDP and FSDP run them); false: on the compute stream,
   /// after the last backward, as the additive model sums them.
   bool overlap = true;
-  /// A gradient-sync and an update task for every layer, those of no work
-  /// too (they take no time): a search's moves then change durations only,
-  /// never the task graph's shape. False: only tasks with work.
+  /// A gradient-sync and an update task for every layer, and a gather and a
+  /// scatter task for every sharded one, those of no work too (they take no
+  /// time): a search's moves then change durations only, never the task
+  /// graph's shape. False: only tasks with work.
   bool every_step_task = false;
+  /// The once-per-step gradient syncs coalesced, in backward order, into
+  /// buckets of at least this many elements (PyTorch DDP's bucket_cap), each
+  /// after its layers' last backward; 0: one per layer.
+  double bucket_words = 0;
   std::string unit = "seconds";
 };
 

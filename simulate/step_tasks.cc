@@ -73,6 +73,10 @@ class StepBuilder {
     sent_backward_ = sent_forward_;
     last_forward_ = sent_forward_;
     last_backward_.resize(static_cast<size_t>(s_));
+    scattered_.resize(static_cast<size_t>(s_));
+    synced_.resize(static_cast<size_t>(s_));
+    open_.resize(static_cast<size_t>(s_));
+    for (const SimStage& stage : model.stages) backwards_done_.emplace_back(stage.layers.size(), 0);
     for (int k = 0; k < s_; ++k) {
       orders_.push_back(stage_order(k, s_, model.micro_batches, model.schedule, v_));
       last_backward_[static_cast<size_t>(k)].assign(model.stages[static_cast<size_t>(k)].layers.size(), -1);
@@ -113,15 +117,28 @@ class StepBuilder {
     if ((pass.forward && c > 0 && input < 0) || (!pass.forward && input < 0)) return false;
     const ChunkView chunk = chunk_of(stage, pass.chunk);
     const size_t layers = chunk.end - chunk.begin;
+    std::vector<int> done;  // the pass's compute tasks so far
     int last = input;
     for (size_t i = 0; i < layers; ++i) {
       const size_t l = pass.forward ? chunk.begin + i : chunk.end - 1 - i;
       const SimLayer& layer = stage.layers[l];
       SimTask task{pass.forward ? TaskKind::Forward : TaskKind::Backward, k, StreamKind::Compute, static_cast<int>(l),
-                   pass.micro_batch, pass.forward ? layer.forward : layer.backward, {}};
+                   pass.micro_batch, 0, {}};
+      task.duration = task_duration(model_, task, layer);
       if (i == 0 && last >= 0) task.after.push_back(last);
+      // FSDP's prefetch: a layer's gather starts once the layer two before it
+      // has run (two gathered at most), the pass's first two once it may begin.
+      const int gather = add_gather(k, l, pass, i >= 2 ? done[i - 2] : input);
+      if (gather >= 0) task.after.push_back(gather);
       last = graph_.add(std::move(task));
-      if (!pass.forward) last_backward_[static_cast<size_t>(k)][l] = last;
+      done.push_back(last);
+      if (!pass.forward) {
+        last_backward_[static_cast<size_t>(k)][l] = last;
+        add_scatter(k, l, pass, last);
+        // Its gradient is complete after its last micro-batch: its collectives go (DDP's hook).
+        if (++backwards_done_[static_cast<size_t>(k)][l] == model_.micro_batches && model_.overlap)
+          add_sync(k, static_cast<int>(l));
+      }
     }
     if (pass.forward) {
       last_forward_[c][m] = last;
@@ -133,18 +150,64 @@ class StepBuilder {
     return true;
   }
 
-  // Each layer's gradient collectives after its last backward (on their own
-  // stream, or after the backward pass with overlap off), then the update.
+  // Whether a layer's `amount` of ZeRO work is a task of its own: with
+  // overlap, when it is work (or, every task kept, the layer is sharded).
+  [[nodiscard]] bool own_task(double amount, const SimLayer& layer) const {
+    return model_.overlap && (amount > 0 || (model_.every_step_task && layer.sharded));
+  }
+
+  // ZeRO-3's gather of layer l's weight for this pass, on the gathers stream, after `trigger`; -1: none.
+  int add_gather(int k, size_t l, const Pass& pass, int trigger) {
+    const SimLayer& layer = model_.stages[static_cast<size_t>(k)].layers[l];
+    if (!own_task(pass.forward ? layer.gather_forward : layer.gather_backward, layer)) return -1;
+    SimTask gather{TaskKind::Gather, k, StreamKind::Gather, static_cast<int>(l), pass.micro_batch, 0, {}};
+    if (trigger >= 0) gather.after.push_back(trigger);
+    gather.before_backward = !pass.forward;
+    gather.duration = task_duration(model_, gather, layer);
+    return graph_.add(std::move(gather));
+  }
+
+  // ZeRO-2/3's reduce-scatter of layer l's gradient after its backward `task`, on the gradients stream.
+  void add_scatter(int k, size_t l, const Pass& pass, int task) {
+    const SimLayer& layer = model_.stages[static_cast<size_t>(k)].layers[l];
+    if (!own_task(layer.scatter, layer)) return;
+    scattered_[static_cast<size_t>(k)].push_back(
+        graph_.add({TaskKind::Scatter, k, StreamKind::Gradient, static_cast<int>(l), pass.micro_batch, layer.scatter, {task}}));
+  }
+
+  // Layer l's once-per-step gradient collectives, into its stage's open
+  // bucket; the bucket is sent once it holds bucket_words (0: every layer's).
+  void add_sync(int k, int l) {
+    const SimLayer& layer = model_.stages[static_cast<size_t>(k)].layers[static_cast<size_t>(l)];
+    if (layer.step_communication <= 0 && !model_.every_step_task) return;
+    Bucket& bucket = open_[static_cast<size_t>(k)];
+    if (bucket.first < 0) bucket.first = l;
+    bucket.words += layer.step_words;
+    bucket.seconds += layer.step_communication;
+    bucket.waits = last_backward_[static_cast<size_t>(k)][static_cast<size_t>(l)];
+    if (bucket.words >= model_.bucket_words) flush_bucket(k);
+  }
+
+  // The open bucket's collective: on the gradients stream beside the backward
+  // pass, or with overlap off on the compute stream after it.
+  void flush_bucket(int k) {
+    Bucket& bucket = open_[static_cast<size_t>(k)];
+    if (bucket.first < 0) return;
+    const StreamKind stream = model_.overlap ? StreamKind::Gradient : StreamKind::Compute;
+    synced_[static_cast<size_t>(k)].push_back(
+        graph_.add({TaskKind::GradientSync, k, stream, bucket.first, -1, bucket.seconds, {bucket.waits}}));
+    bucket = Bucket{};
+  }
+
+  // With overlap off, the gradient collectives after the backward pass; the
+  // last bucket; then the optimizer update, once every gradient is in.
   void add_step_work(int k) {
     const SimStage& stage = model_.stages[static_cast<size_t>(k)];
-    std::vector<int> synced;
-    const StreamKind stream = model_.overlap ? StreamKind::Gradient : StreamKind::Compute;
-    for (int l = static_cast<int>(stage.layers.size()) - 1; l >= 0; --l) {
-      const SimLayer& layer = stage.layers[static_cast<size_t>(l)];
-      if (layer.step_communication <= 0 && !model_.every_step_task) continue;
-      synced.push_back(graph_.add({TaskKind::GradientSync, k, stream, l, -1, layer.step_communication,
-                                   {last_backward_[static_cast<size_t>(k)][static_cast<size_t>(l)]}}));
-    }
+    if (!model_.overlap)
+      for (int l = static_cast<int>(stage.layers.size()) - 1; l >= 0; --l) add_sync(k, l);
+    flush_bucket(k);
+    std::vector<int> synced = synced_[static_cast<size_t>(k)];
+    synced.insert(synced.end(), scattered_[static_cast<size_t>(k)].begin(), scattered_[static_cast<size_t>(k)].end());
     for (size_t l = 0; l < stage.layers.size(); ++l) {
       if (stage.layers[l].step_compute <= 0 && !model_.every_step_task) continue;
       SimTask update{TaskKind::Update, k, StreamKind::Compute, static_cast<int>(l), -1, stage.layers[l].step_compute, synced};
@@ -153,12 +216,20 @@ class StepBuilder {
     }
   }
 
+  struct Bucket {
+    double words = 0, seconds = 0;
+    int waits = -1, first = -1;  // its last layer's last backward; its first layer in backward order
+  };
+
   const StepModel& model_;
   const int s_, v_;
   TaskGraph graph_;
   std::vector<std::vector<Pass>> orders_;
   std::vector<std::vector<int>> sent_forward_, sent_backward_, last_forward_;  // [model chunk][micro-batch]
   std::vector<std::vector<int>> last_backward_;                                // [stage][layer]
+  std::vector<std::vector<int>> scattered_, synced_;                           // [stage]: its reduce-scatters, its syncs
+  std::vector<std::vector<int64_t>> backwards_done_;                           // [stage][layer]
+  std::vector<Bucket> open_;                                                   // [stage]
 };
 
 // Interleaved: every stage V >= 2 chunks, each of some layers, starting at the first; else none.
@@ -183,6 +254,20 @@ void check_chunks(const StepModel& model) {
 }
 
 }  // namespace
+
+double task_duration(const StepModel& model, const SimTask& task, const SimLayer& layer) {
+  const bool apart = model.overlap;  // ZeRO's gathers and scatters on their own streams, else inline
+  switch (task.kind) {
+    case TaskKind::Forward: return layer.forward + (apart ? 0.0 : layer.gather_forward);
+    case TaskKind::Backward: return layer.backward + (apart ? 0.0 : layer.gather_backward + layer.scatter);
+    case TaskKind::Gather: return task.before_backward ? layer.gather_backward : layer.gather_forward;
+    case TaskKind::Scatter: return layer.scatter;
+    case TaskKind::GradientSync: return layer.step_communication;
+    case TaskKind::Update: return layer.step_compute;
+    case TaskKind::Send: return task.duration;
+  }
+  return task.duration;
+}
 
 TaskGraph step_tasks(const StepModel& model) {
   if (model.stages.empty()) throw std::invalid_argument("step_tasks: no stage");

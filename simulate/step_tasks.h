@@ -8,7 +8,11 @@
 // 0, 1, ..., 2 (S - k - 1) + (V - 1) S forwards first); a send per
 // micro-batch and direction between chunks of neighbouring stages; after each layer's
 // last backward its gradient collectives, and after all of a stage's its
-// optimizer update.
+// optimizer update. ZeRO-3's weight gathers run on the stage's gathers
+// stream, each after the pass's layer two before (FSDP's prefetch), its
+// layer's pass after it; ZeRO-2/3's gradient reduce-scatters on the
+// gradients stream after each backward; the gradient syncs in buckets of
+// StepModel::bucket_words.
 #include "simulate/step_model.h"
 #include "simulate/task_graph.h"
 
@@ -19,5 +23,10 @@ namespace pase {
 /// stage, stages of unequal or empty chunks, micro-batches not a multiple
 /// of the stages.
 [[nodiscard]] TaskGraph step_tasks(const StepModel& model);
+
+/// What `task` of `layer` takes as step_tasks builds it (a send: its own
+/// duration; a gradient sync: the layer's, as without buckets): for a
+/// search that changes a layer's work and re-times its tasks.
+[[nodiscard]] double task_duration(const StepModel& model, const SimTask& task, const SimLayer& layer);
 
 }  // namespace pase

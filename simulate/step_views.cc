@@ -18,6 +18,8 @@ std::string task_name(const StepModel& model, const SimTask& task) {
     case TaskKind::Send: return "send";
     case TaskKind::GradientSync: return "gradient sync " + layer;
     case TaskKind::Update: return "update " + layer;
+    case TaskKind::Gather: return (task.before_backward ? "gather for B " : "gather for F ") + layer;
+    case TaskKind::Scatter: return "reduce-scatter " + layer;
   }
   return layer;
 }
@@ -31,6 +33,15 @@ std::string send_name(const TaskGraph& graph, size_t i, int stages) {
   return (before.kind == TaskKind::Forward ? "send activations to stage " : "send gradients to stage ") + std::to_string(to);
 }
 
+// The streams some task with work runs on (compute always): the trace's threads, the timeline's rows.
+std::vector<bool> used_streams(const TaskGraph& graph) {
+  std::vector<bool> used(kStreamKinds, false);
+  used[static_cast<size_t>(StreamKind::Compute)] = true;
+  for (const SimTask& task : graph.tasks())
+    if (task.duration > 0) used[static_cast<size_t>(task.stream)] = true;
+  return used;
+}
+
 }  // namespace
 
 std::string chrome_trace(const StepModel& model, const TaskGraph& graph, const SimulatedStep& simulated,
@@ -42,6 +53,7 @@ std::string chrome_trace(const StepModel& model, const TaskGraph& graph, const S
     out += first ? "  " : ",\n  ";
     first = false;
   };
+  const std::vector<bool> used = used_streams(graph);
   for (size_t k = 0; k < model.stages.size(); ++k) {
     const SimStage& stage = model.stages[k];
     open_event();
@@ -50,6 +62,7 @@ std::string chrome_trace(const StepModel& model, const TaskGraph& graph, const S
                                 std::to_string(stage.first_device + stage.devices - 1) + ")");
     out += "}}";
     for (int s = 0; s < kStreamKinds; ++s) {
+      if (!used[static_cast<size_t>(s)]) continue;
       open_event();
       out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + std::to_string(k) + ", \"tid\": " +
              std::to_string(s) + ", \"args\": {\"name\": \"" + stream_name(static_cast<StreamKind>(s)) + "\"}}";
@@ -107,6 +120,8 @@ const char* colour(TaskKind kind) {
     case TaskKind::Send: return "#59a14f";
     case TaskKind::GradientSync: return "#e15759";
     case TaskKind::Update: return "#b07aa1";
+    case TaskKind::Gather: return "#76b7b2";
+    case TaskKind::Scatter: return "#edc948";
   }
   return "#999999";
 }
@@ -131,14 +146,23 @@ std::string timeline_svg(const StepModel& model, const TaskGraph& graph, const S
   const double plot = width - left - right;
   const double step = simulated.step > 0 ? simulated.step : 1;
   const size_t stages = model.stages.size();
-  const double height = top + static_cast<double>(stages) * (kStreamKinds * row + gap) + 60;
+  // A row per stream some stage uses (compute always), in the streams' order.
+  const std::vector<bool> used = used_streams(graph);
+  std::vector<int> row_of(kStreamKinds, -1);
+  int rows = 0;
+  for (size_t s = 0; s < used.size(); ++s)
+    if (used[s]) row_of[s] = rows++;
+  const double height = top + static_cast<double>(stages) * (rows * row + gap) + 60;
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
                     number(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   out += "<text x=\"" + number(left) + "\" y=\"20\" font-size=\"14\">" + escaped(title) + "</text>\n";
-  const auto row_y = [&](size_t k, int s) { return top + static_cast<double>(k) * (kStreamKinds * row + gap) + s * row; };
+  const auto row_y = [&](size_t k, int s) {
+    return top + static_cast<double>(k) * (rows * row + gap) + row_of[static_cast<size_t>(s)] * row;
+  };
   for (size_t k = 0; k < stages; ++k)
     for (int s = 0; s < kStreamKinds; ++s) {
+      if (row_of[static_cast<size_t>(s)] < 0) continue;
       const double y = row_y(k, s);
       out += "<rect x=\"" + number(left) + "\" y=\"" + number(y) + "\" width=\"" + number(plot) + "\" height=\"" +
              number(row - 2) + "\" fill=\"#f4f4f4\"/>\n";
@@ -179,7 +203,7 @@ std::string timeline_svg(const StepModel& model, const TaskGraph& graph, const S
   }
   for (size_t r = 0; r < runs.size(); ++r) flush(r);
   // The time axis and the legend.
-  const double axis = top + static_cast<double>(stages) * (kStreamKinds * row + gap) + 4;
+  const double axis = top + static_cast<double>(stages) * (rows * row + gap) + 4;
   for (int tick = 0; tick <= 4; ++tick) {
     const double x = left + plot * tick / 4;
     out += "<line x1=\"" + number(x) + "\" y1=\"" + number(axis) + "\" x2=\"" + number(x) + "\" y2=\"" + number(axis + 5) +
@@ -187,7 +211,12 @@ std::string timeline_svg(const StepModel& model, const TaskGraph& graph, const S
            escaped(time_label(step * tick / 4, model.unit)) + "</text>\n";
   }
   double x = left;
-  for (TaskKind kind : {TaskKind::Forward, TaskKind::Backward, TaskKind::Send, TaskKind::GradientSync, TaskKind::Update}) {
+  for (TaskKind kind : {TaskKind::Forward, TaskKind::Backward, TaskKind::Send, TaskKind::GradientSync, TaskKind::Update,
+                        TaskKind::Gather, TaskKind::Scatter}) {
+    const bool zero_work = kind == TaskKind::Gather || kind == TaskKind::Scatter;  // in the legend only where there is some
+    if (zero_work && std::none_of(graph.tasks().begin(), graph.tasks().end(),
+                                  [&](const SimTask& task) { return task.kind == kind && task.duration > 0; }))
+      continue;
     out += "<rect x=\"" + number(x) + "\" y=\"" + number(axis + 28) + "\" width=\"12\" height=\"12\" fill=\"" +
            colour(kind) + "\"/>\n<text x=\"" + number(x + 16) + "\" y=\"" + number(axis + 38) + "\">" +
            task_kind_name(kind) + "</text>\n";

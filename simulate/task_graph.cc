@@ -12,6 +12,8 @@ const char* task_kind_name(TaskKind kind) {
     case TaskKind::Send: return "send";
     case TaskKind::GradientSync: return "gradient sync";
     case TaskKind::Update: return "optimizer update";
+    case TaskKind::Gather: return "weight gather";
+    case TaskKind::Scatter: return "gradient reduce-scatter";
   }
   return "task";
 }
@@ -21,6 +23,7 @@ const char* stream_name(StreamKind stream) {
     case StreamKind::Compute: return "compute";
     case StreamKind::Send: return "sends";
     case StreamKind::Gradient: return "gradients";
+    case StreamKind::Gather: return "gathers";
   }
   return "stream";
 }

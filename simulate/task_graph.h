@@ -10,10 +10,11 @@
 
 namespace pase {
 
-enum class TaskKind { Forward, Backward, Send, GradientSync, Update };
-/// A stage's streams: its kernels, its point-to-point sends, its gradient collectives.
-enum class StreamKind { Compute, Send, Gradient };
-inline constexpr int kStreamKinds = 3;
+enum class TaskKind { Forward, Backward, Send, GradientSync, Update, Gather, Scatter };
+/// A stage's streams: its kernels, its point-to-point sends, its gradient
+/// collectives, its weight gathers (ZeRO-3).
+enum class StreamKind { Compute, Send, Gradient, Gather };
+inline constexpr int kStreamKinds = 4;
 
 [[nodiscard]] const char* task_kind_name(TaskKind kind);
 [[nodiscard]] const char* stream_name(StreamKind stream);
@@ -26,6 +27,7 @@ struct SimTask {
   int64_t micro_batch = -1;  ///< -1 for once-per-step work
   double duration = 0;
   std::vector<int> after;  ///< tasks it waits for (added before it)
+  bool before_backward = false;  ///< a gather: before the layer's backward (else its forward)
 };
 
 class TaskGraph {

@@ -1,7 +1,6 @@
 #include "strategy/simulated_mcmc.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "simulate/step_tasks.h"
 
@@ -18,6 +17,8 @@ StepModel SimulatedStepObjective::step_model(const std::vector<int32_t>& choice,
   step.every_step_task = every_step_task;
   step.unit = tables_.unit;
   step.stages.push_back(layers_.stage(choice));
+  if (every_step_task)
+    for (size_t v = 0; v < step.stages[0].layers.size(); ++v) step.stages[0].layers[v].sharded = layers_.sharded(v);
   return step;
 }
 
@@ -31,7 +32,9 @@ double SimulatedStepObjective::evaluate(const std::vector<int32_t>& choice) {
 double SimulatedStepObjective::begin(const std::vector<int32_t>& start) {
   choice_ = start;
   // Every layer's step tasks, of no work too: a move changes durations, not the graph.
-  graph_ = step_tasks(step_model(start, true));
+  model_ = step_model(start, true);
+  graph_ = step_tasks(model_);
+  model_.stages.clear();  // what task_duration reads of it is the options
   tasks_of_layer_.assign(choice_.size(), {});
   for (size_t i = 0; i < graph_.size(); ++i)
     if (graph_.tasks()[i].layer >= 0) tasks_of_layer_[static_cast<size_t>(graph_.tasks()[i].layer)].push_back(i);
@@ -43,14 +46,7 @@ double SimulatedStepObjective::begin(const std::vector<int32_t>& start) {
 void SimulatedStepObjective::set_layer(size_t layer) {
   const SimLayer work = layers_.layer(choice_, layer);
   for (size_t task : tasks_of_layer_[layer]) {
-    double duration = 0;
-    switch (graph_.tasks()[task].kind) {
-      case TaskKind::Forward: duration = work.forward; break;
-      case TaskKind::Backward: duration = work.backward; break;
-      case TaskKind::GradientSync: duration = work.step_communication; break;
-      case TaskKind::Update: duration = work.step_compute; break;
-      case TaskKind::Send: throw std::logic_error("SimulatedStepObjective: a send on one stage");
-    }
+    const double duration = task_duration(model_, graph_.tasks()[task], work);
     if (duration == graph_.tasks()[task].duration) continue;
     undo_durations_.emplace_back(task, graph_.tasks()[task].duration);
     graph_.set_duration(task, duration);

@@ -52,6 +52,7 @@ class SimulatedStepObjective final : public ChainObjective {
   const CostTables& tables_;
   SimulatedStepOptions options_;
   SimulatedLayers layers_;
+  StepModel model_;  // the step's options (its stages dropped once the graph is built)
   TaskGraph graph_;
   SimulatedStep simulated_;
   std::vector<int32_t> choice_;                      // the chain's assignment, the move applied

@@ -13,6 +13,7 @@ SimulatedLayers::SimulatedLayers(const Graph& graph, const CostTables& tables, c
   for (size_t v = 0; v < n; ++v) own_[v].resize(tables.configs[v].size());
   into_.resize(n);
   touched_.resize(n);
+  sharded_.assign(n, -1);
   for (size_t v = 0; v < n; ++v) touched_[v].push_back(v);
   const std::vector<PairCost>& pairs = tables.objective.pairs;
   for (size_t e = 0; e < pairs.size(); ++e) {
@@ -30,22 +31,40 @@ const SimulatedLayers::Own& SimulatedLayers::own(size_t v, int32_t config) {
                               ? model_.layer_terms(tables_.models[v], tables_.configs[v][c])
                               : model_.layer_terms_on_nodes(tables_.models[v], tables_.configs[v][c], tables_.per_node[v][c]);
   for (const CostTerm& term : terms) {
-    if (term.phase == CostPhase::MicroBatch) {
+    if (is_weight_gather(term)) {
+      own.gather_forward += term.forward / micro_batches_;
+      own.gather_backward += (term.cost - term.forward) / micro_batches_;
+    } else if (is_gradient_scatter(term)) {
+      own.scatter += term.cost / micro_batches_;
+    } else if (term.phase == CostPhase::MicroBatch) {
       own.forward += term.forward / micro_batches_;
       own.backward += (term.cost - term.forward) / micro_batches_;
     } else if (term.kind == CostTermKind::Compute) {
       own.step_compute += term.cost;
     } else {
       own.step_communication += term.cost;
+      own.step_words += term.words;
     }
   }
   own.known = true;
   return own;
 }
 
+bool SimulatedLayers::sharded(size_t v) {
+  if (sharded_[v] < 0) {
+    sharded_[v] = 0;
+    for (size_t c = 0; c < own_[v].size() && !sharded_[v]; ++c) {
+      const Own& work = own(v, static_cast<int32_t>(c));
+      sharded_[v] = work.gather_forward + work.gather_backward + work.scatter > 0;
+    }
+  }
+  return sharded_[v] != 0;
+}
+
 SimLayer SimulatedLayers::layer(const std::vector<int32_t>& choice, size_t v) {
   const Own& mine = own(v, choice[v]);
-  SimLayer layer{graph_.vertices[v].name, mine.forward, mine.backward, mine.step_communication, mine.step_compute};
+  SimLayer layer{graph_.vertices[v].name, mine.forward, mine.backward, mine.step_communication, mine.step_compute,
+                 mine.gather_forward, mine.gather_backward, mine.scatter, mine.step_words};
   // Each edge's redistribution: its activation before the consumer's forward, its gradient in its backward.
   for (size_t e : into_[v]) {
     const PairCost& pair = tables_.objective.pairs[e];

@@ -6,7 +6,8 @@
 // recomputed forward) in backward; an edge's redistribution half in its
 // consumer's forward, half in its backward; step terms' collectives after
 // the layer's last backward, their compute (the optimizer's update) after
-// every gradient.
+// every gradient; ZeRO's per-micro-batch weight gathers and gradient
+// reduce-scatters apart (the simulator runs them on their own streams).
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,8 @@ class SimulatedLayers {
   [[nodiscard]] SimLayer layer(const std::vector<int32_t>& choice, size_t v);
   /// Every layer of the graph at `choice`: one stage.
   [[nodiscard]] SimStage stage(const std::vector<int32_t>& choice);
+  /// Whether some configuration of `v` gathers or scatters its weight (ZeRO-2/3), asked of each once.
+  [[nodiscard]] bool sharded(size_t v);
   /// The vertices whose layer a move of `v` changes: v and the consumers of its edges.
   [[nodiscard]] const std::vector<size_t>& touched_by(size_t v) const { return touched_[v]; }
 
@@ -35,6 +38,7 @@ class SimulatedLayers {
   struct Own {
     bool known = false;
     double forward = 0, backward = 0, step_communication = 0, step_compute = 0;
+    double gather_forward = 0, gather_backward = 0, scatter = 0, step_words = 0;
   };
   const Own& own(size_t v, int32_t config);
 
@@ -45,6 +49,7 @@ class SimulatedLayers {
   std::vector<std::vector<Own>> own_;         // [vertex][configuration]
   std::vector<std::vector<size_t>> into_;     // [vertex]: its edges in (objective pairs), in the pairs' order
   std::vector<std::vector<size_t>> touched_;  // [vertex]
+  std::vector<signed char> sharded_;          // [vertex]: -1 not asked yet, else sharded()
 };
 
 /// One stage of the step: every layer of `graph` at `choice`.

@@ -112,3 +112,27 @@ TEST_CASE("solve --simulate: the table, then the optimum's step simulated; the s
   CHECK(refused.status == 2);
   CHECK(refused.error == "error: --svg: applies with --simulate\n");
 }
+
+TEST_CASE("simulate --bucket-size: the gradient syncs in buckets, each after its layers' last backward") {
+  const std::string file = test::write_temp_file("simulate_buckets.json", "");
+  REQUIRE(test::run_pase("solve " + small_gpt() + " --devices 8 --micro-batches 2 --machine dgx-a100 "
+                         "--gradient-overlap off -o \"" + file + "\"").status == 0);
+  const std::string common = "simulate " + small_gpt() + " --strategy \"" + file + "\" --gradient-overlap off";
+  const auto syncs_and_step = [&](const std::string& options) {
+    const std::string trace = test::write_temp_file("simulate_buckets_trace.json", "");
+    const test::CommandResult run = test::run_pase(common + " " + options + " --trace \"" + trace + "\"");
+    REQUIRE(run.status == 0);
+    size_t syncs = 0;
+    const json events = json::parse(read_text_file(trace));
+    for (const json& event : events["traceEvents"]) syncs += event.value("cat", "") == "gradient sync";
+    return std::make_pair(syncs, std::stod(number_after(run.output, "simulated step ")));
+  };
+  const auto [per_layer, step] = syncs_and_step("");
+  const auto [one_bucket, bucketed_step] = syncs_and_step("--bucket-size 1GiB");
+  CHECK(per_layer > 10);
+  CHECK(one_bucket == 1);  // every gradient in one bucket, sent after the last backward
+  CHECK(bucketed_step >= step);
+  const test::CommandResult bad = test::run_pase(common + " --bucket-size lots");
+  CHECK(bad.status == 2);
+  CHECK(bad.error == "error: --bucket-size: expected a size (25MiB, 100MB, bytes), got 'lots'\n");
+}

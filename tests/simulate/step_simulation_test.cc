@@ -146,6 +146,50 @@ TEST_CASE("a balanced interleaved pipeline takes M t + (S - 1) t / V: Megatron-L
       }
 }
 
+TEST_CASE("ZeRO-3's gathers are prefetched on their own stream, its reduce-scatters run beside the backward pass") {
+  StepModel model;
+  model.stages.emplace_back();
+  for (int l = 0; l < 4; ++l) {
+    SimLayer layer{"layer" + std::to_string(l), 2.0, 4.0, 0, 0};
+    layer.gather_forward = layer.gather_backward = 1.0;
+    layer.scatter = 0.5;
+    model.stages[0].layers.push_back(layer);
+  }
+  // By hand: gathers 0 and 1 at once, F0 [1, 3], F1 [3, 5], the gather of layer l + 2 after F l, F3 ends at 9;
+  // the backward's first two gathers after F3, B3 [10, 14], B2 [14, 18], B1 [18, 22], B0 [22, 26], its scatter to 26.5.
+  const TaskGraph graph = step_tasks(model);
+  CHECK(simulate_step(graph, 1).step == 26.5);
+  size_t gathers = 0, scatters = 0;
+  for (const SimTask& task : graph.tasks()) {
+    gathers += task.kind == TaskKind::Gather && task.stream == StreamKind::Gather;
+    scatters += task.kind == TaskKind::Scatter && task.stream == StreamKind::Gradient;
+  }
+  CHECK(gathers == 8);
+  CHECK(scatters == 4);
+  // Without overlap each is in its layer's pass, as the sum adds them.
+  model.overlap = false;
+  CHECK(simulate_step(step_tasks(model), 1).step == 4 * (2.0 + 4.0 + 1.0 + 1.0 + 0.5));
+}
+
+TEST_CASE("gradient syncs coalesce into buckets of bucket_words, each after its layers' last backward") {
+  StepModel model;
+  model.stages.emplace_back();
+  for (int l = 0; l < 4; ++l) {
+    SimLayer layer{"layer" + std::to_string(l), 1.0, 1.0, 1.0, 0};
+    layer.step_words = 10;
+    model.stages[0].layers.push_back(layer);
+  }
+  // One per layer: S3 [5, 6], S2 [6, 7], S1 [7, 8], S0 [8, 9].
+  CHECK(simulate_step(step_tasks(model), 1).step == 9.0);
+  // Buckets of 25 elements: layers 3, 2, 1 after B1 (ends at 7) [7, 10], then layer 0 [10, 11].
+  model.bucket_words = 25;
+  const TaskGraph graph = step_tasks(model);
+  CHECK(simulate_step(graph, 1).step == 11.0);
+  size_t syncs = 0;
+  for (const SimTask& task : graph.tasks()) syncs += task.kind == TaskKind::GradientSync;
+  CHECK(syncs == 2);
+}
+
 TEST_CASE("the delta simulation equals a full one after every change") {
   std::mt19937 random(11);
   std::uniform_real_distribution<double> time(0.0, 3.0);
@@ -220,7 +264,7 @@ TEST_CASE("the trace is the Chrome trace event format: a process per stage, a th
   for (const SimTask& task : graph.tasks()) lasting += task.duration > 0;
   CHECK(lasting == 8);
   CHECK(complete == lasting);
-  CHECK(names == 2 * (1 + 3));      // each stage and its three streams named
+  CHECK(names == 2 * (1 + 1));      // each stage and its one stream with work (the sends take none) named
   CHECK(trace["otherData"]["step"].get<double>() == simulated.step);
   const std::string svg = timeline_svg(model, graph, simulated, "two <stages>");
   CHECK(svg.rfind("<svg ", 0) == 0);

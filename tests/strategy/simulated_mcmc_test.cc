@@ -29,11 +29,12 @@ struct Priced {
 
 // A zoo graph on dgx-a100, 2 micro-batches, every gradient all-reduce
 // listed whole (no overlap inside the model: the simulator's to find).
-Priced priced(const std::string& name, int64_t devices) {
+Priced priced(const std::string& name, int64_t devices, int zero = 0) {
   Priced out;
   out.graph = load_graph(test::source_path("data/graphs/" + name + ".json"));
   CalibratedOptions options{{Dtype::Bf16, Optimizer::Adam}};
   options.training.micro_batches = 2;
+  options.training.zero = zero;
   options.overlap_gradients = false;
   out.model = std::make_unique<CalibratedCostModel>(load_machine_profile("dgx-a100"), devices, options);
   out.tables = build_cost_tables(out.graph, *out.model);
@@ -54,29 +55,35 @@ bool near(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std:
 }  // namespace
 
 TEST_CASE("the delta simulation equals a full one after every move, kept or undone") {
-  const Priced p = priced("transformer", 8);
-  std::mt19937 random(3);
-  for (const bool overlap : {true, false}) {
-    SimulatedStepObjective objective(p.graph, p.tables, *p.model, {2, overlap, true});
-    std::vector<int32_t> current = data_parallel_choice(p.graph, p.tables);
-    double step = objective.begin(current);
-    CHECK(near(step, fresh_step(p, current, overlap)));
-    for (int move = 0; move < 300; ++move) {
-      const int v = std::uniform_int_distribution<int>(0, static_cast<int>(current.size()) - 1)(random);
-      const auto to = std::uniform_int_distribution<int32_t>(0, static_cast<int32_t>(p.tables.configs[v].size()) - 1)(random);
-      std::vector<int32_t> moved = current;
-      moved[static_cast<size_t>(v)] = to;
-      const double delta = objective.move_delta(current, v, to);
-      REQUIRE(near(step + delta, fresh_step(p, moved, overlap)));
-      if (random() % 2) {
-        objective.accept();
-        current = moved;
-        step += delta;
-      } else {
-        objective.reject();
+  size_t plain_tasks = 0;
+  for (const int zero : {0, 3}) {  // ZeRO-3: a gather and a scatter task per layer and pass
+    CAPTURE(zero);
+    const Priced p = priced("transformer", 8, zero);
+    std::mt19937 random(3);
+    for (const bool overlap : {true, false}) {
+      SimulatedStepObjective objective(p.graph, p.tables, *p.model, {2, overlap, true});
+      std::vector<int32_t> current = data_parallel_choice(p.graph, p.tables);
+      double step = objective.begin(current);
+      CHECK(near(step, fresh_step(p, current, overlap)));
+      if (zero == 0 && overlap) plain_tasks = objective.task_count();
+      if (zero == 3 && overlap) CHECK(objective.task_count() > plain_tasks);  // the gathers and scatters
+      for (int move = 0; move < 300; ++move) {
+        const int v = std::uniform_int_distribution<int>(0, static_cast<int>(current.size()) - 1)(random);
+        const auto to = std::uniform_int_distribution<int32_t>(0, static_cast<int32_t>(p.tables.configs[v].size()) - 1)(random);
+        std::vector<int32_t> moved = current;
+        moved[static_cast<size_t>(v)] = to;
+        const double delta = objective.move_delta(current, v, to);
+        REQUIRE(near(step + delta, fresh_step(p, moved, overlap)));
+        if (random() % 2) {
+          objective.accept();
+          current = moved;
+          step += delta;
+        } else {
+          objective.reject();
+        }
       }
+      CHECK(near(step, objective.evaluate(current)));
     }
-    CHECK(near(step, objective.evaluate(current)));
   }
 }
 
