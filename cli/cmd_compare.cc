@@ -128,10 +128,17 @@ CompareRow separate_row(const TrainingSolve& solved, const std::string& name, in
           out.bytes.total(), ""};
 }
 
+// How --simulate runs `solved`'s step: its micro-batches, the gradient syncs beside the backward pass, over the
+// network where its devices span nodes.
+SimulatedStepOptions step_options(const TrainingSolve& solved, bool delta) {
+  const int64_t devices = solved.model->devices();
+  return {solved.setup.micro_batches, true, delta,
+          devices_across_nodes(0, devices, 0, devices, solved.model->devices_per_node())};
+}
+
 // --simulate: `choice` of `solved`'s tables as one simulated step (docs/simulate.md).
 double simulated_step(const TrainingSolve& solved, const std::vector<int32_t>& choice) {
-  return simulated_step_of(solved.graph, solved.outcome.tables, *solved.model, {solved.setup.micro_batches, true, true},
-                           choice);
+  return simulated_step_of(solved.graph, solved.outcome.tables, *solved.model, step_options(solved, true), choice);
 }
 
 // --simulate: the rows solved apart and the optimum simulated, and FlexFlow's
@@ -146,7 +153,7 @@ void simulate_rows(Comparison& c, const TrainingSolve& solved, const CompareCliO
     if (row.strategy == kOptimum) row.simulated = simulated_step(solved, solved.outcome.solution.choice);
   }
   const SolveOutcome& out = solved.outcome;
-  const SimulatedStepOptions step{solved.setup.micro_batches, true, o.mcmc_simulation == "delta"};
+  const SimulatedStepOptions step = step_options(solved, o.mcmc_simulation == "delta");
   const SimulatedMcmcResult run = simulated_mcmc_search(solved.graph, out.tables, *solved.model, step,
                                                         data_parallel_choice(solved.graph, out.tables), o.mcmc);
   const McmcResult& chain = run.chain;

@@ -495,18 +495,21 @@ std::vector<std::pair<size_t, int>> model_chunks(const PipelineOutcome& outcome)
 void chunk_sends(StepModel& step, const PipelineAnswer& answer, const CostModel& link) {
   const PipelineOutcome& outcome = answer.outcome;
   const std::vector<std::pair<size_t, int>> chunks = model_chunks(outcome);
-  const auto send = [&](size_t from, size_t to, int begin) {
+  const auto across = [&](size_t from, size_t to) {
     const PipelineStage& a = outcome.stages[from];
     const PipelineStage& b = outcome.stages[to];
-    return send_seconds(crossing_elements(answer.graph, begin), a.devices, b.devices,
-                        devices_across_nodes(a.first_device, a.devices, b.first_device, b.devices, link.devices_per_node()),
-                        link);
+    return devices_across_nodes(a.first_device, a.devices, b.first_device, b.devices, link.devices_per_node());
+  };
+  const auto send = [&](size_t from, size_t to, int begin) {
+    return send_seconds(crossing_elements(answer.graph, begin), outcome.stages[from].devices,
+                        outcome.stages[to].devices, across(from, to), link);
   };
   const size_t stages = outcome.stages.size();
   for (size_t c = 0; c < chunks.size(); ++c) {
     SimStage& sim = step.stages[chunks[c].first];
-    const double forward = c + 1 < chunks.size() ? send(chunks[c].first, chunks[c + 1].first, chunks[c + 1].second) : 0.0;
-    const double backward = c > 0 ? send(chunks[c - 1].first, chunks[c].first, chunks[c].second) : 0.0;
+    const bool last = c + 1 == chunks.size(), first = c == 0;
+    const double forward = last ? 0.0 : send(chunks[c].first, chunks[c + 1].first, chunks[c + 1].second);
+    const double backward = first ? 0.0 : send(chunks[c - 1].first, chunks[c].first, chunks[c].second);
     if (sim.chunks.empty()) {
       sim.send_forward = forward, sim.send_backward = backward;
     } else {
@@ -528,6 +531,8 @@ SimStage simulated_pipeline_stage(const PipelineAnswer& answer, const PipelineSt
                                  answer.setup.micro_batches);
   sim.first_device = stage.first_device;
   sim.devices = stage.devices;
+  sim.across_nodes = devices_across_nodes(stage.first_device, stage.devices, stage.first_device, stage.devices,
+                                          model->devices_per_node());
   size_t first = 0;
   for (const auto& [begin, end] : stage.chunks) {
     sim.chunks.push_back({first, 0, 0});

@@ -12,6 +12,7 @@
 #include "base/text_file.h"
 #include "cli/layer_table.h"
 #include "cli/text_output.h"
+#include "costmodel/machine.h"
 #include "simulate/step_simulation.h"
 #include "simulate/step_tasks.h"
 #include "simulate/step_views.h"
@@ -52,6 +53,7 @@ int report_solve_simulation(const TrainingSolve& solved, int64_t devices, const 
   step.stages.push_back(simulated_stage(solved.graph, outcome.tables, outcome.solution.choice, *solved.model,
                                         step.micro_batches));
   step.stages.back().devices = devices;
+  step.stages.back().across_nodes = devices_across_nodes(0, devices, 0, devices, solved.model->devices_per_node());
   return report_simulation(step, outcome.solution.cost, "the additive model's", title, options, out);
 }
 

@@ -19,11 +19,11 @@ struct SimLayer {
   double step_communication = 0;  ///< once per step, after its last backward: weight-gradient collectives
   double step_compute = 0;        ///< once per step, after every gradient: the optimizer's update of its weights
   /// ZeRO-3: the gather of its sharded weight before its forward and before
-  /// its backward, per micro-batch, on the stage's gathers stream (FSDP's
+  /// its backward, per micro-batch, on a collectives stream (FSDP's
   /// prefetch); not in forward and backward.
   double gather_forward = 0, gather_backward = 0;
   /// ZeRO-2/3: its gradient's reduce-scatter after its backward, per
-  /// micro-batch, on the gradients stream; not in backward.
+  /// micro-batch, on a collectives stream; not in backward.
   double scatter = 0;
   double step_words = 0;  ///< elements its once-per-step collectives move (for buckets)
   /// Some configuration of the layer gathers or scatters (ZeRO-2/3): with
@@ -45,6 +45,10 @@ struct SimStage {
   std::vector<SimLayer> layers;
   double send_forward = 0;   ///< its output to the next stage, per micro-batch (its gradient back: send_backward)
   double send_backward = 0;  ///< its input's gradient to the stage before, per micro-batch
+  /// Its devices span nodes: its gradient collectives, gathers and
+  /// reduce-scatters cross the network (their data-parallel groups are the
+  /// outer axis); else they stay inside its node.
+  bool across_nodes = false;
   /// Interleaved: its V chunks in order (chunk v of stage k is the model's
   /// chunk v S + k); their sends stand for the two above. Else empty.
   std::vector<SimChunk> chunks;

@@ -68,14 +68,21 @@ void retime_from(const TaskGraph& graph, size_t first, SimulatedStep& out) {
   out.end.resize(n);
   out.waited_for.resize(n);
   out.latest_end.resize(n);
+  out.stream_free.resize(n);
   for (size_t i = first; i < n; ++i) {
     const SimTask& task = graph.tasks()[i];
-    int decided = graph.previous_on_stream(i);  // the stream is free once the task before it on the stream ends
-    double start = decided >= 0 ? out.end[static_cast<size_t>(decided)] : 0.0;
+    const int previous = graph.previous_on_stream(i);
+    const double free = previous >= 0 ? out.stream_free[static_cast<size_t>(previous)] : 0.0;
+    // A transfer that moves nothing neither waits for its link nor holds it
+    // (a search's moves zero some); the compute stream keeps its order.
+    const bool holds = task.duration > 0 || task.stream == StreamKind::Compute;
+    int decided = holds ? previous : -1;
+    double start = holds ? free : 0.0;
     for (int before : task.after)
       if (out.end[static_cast<size_t>(before)] > start) start = out.end[static_cast<size_t>(before)], decided = before;
     out.start[i] = start;
     out.end[i] = start + task.duration;
+    out.stream_free[i] = holds ? out.end[i] : free;
     out.waited_for[i] = decided;
     out.latest_end[i] = std::max(i > 0 ? out.latest_end[i - 1] : 0.0, out.end[i]);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // The simulated step (FlexFlow's full simulation, docs/simulate.md): every
 // task starts when its stream has finished the task before it and the tasks
-// it waits for have ended. With the tasks in a topological order that is one
+// it waits for have ended (a transfer of nothing waits only for those). With the tasks in a topological order that is one
 // pass; a change to the task at index i moves only tasks from i on
 // (resimulate_from, FlexFlow's delta simulation).
 #include <cstddef>
@@ -22,6 +22,7 @@ struct SimulatedStep {
   std::vector<double> start, end;  ///< per task
   std::vector<int> waited_for;     ///< per task: what decided its start (a task, or -1: the step's start)
   std::vector<double> latest_end;  ///< per task: the latest end of it and every task before it
+  std::vector<double> stream_free; ///< per task: when its stream is free after it
   double step = 0;                 ///< the last task's end
   std::vector<StageTime> stages;
   /// The critical path, first task to last: each task's start decided by the one before.
@@ -36,7 +37,7 @@ struct SimulatedStep {
 /// to simulate_step of the changed graph (tested).
 void resimulate_from(const TaskGraph& graph, int stages, size_t first, SimulatedStep& simulated);
 
-/// resimulate_from's times only (start, end, waited_for, latest_end, step),
+/// resimulate_from's times only (start, end, waited_for, latest_end, stream_free, step),
 /// not each stage's time nor the critical path: what a search asks of each
 /// move. Touches only the tasks from `first` on.
 void retime_from(const TaskGraph& graph, size_t first, SimulatedStep& simulated);

@@ -62,6 +62,9 @@ ChunkView chunk_of(const SimStage& stage, int v) {
   return {chunk.first_layer, end, chunk.send_forward, chunk.send_backward};
 }
 
+// The stream of collectives over one class of link.
+StreamKind link(bool across_nodes) { return across_nodes ? StreamKind::InterNode : StreamKind::IntraNode; }
+
 class StepBuilder {
  public:
   explicit StepBuilder(const StepModel& model)
@@ -117,21 +120,22 @@ class StepBuilder {
     if ((pass.forward && c > 0 && input < 0) || (!pass.forward && input < 0)) return false;
     const ChunkView chunk = chunk_of(stage, pass.chunk);
     const size_t layers = chunk.end - chunk.begin;
-    std::vector<int> done;  // the pass's compute tasks so far
+    const auto layer_at = [&](size_t i) { return pass.forward ? chunk.begin + i : chunk.end - 1 - i; };
+    // FSDP's prefetch: the gather of the layer two on is issued once a layer
+    // has run (two gathered at most); the pass's first two once it may begin.
+    std::vector<int> gathers(layers, -1);
+    for (size_t i = 0; i < std::min<size_t>(2, layers); ++i) gathers[i] = add_gather(k, layer_at(i), pass, input);
     int last = input;
     for (size_t i = 0; i < layers; ++i) {
-      const size_t l = pass.forward ? chunk.begin + i : chunk.end - 1 - i;
+      const size_t l = layer_at(i);
       const SimLayer& layer = stage.layers[l];
       SimTask task{pass.forward ? TaskKind::Forward : TaskKind::Backward, k, StreamKind::Compute, static_cast<int>(l),
                    pass.micro_batch, 0, {}};
       task.duration = task_duration(model_, task, layer);
       if (i == 0 && last >= 0) task.after.push_back(last);
-      // FSDP's prefetch: a layer's gather starts once the layer two before it
-      // has run (two gathered at most), the pass's first two once it may begin.
-      const int gather = add_gather(k, l, pass, i >= 2 ? done[i - 2] : input);
-      if (gather >= 0) task.after.push_back(gather);
+      if (gathers[i] >= 0) task.after.push_back(gathers[i]);
       last = graph_.add(std::move(task));
-      done.push_back(last);
+      if (i + 2 < layers) gathers[i + 2] = add_gather(k, layer_at(i + 2), pass, last);
       if (!pass.forward) {
         last_backward_[static_cast<size_t>(k)][l] = last;
         add_scatter(k, l, pass, last);
@@ -143,9 +147,11 @@ class StepBuilder {
     if (pass.forward) {
       last_forward_[c][m] = last;
       if (c + 1 < chunks)
-        sent_forward_[c][m] = graph_.add({TaskKind::Send, k, StreamKind::Send, -1, pass.micro_batch, chunk.send_forward, {last}});
+        sent_forward_[c][m] =
+            graph_.add({TaskKind::Send, k, StreamKind::Send, -1, pass.micro_batch, chunk.send_forward, {last}});
     } else if (c > 0) {
-      sent_backward_[c][m] = graph_.add({TaskKind::Send, k, StreamKind::Send, -1, pass.micro_batch, chunk.send_backward, {last}});
+      sent_backward_[c][m] =
+          graph_.add({TaskKind::Send, k, StreamKind::Send, -1, pass.micro_batch, chunk.send_backward, {last}});
     }
     return true;
   }
@@ -156,23 +162,25 @@ class StepBuilder {
     return model_.overlap && (amount > 0 || (model_.every_step_task && layer.sharded));
   }
 
-  // ZeRO-3's gather of layer l's weight for this pass, on the gathers stream, after `trigger`; -1: none.
+  // ZeRO-3's gather of layer l's weight for this pass, on the stage's collectives stream, after `trigger`; -1: none.
   int add_gather(int k, size_t l, const Pass& pass, int trigger) {
     const SimLayer& layer = model_.stages[static_cast<size_t>(k)].layers[l];
     if (!own_task(pass.forward ? layer.gather_forward : layer.gather_backward, layer)) return -1;
-    SimTask gather{TaskKind::Gather, k, StreamKind::Gather, static_cast<int>(l), pass.micro_batch, 0, {}};
+    SimTask gather{TaskKind::Gather, k, link(model_.stages[static_cast<size_t>(k)].across_nodes), static_cast<int>(l),
+                   pass.micro_batch, 0, {}};
     if (trigger >= 0) gather.after.push_back(trigger);
     gather.before_backward = !pass.forward;
     gather.duration = task_duration(model_, gather, layer);
     return graph_.add(std::move(gather));
   }
 
-  // ZeRO-2/3's reduce-scatter of layer l's gradient after its backward `task`, on the gradients stream.
+  // ZeRO-2/3's reduce-scatter of layer l's gradient after its backward `task`, on the stage's collectives stream.
   void add_scatter(int k, size_t l, const Pass& pass, int task) {
     const SimLayer& layer = model_.stages[static_cast<size_t>(k)].layers[l];
     if (!own_task(layer.scatter, layer)) return;
     scattered_[static_cast<size_t>(k)].push_back(
-        graph_.add({TaskKind::Scatter, k, StreamKind::Gradient, static_cast<int>(l), pass.micro_batch, layer.scatter, {task}}));
+        graph_.add({TaskKind::Scatter, k, link(model_.stages[static_cast<size_t>(k)].across_nodes), static_cast<int>(l),
+                    pass.micro_batch, layer.scatter, {task}}));
   }
 
   // Layer l's once-per-step gradient collectives, into its stage's open
@@ -188,12 +196,12 @@ class StepBuilder {
     if (bucket.words >= model_.bucket_words) flush_bucket(k);
   }
 
-  // The open bucket's collective: on the gradients stream beside the backward
-  // pass, or with overlap off on the compute stream after it.
+  // The open bucket's collective: on the stage's collectives stream beside the
+  // backward pass, or with overlap off on the compute stream after it.
   void flush_bucket(int k) {
     Bucket& bucket = open_[static_cast<size_t>(k)];
     if (bucket.first < 0) return;
-    const StreamKind stream = model_.overlap ? StreamKind::Gradient : StreamKind::Compute;
+    const StreamKind stream = model_.overlap ? link(model_.stages[static_cast<size_t>(k)].across_nodes) : StreamKind::Compute;
     synced_[static_cast<size_t>(k)].push_back(
         graph_.add({TaskKind::GradientSync, k, stream, bucket.first, -1, bucket.seconds, {bucket.waits}}));
     bucket = Bucket{};

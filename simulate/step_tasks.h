@@ -6,13 +6,14 @@
 // backwards left; GPipe: every forward, then every backward; interleaved,
 // Megatron-LM's: per chunk, the micro-batches in groups of S through chunk
 // 0, 1, ..., 2 (S - k - 1) + (V - 1) S forwards first); a send per
-// micro-batch and direction between chunks of neighbouring stages; after each layer's
-// last backward its gradient collectives, and after all of a stage's its
-// optimizer update. ZeRO-3's weight gathers run on the stage's gathers
-// stream, each after the pass's layer two before (FSDP's prefetch), its
-// layer's pass after it; ZeRO-2/3's gradient reduce-scatters on the
-// gradients stream after each backward; the gradient syncs in buckets of
-// StepModel::bucket_words.
+// micro-batch and direction between chunks of neighbouring stages; after
+// each layer's last backward its gradient collectives (in buckets of
+// StepModel::bucket_words), and after all of a stage's its optimizer
+// update. ZeRO-3's weight gathers are issued once the pass's layer two
+// before has run (FSDP's prefetch), its layer's pass after them; ZeRO-2/3's
+// gradient reduce-scatters after each backward. Sends queue on the stage's
+// send stream, collectives on the stream of the links they cross (inside a
+// node or between nodes), each in the order issued.
 #include "simulate/step_model.h"
 #include "simulate/task_graph.h"
 

@@ -22,8 +22,8 @@ const char* stream_name(StreamKind stream) {
   switch (stream) {
     case StreamKind::Compute: return "compute";
     case StreamKind::Send: return "sends";
-    case StreamKind::Gradient: return "gradients";
-    case StreamKind::Gather: return "gathers";
+    case StreamKind::IntraNode: return "intra-node collectives";
+    case StreamKind::InterNode: return "inter-node collectives";
   }
   return "stream";
 }

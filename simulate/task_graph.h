@@ -11,9 +11,12 @@
 namespace pase {
 
 enum class TaskKind { Forward, Backward, Send, GradientSync, Update, Gather, Scatter };
-/// A stage's streams: its kernels, its point-to-point sends, its gradient
-/// collectives, its weight gathers (ZeRO-3).
-enum class StreamKind { Compute, Send, Gradient, Gather };
+/// A stage's streams: its kernels; its point-to-point sends to the
+/// neighbouring stages (their own NCCL stream in Megatron-LM); its
+/// collectives (gradient syncs, weight gathers, reduce-scatters) on one
+/// queue per class of link they cross, as FlexFlow queues each connection's
+/// transfers: inside a node (NVLink) or between nodes (the network).
+enum class StreamKind { Compute, Send, IntraNode, InterNode };
 inline constexpr int kStreamKinds = 4;
 
 [[nodiscard]] const char* task_kind_name(TaskKind kind);

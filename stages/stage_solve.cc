@@ -263,11 +263,4 @@ std::vector<TiedRead> priced_tied_reads(const Graph& graph, const std::vector<st
   return reads;
 }
 
-bool devices_across_nodes(int64_t first_a, int64_t devices_a, int64_t first_b, int64_t devices_b, int64_t per_node) {
-  if (per_node <= 0) return false;
-  const int64_t low = std::min(first_a, first_b);
-  const int64_t high = std::max(first_a + devices_a, first_b + devices_b) - 1;
-  return low / per_node != high / per_node;
-}
-
 }  // namespace pase

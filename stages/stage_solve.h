@@ -100,10 +100,6 @@ struct StageSite {
 /// each pair over the link between them.
 [[nodiscard]] double send_seconds(uint64_t crossing, int64_t from, int64_t to, bool across_nodes, const CostModel& model);
 
-/// Whether the devices [first_a, first_a + devices_a) and [first_b, first_b + devices_b)
-/// span more than one node of `per_node` devices (0: not known, never).
-[[nodiscard]] bool devices_across_nodes(int64_t first_a, int64_t devices_a, int64_t first_b, int64_t devices_b,
-                                        int64_t per_node);
 
 /// Megatron-LM's split of the graph into `parts` ranges over the cut positions
 /// of StageCuts::Blocks: an equal share of the run's blocks each (the first

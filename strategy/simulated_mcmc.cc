@@ -17,6 +17,7 @@ StepModel SimulatedStepObjective::step_model(const std::vector<int32_t>& choice,
   step.every_step_task = every_step_task;
   step.unit = tables_.unit;
   step.stages.push_back(layers_.stage(choice));
+  step.stages[0].across_nodes = options_.across_nodes;
   if (every_step_task)
     for (size_t v = 0; v < step.stages[0].layers.size(); ++v) step.stages[0].layers[v].sharded = layers_.sharded(v);
   return step;
@@ -73,6 +74,7 @@ double SimulatedStepObjective::move_delta(const std::vector<int32_t>& current, i
   undo_tail_.end.assign(simulated_.end.begin() + from, simulated_.end.end());
   undo_tail_.waited_for.assign(simulated_.waited_for.begin() + from, simulated_.waited_for.end());
   undo_tail_.latest_end.assign(simulated_.latest_end.begin() + from, simulated_.latest_end.end());
+  undo_tail_.stream_free.assign(simulated_.stream_free.begin() + from, simulated_.stream_free.end());
   retime_from(graph_, first_, simulated_);
   tasks_retimed_ += graph_.size() - first_;
   return simulated_.step - undo_step_;
@@ -91,6 +93,7 @@ void SimulatedStepObjective::reject() {
   std::copy(undo_tail_.end.begin(), undo_tail_.end.end(), simulated_.end.begin() + from);
   std::copy(undo_tail_.waited_for.begin(), undo_tail_.waited_for.end(), simulated_.waited_for.begin() + from);
   std::copy(undo_tail_.latest_end.begin(), undo_tail_.latest_end.end(), simulated_.latest_end.begin() + from);
+  std::copy(undo_tail_.stream_free.begin(), undo_tail_.stream_free.end(), simulated_.stream_free.begin() + from);
   simulated_.step = undo_step_;
 }
 

@@ -23,6 +23,7 @@ struct SimulatedStepOptions {
   int64_t micro_batches = 1;  ///< the tables' (the graph is one micro-batch of them)
   bool overlap = true;        ///< gradient collectives beside the backward pass (StepModel::overlap)
   bool delta = true;          ///< re-time from the first changed task on; false: every task, every move
+  bool across_nodes = false;  ///< the devices span nodes: the collectives cross the network (SimStage::across_nodes)
 };
 
 /// The simulated step of a strategy on one stage (no pipeline), as a chain's objective.

@@ -161,14 +161,41 @@ TEST_CASE("ZeRO-3's gathers are prefetched on their own stream, its reduce-scatt
   CHECK(simulate_step(graph, 1).step == 26.5);
   size_t gathers = 0, scatters = 0;
   for (const SimTask& task : graph.tasks()) {
-    gathers += task.kind == TaskKind::Gather && task.stream == StreamKind::Gather;
-    scatters += task.kind == TaskKind::Scatter && task.stream == StreamKind::Gradient;
+    gathers += task.kind == TaskKind::Gather && task.stream == StreamKind::IntraNode;  // no node known: NVLink
+    scatters += task.kind == TaskKind::Scatter && task.stream == StreamKind::IntraNode;
   }
   CHECK(gathers == 8);
   CHECK(scatters == 4);
   // Without overlap each is in its layer's pass, as the sum adds them.
   model.overlap = false;
   CHECK(simulate_step(step_tasks(model), 1).step == 4 * (2.0 + 4.0 + 1.0 + 1.0 + 0.5));
+}
+
+TEST_CASE("collectives over one class of link queue on its stream; sends and the other class run beside them") {
+  StepModel model;
+  model.stages.emplace_back();
+  for (int l = 0; l < 2; ++l) {
+    SimLayer layer{"layer" + std::to_string(l), 1.0, 2.0, 3.0, 0};
+    layer.gather_forward = 0.5;
+    model.stages[0].layers.push_back(layer);
+  }
+  // G0 [0, 0.5], G1 [0.5, 1], F0 [0.5, 1.5], F1 [1.5, 2.5], B1 [2.5, 4.5], its sync [4.5, 7.5], B0 [4.5, 6.5],
+  // B0's sync queues behind B1's on the same links: [7.5, 10.5].
+  for (const bool across : {false, true}) {
+    CAPTURE(across);
+    model.stages[0].across_nodes = across;
+    const TaskGraph graph = step_tasks(model);
+    CHECK(simulate_step(graph, 1).step == 10.5);
+    for (const SimTask& task : graph.tasks())
+      if (task.kind == TaskKind::GradientSync || task.kind == TaskKind::Gather)
+        CHECK(task.stream == (across ? StreamKind::InterNode : StreamKind::IntraNode));
+  }
+  // Sends have their own stream: a pipeline's send back runs beside its stage's gradient sync.
+  StepModel pipeline = balanced_pipeline(2, 1, SimSchedule::OneFOneB);  // each stage: forward 1, backward 2
+  pipeline.stages[1].layers[0].step_communication = 5;
+  pipeline.stages[1].send_backward = 1;
+  // F0 [0, 1], F1 [1, 2], B1 [2, 4], the send [4, 5] beside the sync [4, 9], B0 [5, 7].
+  CHECK(simulate_step(step_tasks(pipeline), 2).step == 9.0);
 }
 
 TEST_CASE("gradient syncs coalesce into buckets of bucket_words, each after its layers' last backward") {
@@ -235,6 +262,7 @@ TEST_CASE("retime_from after set_duration equals a full simulation; empty step t
       REQUIRE(delta.end == full.end);
       REQUIRE(delta.waited_for == full.waited_for);
       REQUIRE(delta.latest_end == full.latest_end);
+      REQUIRE(delta.stream_free == full.stream_free);
       REQUIRE(delta.step == full.step);
     }
   }
