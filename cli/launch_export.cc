@@ -21,6 +21,55 @@ int64_t chunks_per_stage(const LaunchSettings& s) {
   }
 }
 
+// Megatron-LM's layout of the model's chunks, one segment each in the
+// schedule's order ('|' between): the embedding E in the first, t*n for its
+// blocks, the loss L in the last.
+std::string megatron_layout(const std::vector<int64_t>& blocks_per_chunk) {
+  std::string out;
+  for (size_t c = 0; c < blocks_per_chunk.size(); ++c) {
+    std::vector<std::string> items;
+    if (c == 0) items.push_back("E");
+    if (blocks_per_chunk[c] > 0) items.push_back("t*" + std::to_string(blocks_per_chunk[c]));
+    if (c + 1 == blocks_per_chunk.size()) items.push_back("L");
+    out += c == 0 ? "" : "|";
+    for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : ",") + items[i];
+  }
+  return out;
+}
+
+// Whether every entry of `counts` in [from, to) is the same.
+bool all_equal(const std::vector<int64_t>& counts, size_t from, size_t to) {
+  return from >= to || std::adjacent_find(counts.begin() + static_cast<std::ptrdiff_t>(from),
+                                          counts.begin() + static_cast<std::ptrdiff_t>(to),
+                                          std::not_equal_to<>()) == counts.begin() + static_cast<std::ptrdiff_t>(to);
+}
+
+// How Megatron-LM is told where the layers go: nothing for equal stages,
+// the first and last stages' layers where only they differ, equal virtual
+// stages by their size, else the layout of every chunk.
+void megatron_split_flags(const LaunchSettings& s, std::string& out, std::vector<std::string>& notes) {
+  const std::vector<int64_t>& per = s.blocks_per_stage;
+  const std::vector<int64_t>& chunks = s.blocks_per_chunk;
+  const int64_t v = chunks_per_stage(s);
+  const bool chunks_known = static_cast<int64_t>(chunks.size()) == s.stages * v;
+  if (v > 1 && all_equal(chunks, 0, chunks.size()) && chunks_known) {
+    out += "--num-layers-per-virtual-pipeline-stage " + std::to_string(chunks.front()) + "\n";
+    return;
+  }
+  if (v == 1 && (per.size() < 2 || all_equal(per, 0, per.size()))) return;
+  if (v == 1 && all_equal(per, 1, per.size() - 1)) {  // Megatron-Core splits the middle stages evenly
+    out += "--decoder-first-pipeline-num-layers " + std::to_string(per.front()) + "\n";
+    out += "--decoder-last-pipeline-num-layers " + std::to_string(per.back()) + "\n";
+    return;
+  }
+  if (!chunks_known) {
+    notes.push_back("the stages' layers are split unevenly in a way the file's chunks do not say");
+    return;
+  }
+  out += "# each pipeline rank's layers as the plan has them (Megatron-LM's experimental layout option):\n";
+  out += "--pipeline-model-parallel-layout \"" + megatron_layout(chunks) + "\"\n";
+}
+
 }  // namespace
 
 std::string megatron_flags(const LaunchSettings& s) {
@@ -32,23 +81,7 @@ std::string megatron_flags(const LaunchSettings& s) {
   if (s.pattern.context > 1) flag("--context-parallel-size", s.pattern.context);
   if (s.blocks > 0) flag("--num-layers", s.blocks);
   std::vector<std::string> notes = s.deviations;
-  const std::vector<int64_t>& per = s.blocks_per_stage;
-  if (per.size() > 1 && std::adjacent_find(per.begin(), per.end(), std::not_equal_to<>()) != per.end()) {
-    // Megatron-Core takes the first and last stages' layers; the middle ones are split evenly.
-    flag("--decoder-first-pipeline-num-layers", per.front());
-    flag("--decoder-last-pipeline-num-layers", per.back());
-    if (per.size() > 2 && std::adjacent_find(per.begin() + 1, per.end() - 1, std::not_equal_to<>()) != per.end() - 1)
-      notes.push_back("the middle stages hold different numbers of layers; Megatron-LM splits them evenly");
-  }
-  const int64_t chunks = chunks_per_stage(s);
-  if (chunks > 1) {
-    // Megatron-LM's interleaved 1F1B: each pipeline rank runs V chunks of equal layers.
-    if (s.blocks > 0 && s.blocks % (s.stages * chunks) == 0)
-      flag("--num-layers-per-virtual-pipeline-stage", s.blocks / (s.stages * chunks));
-    else
-      notes.push_back("schedule " + s.schedule + ": " + std::to_string(s.blocks) + " layers do not split into " +
-                      std::to_string(s.stages * chunks) + " equal chunks, as Megatron-LM's virtual stages need");
-  }
+  megatron_split_flags(s, out, notes);
   flag("--micro-batch-size", s.per_device_micro_batch);
   flag("--global-batch-size", s.global_batch);
   if (s.recompute == "full") out += "--recompute-granularity full\n--recompute-method uniform\n--recompute-num-layers 1\n";

@@ -106,6 +106,20 @@ std::vector<std::string> layer_modules(const StrategyDocument& document) {
   return modules;
 }
 
+// The model's chunks in the graph's order: each run of layers of one stage
+// (interleaved stages come round again), and the blocks each holds.
+void read_chunks(const StrategyDocument& document, const std::vector<std::string>& modules, LaunchSettings& s) {
+  std::vector<std::set<std::string>> chunks;
+  int stage = -1;
+  for (size_t i = 0; i < document.layers.size(); ++i) {
+    const int own = document.layers[i].stage.value_or(0);
+    if (chunks.empty() || own != stage) chunks.emplace_back(), stage = own;
+    const std::string block = document.layers[i].weights.empty() ? "" : block_of(modules[i]);
+    if (!block.empty()) chunks.back().insert(block);
+  }
+  for (const auto& chunk : chunks) s.blocks_per_chunk.push_back(static_cast<int64_t>(chunk.size()));
+}
+
 void read_blocks(const StrategyDocument& document, const std::vector<std::string>& modules, LaunchSettings& s) {
   std::set<std::string> blocks;
   std::vector<std::set<std::string>> blocks_in(static_cast<size_t>(s.stages));
@@ -129,6 +143,7 @@ void read_blocks(const StrategyDocument& document, const std::vector<std::string
   }
   s.blocks = static_cast<int64_t>(blocks.size());
   for (const auto& stage : blocks_in) s.blocks_per_stage.push_back(static_cast<int64_t>(stage.size()));
+  read_chunks(document, modules, s);
 }
 
 void read_tensor_plan(const StrategyDocument& document, const std::vector<std::string>& modules, LaunchSettings& s,

@@ -55,6 +55,10 @@ struct LaunchSettings {
   std::string dtype;
   int64_t blocks = 0;                ///< repeated blocks (transformer layers) by module name
   std::vector<int64_t> blocks_per_stage;
+  /// Per model chunk, in the schedule's order (a stage's run of layers;
+  /// interleaved, chunk v of stage k is the (v S + k)-th): its blocks. The
+  /// first chunk also holds what precedes the blocks, the last what follows.
+  std::vector<int64_t> blocks_per_chunk;
   /// Per stage, the modules it holds in order: whole blocks ("transformer.h.12")
   /// and the modules outside them ("transformer.wte", "lm_head").
   std::vector<std::vector<std::string>> stage_modules;
