@@ -33,6 +33,8 @@
 #include "base/error.h"
 #include "strategy/baselines.h"
 #include "strategy/simulated_mcmc.h"
+#include "simulate/step_simulation.h"
+#include "simulate/step_tasks.h"
 #include "solve/solve_request.h"
 #include "base/text_file.h"
 
@@ -258,15 +260,24 @@ void compare_pipelines(Comparison& c, const GraphFileV1& file, const CompareCliO
     return;
   }
   const std::string mesh = o.mesh == "auto" ? "each stage's default mesh" : "";
+  // --simulate: the pipeline's step simulated in its schedule (docs/simulate.md).
+  const auto simulated = [&](const PipelineAnswer& answer, const PipelineSolveInput& in) {
+    if (!o.simulate) return static_cast<double>(NAN);
+    const StepModel step = pipeline_step_model(answer, in, SimulateCliOptions{});
+    return simulate_step(step_tasks(step), static_cast<int>(step.stages.size())).step;
+  };
   c.rows.push_back(pipeline_row(*best, "pase-pipeline", p, c.unit, mesh));
+  c.rows.back().simulated = simulated(*best, input(counts, request));
   PipelineCliOptions fixed;
   fixed.stages = std::to_string(best->outcome.stages.size());
   SolveRequest megatron = request;
   megatron.source = StrategySource::Baseline;
   megatron.baseline = "megatron";
   try {
-    c.rows.push_back(pipeline_row(
-        best_pipeline(fixed, input({best->setup.micro_batches}, megatron)), "megatron-pipeline", p, c.unit, mesh));
+    const PipelineSolveInput baseline = input({best->setup.micro_batches}, megatron);
+    const PipelineAnswer answer = best_pipeline(fixed, baseline);
+    c.rows.push_back(pipeline_row(answer, "megatron-pipeline", p, c.unit, mesh));
+    c.rows.back().simulated = simulated(answer, baseline);
   } catch (const InputError& refused) {  // nothing fits, or fewer blocks than stages (UsageError)
     c.skipped.emplace_back("megatron-pipeline", "at p = " + std::to_string(p) + ": " + refused.what());
   } catch (const ResourceError& refused) {

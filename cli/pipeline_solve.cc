@@ -544,9 +544,10 @@ SimStage simulated_pipeline_stage(const PipelineAnswer& answer, const PipelineSt
   return sim;
 }
 
-// The best pipeline as the simulator's step and its report.
-int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& input, const SimulateCliOptions& options,
-                      std::ostream& out) {
+}  // namespace
+
+StepModel pipeline_step_model(const PipelineAnswer& answer, const PipelineSolveInput& input,
+                              const SimulateCliOptions& options) {
   const PipelineOutcome& outcome = answer.outcome;
   StepModel step;
   step.micro_batches = answer.setup.micro_batches;
@@ -558,6 +559,16 @@ int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& in
   step.unit = outcome.stages[0].solve->outcome.tables.unit;
   for (const PipelineStage& stage : outcome.stages) step.stages.push_back(simulated_pipeline_stage(answer, stage, input));
   chunk_sends(step, answer, *input.make_model(weighted(answer.setup, 1, 0.0), input.devices));
+  return step;
+}
+
+namespace {
+
+// The best pipeline as the simulator's step and its report.
+int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& input, const SimulateCliOptions& options,
+                      std::ostream& out) {
+  const PipelineOutcome& outcome = answer.outcome;
+  const StepModel step = pipeline_step_model(answer, input, options);
   const std::string title = answer.graph.name + " on " + std::to_string(input.devices) + " devices in " +
                             std::to_string(outcome.stages.size()) + " pipeline stages (" + schedule_name(answer.schedule) + ")";
   return report_simulation(step, outcome.step, "the pipeline's formula (docs/pipeline.md)", title, options, out);

@@ -76,6 +76,12 @@ struct PipelineAnswer {
 /// UsageError for options the devices or graph do not allow.
 [[nodiscard]] PipelineAnswer best_pipeline(const PipelineCliOptions& options, const PipelineSolveInput& input);
 
+/// The pipeline `answer` as the simulator's step (docs/simulate.md): each
+/// stage's layers priced as its solve priced them, its chunks, the sends
+/// between them, the schedule; overlap and buckets as `options` ask.
+[[nodiscard]] StepModel pipeline_step_model(const PipelineAnswer& answer, const PipelineSolveInput& input,
+                                            const SimulateCliOptions& options);
+
 /// Solves and prints; returns the exit status (3 when nothing fits).
 [[nodiscard]] int run_pipeline_solve(const PipelineCliOptions& options, const PipelineSolveInput& input);
 

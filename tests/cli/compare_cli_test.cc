@@ -207,3 +207,23 @@ TEST_CASE("compare --simulate: what it refuses") {
   CHECK(how.status == 2);
   CHECK(how.error == "error: --mcmc-simulation: expected delta or full, got 'partial'\n");
 }
+
+TEST_CASE("compare --simulate --pipeline-stages: the pipelines simulated in their schedule too") {
+  const std::string gpt = pase::test::exported_model("gpt --layers 4 --d-model 128 --heads 4 --seq 32 --vocab 512 --batch 16");
+  const std::string out = pase::test::write_temp_file("compare_simulated_pipelines.json", "");
+  const pase::test::CommandResult run =
+      pase::test::run_pase("compare " + gpt + " --devices 8 --machine dgx-a100 --micro-batches 4 --pipeline-stages 2 "
+                           "--simulate --mcmc-iterations 2000 --json \"" + out + "\"");
+  REQUIRE(run.status == 0);
+  size_t pipelines = 0;
+  const json doc = json::parse(pase::read_text_file(out));
+  for (const json& row : doc["results"][0]["strategies"]) {
+    CAPTURE(row["name"]);
+    REQUIRE(row["simulated_step"].is_number());
+    if (row["name"].get<std::string>().find("-pipeline") == std::string::npos) continue;
+    ++pipelines;
+    // The formula adds each send; the simulator runs it beside compute.
+    CHECK(row["simulated_step"].get<double>() == doctest::Approx(row["cost"].get<double>()).epsilon(0.05));
+  }
+  CHECK(pipelines == 2);
+}
