@@ -55,6 +55,17 @@ StepModel balanced_pipeline(int stages, int64_t micro_batches, SimSchedule sched
   return model;
 }
 
+// One stage of `layers` layers alike, named layer0, layer1, ...
+StepModel chain_of(int layers, SimLayer each) {
+  StepModel model;
+  model.stages.emplace_back();
+  for (int l = 0; l < layers; ++l) {
+    each.name = "layer" + std::to_string(l);
+    model.stages[0].layers.push_back(each);
+  }
+  return model;
+}
+
 }  // namespace
 
 TEST_CASE("a chain without overlap takes the additive model's sum; with it, never more") {
@@ -147,14 +158,10 @@ TEST_CASE("a balanced interleaved pipeline takes M t + (S - 1) t / V: Megatron-L
 }
 
 TEST_CASE("ZeRO-3's gathers are prefetched on their own stream, its reduce-scatters run beside the backward pass") {
-  StepModel model;
-  model.stages.emplace_back();
-  for (int l = 0; l < 4; ++l) {
-    SimLayer layer{"layer" + std::to_string(l), 2.0, 4.0, 0, 0};
-    layer.gather_forward = layer.gather_backward = 1.0;
-    layer.scatter = 0.5;
-    model.stages[0].layers.push_back(layer);
-  }
+  SimLayer each{"", 2.0, 4.0, 0, 0};
+  each.gather_forward = each.gather_backward = 1.0;
+  each.scatter = 0.5;
+  StepModel model = chain_of(4, each);
   // By hand: gathers 0 and 1 at once, F0 [1, 3], F1 [3, 5], the gather of layer l + 2 after F l, F3 ends at 9;
   // the backward's first two gathers after F3, B3 [10, 14], B2 [14, 18], B1 [18, 22], B0 [22, 26], its scatter to 26.5.
   const TaskGraph graph = step_tasks(model);
@@ -172,13 +179,9 @@ TEST_CASE("ZeRO-3's gathers are prefetched on their own stream, its reduce-scatt
 }
 
 TEST_CASE("collectives over one class of link queue on its stream; sends and the other class run beside them") {
-  StepModel model;
-  model.stages.emplace_back();
-  for (int l = 0; l < 2; ++l) {
-    SimLayer layer{"layer" + std::to_string(l), 1.0, 2.0, 3.0, 0};
-    layer.gather_forward = 0.5;
-    model.stages[0].layers.push_back(layer);
-  }
+  SimLayer each{"", 1.0, 2.0, 3.0, 0};
+  each.gather_forward = 0.5;
+  StepModel model = chain_of(2, each);
   // G0 [0, 0.5], G1 [0.5, 1], F0 [0.5, 1.5], F1 [1.5, 2.5], B1 [2.5, 4.5], its sync [4.5, 7.5], B0 [4.5, 6.5],
   // B0's sync queues behind B1's on the same links: [7.5, 10.5].
   for (const bool across : {false, true}) {
@@ -199,13 +202,9 @@ TEST_CASE("collectives over one class of link queue on its stream; sends and the
 }
 
 TEST_CASE("gradient syncs coalesce into buckets of bucket_words, each after its layers' last backward") {
-  StepModel model;
-  model.stages.emplace_back();
-  for (int l = 0; l < 4; ++l) {
-    SimLayer layer{"layer" + std::to_string(l), 1.0, 1.0, 1.0, 0};
-    layer.step_words = 10;
-    model.stages[0].layers.push_back(layer);
-  }
+  SimLayer each{"", 1.0, 1.0, 1.0, 0};
+  each.step_words = 10;
+  StepModel model = chain_of(4, each);
   // One per layer: S3 [5, 6], S2 [6, 7], S1 [7, 8], S0 [8, 9].
   CHECK(simulate_step(step_tasks(model), 1).step == 9.0);
   // Buckets of 25 elements: layers 3, 2, 1 after B1 (ends at 7) [7, 10], then layer 0 [10, 11].
