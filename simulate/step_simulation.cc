@@ -89,4 +89,31 @@ void retime_from(const TaskGraph& graph, size_t first, SimulatedStep& out) {
   out.step = n ? out.latest_end[n - 1] : 0.0;
 }
 
+namespace {
+
+// Every per-task array retime_from writes, of `a` and of `b` alike.
+template <typename Step, typename Other, typename Each>
+void each_time_array(Step& a, Other& b, Each each) {
+  each(a.start, b.start);
+  each(a.end, b.end);
+  each(a.waited_for, b.waited_for);
+  each(a.latest_end, b.latest_end);
+  each(a.stream_free, b.stream_free);
+}
+
+}  // namespace
+
+void save_times_from(const SimulatedStep& simulated, size_t first, SimulatedStep& tail) {
+  each_time_array(simulated, tail, [first](const auto& from, auto& into) {
+    into.assign(from.begin() + static_cast<std::ptrdiff_t>(first), from.end());
+  });
+}
+
+void restore_times_from(const SimulatedStep& tail, size_t first, double step, SimulatedStep& simulated) {
+  each_time_array(tail, simulated, [first](const auto& from, auto& into) {
+    std::copy(from.begin(), from.end(), into.begin() + static_cast<std::ptrdiff_t>(first));
+  });
+  simulated.step = step;
+}
+
 }  // namespace pase

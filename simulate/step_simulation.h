@@ -42,4 +42,10 @@ void resimulate_from(const TaskGraph& graph, int stages, size_t first, Simulated
 /// move. Touches only the tasks from `first` on.
 void retime_from(const TaskGraph& graph, size_t first, SimulatedStep& simulated);
 
+/// The times retime_from writes, of the tasks from `first` on, copied into
+/// `tail` (a search keeps them to undo a move) ...
+void save_times_from(const SimulatedStep& simulated, size_t first, SimulatedStep& tail);
+/// ... and put back, with the step `tail` was saved at.
+void restore_times_from(const SimulatedStep& tail, size_t first, double step, SimulatedStep& simulated);
+
 }  // namespace pase

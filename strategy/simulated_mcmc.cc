@@ -68,13 +68,7 @@ double SimulatedStepObjective::move_delta(const std::vector<int32_t>& current, i
   for (size_t layer : layers_.touched_by(vertex)) set_layer(layer);
   if (!options_.delta) first_ = 0;
   if (first_ >= graph_.size()) return 0.0;  // no duration changed
-  // What the simulation held from first_ on, for reject.
-  const auto from = static_cast<std::ptrdiff_t>(first_);
-  undo_tail_.start.assign(simulated_.start.begin() + from, simulated_.start.end());
-  undo_tail_.end.assign(simulated_.end.begin() + from, simulated_.end.end());
-  undo_tail_.waited_for.assign(simulated_.waited_for.begin() + from, simulated_.waited_for.end());
-  undo_tail_.latest_end.assign(simulated_.latest_end.begin() + from, simulated_.latest_end.end());
-  undo_tail_.stream_free.assign(simulated_.stream_free.begin() + from, simulated_.stream_free.end());
+  save_times_from(simulated_, first_, undo_tail_);  // for reject
   retime_from(graph_, first_, simulated_);
   tasks_retimed_ += graph_.size() - first_;
   return simulated_.step - undo_step_;
@@ -88,13 +82,7 @@ void SimulatedStepObjective::reject() {
   moved_ = -1;
   if (first_ >= graph_.size()) return;  // nothing was re-timed
   for (auto it = undo_durations_.rbegin(); it != undo_durations_.rend(); ++it) graph_.set_duration(it->first, it->second);
-  const auto from = static_cast<std::ptrdiff_t>(first_);
-  std::copy(undo_tail_.start.begin(), undo_tail_.start.end(), simulated_.start.begin() + from);
-  std::copy(undo_tail_.end.begin(), undo_tail_.end.end(), simulated_.end.begin() + from);
-  std::copy(undo_tail_.waited_for.begin(), undo_tail_.waited_for.end(), simulated_.waited_for.begin() + from);
-  std::copy(undo_tail_.latest_end.begin(), undo_tail_.latest_end.end(), simulated_.latest_end.begin() + from);
-  std::copy(undo_tail_.stream_free.begin(), undo_tail_.stream_free.end(), simulated_.stream_free.begin() + from);
-  simulated_.step = undo_step_;
+  restore_times_from(undo_tail_, first_, undo_step_, simulated_);
 }
 
 SimulatedMcmcResult simulated_mcmc_search(const Graph& graph, const CostTables& tables, const CostModel& model,
