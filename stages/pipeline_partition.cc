@@ -160,4 +160,56 @@ PartitionAnswer best_partition(const PartitionProblem& problem) {
   return answer;
 }
 
+namespace {
+
+// The least sum of time_bound and the least largest excess of k stages
+// covering [0, i) (`forward`) or of stages k.. covering [i, positions),
+// at [k * p1 + i]; infinity where none do. An empty run's largest excess is
+// minus infinity, so a range's own excess stands alone.
+struct RunBounds {
+  std::vector<double> sum, largest;
+};
+
+RunBounds run_bounds(const ValueTable& table, int positions, bool forward) {
+  const int s = table.stages;
+  const size_t p1 = static_cast<size_t>(table.p1);
+  RunBounds runs{std::vector<double>((s + 1) * p1, kInf), std::vector<double>((s + 1) * p1, kInf)};
+  auto cell = [&](int k, int i) { return static_cast<size_t>(k) * p1 + static_cast<size_t>(i); };
+  const size_t start = forward ? cell(0, 0) : cell(s, positions);
+  runs.sum[start] = 0, runs.largest[start] = -kInf;
+  for (int step = 0; step < s; ++step) {
+    const int k = forward ? step : s - 1 - step;  // the stage added
+    const int from_k = forward ? k : k + 1, to_k = forward ? k + 1 : k;
+    for (int i = 0; i <= positions; ++i)
+      for (int j = i + 1; j <= positions; ++j) {
+        const std::optional<StageValue>& v = table.at(k, i, j);
+        const size_t from = forward ? cell(from_k, i) : cell(from_k, j), to = forward ? cell(to_k, j) : cell(to_k, i);
+        if (!v || runs.sum[from] == kInf) continue;
+        runs.sum[to] = std::min(runs.sum[to], runs.sum[from] + v->time_bound);
+        runs.largest[to] = std::min(runs.largest[to], std::max(runs.largest[from], excess_of(*v)));
+      }
+  }
+  return runs;
+}
+
+}  // namespace
+
+HoldingBounds::HoldingBounds(const PartitionProblem& problem) : p1_(static_cast<size_t>(problem.positions + 1)) {
+  const int s = problem.stages, p = problem.positions;
+  bounds_.assign(static_cast<size_t>(std::max(s, 0)) * p1_ * p1_, kInf);
+  if (s < 1 || p < s) return;
+  const ValueTable table = ask_values(problem);
+  const RunBounds before = run_bounds(table, p, true), after = run_bounds(table, p, false);
+  for (int k = 0; k < s; ++k)
+    for (int i = 0; i <= p; ++i)
+      for (int j = i + 1; j <= p; ++j) {
+        const std::optional<StageValue>& v = table.at(k, i, j);
+        const size_t b = static_cast<size_t>(k) * p1_ + static_cast<size_t>(i);
+        const size_t a = static_cast<size_t>(k + 1) * p1_ + static_cast<size_t>(j);
+        if (!v || before.sum[b] == kInf || after.sum[a] == kInf) continue;
+        bounds_[b * p1_ + static_cast<size_t>(j)] =
+            before.sum[b] + v->time_bound + after.sum[a] + std::max({excess_of(*v), before.largest[b], after.largest[a]});
+      }
+}
+
 }  // namespace pase

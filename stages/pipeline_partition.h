@@ -42,4 +42,27 @@ struct PartitionAnswer {
 /// b, sum t + (M - 1) t_b + w_b >= sum over k != b of time_bound + step_bound_b.
 [[nodiscard]] PartitionAnswer best_partition(const PartitionProblem& problem);
 
+/// For every stage range, a lower bound on the step of every partition that
+/// holds it, from the stages' bounds as best_partition's lower bound reads
+/// them (step >= sum time_bound + max (step_bound - time_bound)): the
+/// range's time_bound, plus the least sum of time_bound of the k stages
+/// over [0, i) and of the S - k - 1 stages over [j, positions), plus the
+/// largest of its own excess and the least largest excess before and after
+/// (each least taken apart, so no partition holding it does better). A
+/// range whose bound reaches a step already found is in no faster
+/// partition: a search need not solve it (stages/pipeline_search.cc).
+class HoldingBounds {
+ public:
+  /// Asks problem.value once per (k, i, j), as best_partition does.
+  explicit HoldingBounds(const PartitionProblem& problem);
+  /// Infinity where stage k over [i, j) does not run or no partition holds it.
+  [[nodiscard]] double at(int k, int i, int j) const {
+    return bounds_[(static_cast<size_t>(k) * p1_ + static_cast<size_t>(i)) * p1_ + static_cast<size_t>(j)];
+  }
+
+ private:
+  size_t p1_ = 0;
+  std::vector<double> bounds_;  ///< [(k * p1 + i) * p1 + j]
+};
+
 }  // namespace pase

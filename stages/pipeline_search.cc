@@ -352,9 +352,10 @@ class PipelineSearch {
       return;
     }
     std::map<SolveKey, std::pair<double, std::array<int, 3>>> wanted;  // each solve: its least bound, a range
+    const HoldingBounds holding = holding_bounds(incumbent);
     for (const auto& [k, i, j] : ranges_) {
       const double least = least_step(k, i, j);
-      if (least >= incumbent) {
+      if (least >= incumbent || holding.at(k, i, j) >= incumbent) {
         cut_ = cut_ || (std::get<3>(answer_key(k, i, j)) && std::isfinite(least));  // infinite: nothing fits
         continue;
       }
@@ -372,11 +373,13 @@ class PipelineSearch {
     size_t next = 0, batch = 4;
     while (true) {
       const bool fill = jobs.empty();  // not the first partition's stages
+      const HoldingBounds now = fill ? holding_bounds(incumbent) : HoldingBounds(PartitionProblem{});
       for (; fill && next < order.size() && jobs.size() < batch && order[next].first < incumbent; ++next) {
         const auto& [key, at] = order[next].second;
         if (solves_.count(key)) continue;
-        if (least_step(at[0], at[1], at[2]) < incumbent) jobs.push_back(order[next].second);
-        else cut_ = true;  // its Lagrangian bound (bound_under_cap) reaches the incumbent
+        if (least_step(at[0], at[1], at[2]) < incumbent && now.at(at[0], at[1], at[2]) < incumbent)
+          jobs.push_back(order[next].second);
+        else cut_ = true;  // its Lagrangian bound (bound_under_cap), or every partition's holding it, reaches the incumbent
       }
       if (jobs.empty()) break;
       for (const Job& job : jobs) solves_.emplace(job.first, nullptr);
@@ -445,10 +448,12 @@ class PipelineSearch {
     if (request_.stage.source != StrategySource::Optimum || !std::isfinite(incumbent)) return true;
     std::vector<Job> jobs;
     std::set<SolveKey> listed;
+    const HoldingBounds holding = holding_bounds(incumbent);
     for (const auto& [k, i, j] : ranges_) {
       SolveKey key = answer_key(k, i, j);
       if (!std::get<3>(key) || solves_.count(key) || lagrangian_.count(key) ||
-          base(k, i, j).least_step + m_ * sends(k, i, j) >= incumbent || !listed.insert(key).second)
+          base(k, i, j).least_step + m_ * sends(k, i, j) >= incumbent || holding.at(k, i, j) >= incumbent ||
+          !listed.insert(key).second)
         continue;
       jobs.push_back({std::move(key), {k, i, j}});
     }
@@ -466,6 +471,12 @@ class PipelineSearch {
     });
     for (size_t n = 0; n < jobs.size(); ++n) lagrangian_[jobs[n].first] = bounds[n];
     return partitions_may_beat(incumbent);
+  }
+
+  // Per range, the least step of a partition holding it, over the stages'
+  // bounds as they stand (bound_value).
+  [[nodiscard]] HoldingBounds holding_bounds(double incumbent) const {
+    return HoldingBounds({p_, s_, setup_.micro_batches, [&](int k, int i, int j) { return bound_value(k, i, j, incumbent); }});
   }
 
   // Whether some partition may step faster than the incumbent: the outer DP's

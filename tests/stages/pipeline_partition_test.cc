@@ -111,3 +111,65 @@ TEST_CASE("the outer DP finds the least step time of every partition, and its bo
   }
   CHECK(checked > 200);
 }
+
+TEST_CASE("a range's holding bound is at most the bound of every partition that holds it, and exact for two stages") {
+  std::mt19937 rng(11);
+  int held = 0, exact = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int p = 1 + static_cast<int>(rng() % 7), s = 1 + static_cast<int>(rng() % 4);
+    const int64_t m = 1 + static_cast<int64_t>(rng() % 6);
+    const RandomStages stages = random_stages(rng, p, s, m);
+    const HoldingBounds holding(PartitionProblem{p, s, m, std::cref(stages)});
+    // Per range: the least of sum time_bound + max excess over the partitions holding it.
+    std::map<std::tuple<int, int, int>, double> least;
+    test::each_partition(p, s, [&](const std::vector<int>& bounds) {
+      double time_bounds = 0, excess = -INFINITY;
+      for (int k = 0; k < s; ++k) {
+        const std::optional<StageValue> v = stages(k, bounds[k], bounds[k + 1]);
+        if (!v) return;
+        time_bounds += v->time_bound, excess = std::max(excess, v->step_bound - v->time_bound);
+      }
+      for (int k = 0; k < s; ++k) {
+        auto [it, fresh] = least.try_emplace({k, bounds[k], bounds[k + 1]}, time_bounds + excess);
+        if (!fresh) it->second = std::min(it->second, time_bounds + excess);
+      }
+    });
+    CAPTURE(trial);
+    for (int k = 0; k < s; ++k)
+      for (int i = 0; i <= p; ++i)
+        for (int j = i + 1; j <= p; ++j) {
+          const double bound = holding.at(k, i, j);
+          const auto found = least.find({k, i, j});
+          if (found == least.end()) {
+            CHECK(bound == INFINITY);  // no partition holds it (or it does not run)
+            continue;
+          }
+          ++held;
+          CHECK(bound <= found->second * (1 + 1e-12));
+          // Two stages: one partition holds each range, so its bound is that partition's.
+          if (s <= 2) {
+            CHECK(bound == doctest::Approx(found->second).epsilon(1e-12));
+            ++exact;
+          }
+        }
+  }
+  CHECK(held > 1000);
+  CHECK(exact > 100);
+}
+
+TEST_CASE("holding bounds by hand: three stages in their one partition") {
+  // Positions 0..3, one position per stage: the only partition is 0|1|2, so
+  // each of its ranges is bounded by sum tb + max excess = (1 + 2 + 3) + max(4, 10, 1).
+  std::map<std::tuple<int, int, int>, std::optional<StageValue>> values;
+  values[{0, 0, 1}] = StageValue{0, 0, 5, 1};   // excess 4
+  values[{1, 1, 2}] = StageValue{0, 0, 12, 2};  // excess 10
+  values[{2, 2, 3}] = StageValue{0, 0, 4, 3};   // excess 1
+  const HoldingBounds holding(PartitionProblem{3, 3, 4, [&](int k, int i, int j) {
+                                                 const auto it = values.find({k, i, j});
+                                                 return it == values.end() ? std::nullopt : it->second;
+                                               }});
+  CHECK(holding.at(0, 0, 1) == 16);
+  CHECK(holding.at(1, 1, 2) == 16);
+  CHECK(holding.at(2, 2, 3) == 16);
+  CHECK(holding.at(0, 0, 2) == INFINITY);  // leaves one position for two stages
+}
