@@ -289,6 +289,7 @@ class PipelineCandidates {
     setup.micro_batches = m;
     try {
       graphs_.push_back(training_graph(*input_.file, input_.path, setup));
+      shared_.push_back(std::make_shared<SharedStageSolves>());
       if (input_.given) {
         apply_layer_techniques(graphs_.back(), *input_.given, setup, input_.given_path);
         givens_.push_back(given_pipeline(graphs_.back(), *input_.given, input_.given_path));
@@ -330,6 +331,7 @@ class PipelineCandidates {
 
   [[nodiscard]] PipelineRequest request_for(const Candidate& c) const {
     PipelineRequest request = pipeline_request(input_, schedule_, c.devices, c.setup, c.stages);
+    request.shared_solves = shared_[c.graph];  // used by the searches of the optimum only
     if (input_.given) {
       request.given_starts = givens_[c.graph].starts;
       request.given_stages = givens_[c.graph].stages;
@@ -385,6 +387,7 @@ class PipelineCandidates {
   SearchCounts& searched_;
   std::vector<Graph> graphs_;
   std::vector<TrainingSetup> setups_;  // per graph
+  std::vector<std::shared_ptr<SharedStageSolves>> shared_;  // per graph: the stage solves its searches share
   std::vector<GivenPipeline> givens_;  // per graph, with a given strategy file: its stages
   std::vector<Candidate> candidates_;
   std::optional<PipelineBest> best_;

@@ -231,7 +231,7 @@ class PipelineSearch {
                                                      ++outcome.ranges;
                                                      return value(k, i, j);
                                                    }});
-    outcome.stage_solves = solves_.size();
+    outcome.stage_solves = solved_;
     outcome.cut = cut_;
     if (!answer.bounds.empty()) read_back(answer, outcome);
     return outcome;
@@ -317,17 +317,48 @@ class PipelineSearch {
       solved[n] = std::make_shared<const StageSolve>(solve(stage_graph(graph_, site.ranges), site, key, at));
     });
     for (size_t n = 0; n < jobs.size(); ++n) solves_[jobs[n].first] = solved[n];
+    solved_ += jobs.size();
   }
 
   void solve_without_cap() {
     PipelineRequest uncapped = shared_;
     uncapped.stage.cap.reset();
     std::vector<Job> jobs;
-    for (const auto& [k, i, j] : ranges_)
-      if (SolveKey key = key_of(k, i, j, 1, false); solves_.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
+    for (const auto& [k, i, j] : ranges_) {
+      SolveKey key = key_of(k, i, j, 1, false);
+      if (!solves_.emplace(key, nullptr).second) continue;
+      if (const auto found = shared() ? shared()->solves.find(shared_key(key)) : SharedSolves::iterator{};
+          shared() && found != shared()->solves.end())
+        solves_[key] = found->second;
+      else
+        jobs.push_back({std::move(key), {k, i, j}});
+    }
     solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>& at) {
       return solve_stage(stage, site, 1, s_, stage_request(uncapped, at[0]));
     });
+    if (shared())
+      for (const Job& job : jobs) shared()->solves.emplace(shared_key(job.first), without_tables(*solves_.at(job.first)));
+  }
+
+  // A copy of `solve` without its tables, which hold the whole graph's
+  // pricing on its devices alive: the shared solves keep only their values.
+  static std::shared_ptr<const StageSolve> without_tables(const StageSolve& solve) {
+    auto copy = std::make_shared<StageSolve>(solve);
+    copy->outcome.tables = CostTables{};
+    copy->outcome.layouts.clear();
+    copy->tables_dropped = true;
+    return copy;
+  }
+
+  // The searches' shared solves, where this one may use them (its own optimum).
+  using SharedSolves = std::map<SharedStageSolves::Key, std::shared_ptr<const StageSolve>>;
+  [[nodiscard]] SharedStageSolves* shared() const {
+    const bool own = !given() && request_.fixed_starts.empty() && !request_.equal_blocks &&
+                     request_.stage.source == StrategySource::Optimum;
+    return own ? request_.shared_solves.get() : nullptr;
+  }
+  [[nodiscard]] SharedStageSolves::Key shared_key(const SolveKey& key) const {
+    return {std::get<0>(key), std::get<1>(key), s_ > 1};
   }
 
   // The step of the best partition whose stages' optima fit as they are.
@@ -514,6 +545,16 @@ class PipelineSearch {
     return with_sends(stage, k, i, j);
   }
 
+  // `solve`, solved again without the cap where another search shared it without its tables.
+  [[nodiscard]] std::shared_ptr<const StageSolve> with_tables(std::shared_ptr<const StageSolve> solve, int k, int i,
+                                                              int j) const {
+    if (!solve->tables_dropped) return solve;
+    PipelineRequest uncapped = shared_;
+    uncapped.stage.cap.reset();
+    const StageSite site{{{starts_[i], starts_[j]}}, devices_[k], &pricings_};
+    return std::make_shared<const StageSolve>(solve_stage(stage_graph(graph_, site.ranges), site, 1, s_, uncapped));
+  }
+
   void read_back(const PartitionAnswer& answer, PipelineOutcome& outcome) const {
     outcome.step = answer.step;
     outcome.lower_bound =
@@ -528,7 +569,7 @@ class PipelineSearch {
       stage.in_flight = in_flight(k);
       stage.send_time = sends(k, i, j);
       stage.value = answer.stages[k];
-      stage.solve = solves_.at(answer_key(k, i, j));
+      stage.solve = with_tables(solves_.at(answer_key(k, i, j)), k, i, j);
       stage.bytes = stage.solve->outcome.bytes;
       if (stage.solve->in_flight == 1) stage.bytes.activations *= static_cast<uint64_t>(stage.in_flight);
       outcome.stages.push_back(std::move(stage));
@@ -560,6 +601,7 @@ class PipelineSearch {
   std::map<SolveKey, std::shared_ptr<const StageSolve>> solves_;
   std::map<SolveKey, PricedBound> lagrangian_;  // stages under the cap: their Lagrangian bounds (bound_under_cap)
   bool cut_ = false;  // a stage left unsearched under the cap by the incumbent
+  size_t solved_ = 0;  // stage solves this search ran (not those another shared)
 };
 
 }  // namespace

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,6 +31,21 @@ using StageRanges = std::vector<std::pair<int, int>>;
 
 /// A cost model of a training setup on a number of devices.
 using StageModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup& setup, int64_t devices)>;
+
+struct StageSolve;
+
+/// Stage solves without the cap that the pipeline searches of one graph
+/// (one micro-batch count) and one request's options share: a search over
+/// the stage devices asks each range on each device count again and again
+/// (every split holding that count). Keyed by the range's key (its
+/// segments, stages/pipeline_search.cc), its devices and whether the
+/// pipeline has more than one stage (only then are its bounds taken). The
+/// capped searches are not shared: what they answer depends on the
+/// incumbent they are told.
+struct SharedStageSolves {
+  using Key = std::tuple<std::vector<int64_t>, int64_t, bool>;
+  std::map<Key, std::shared_ptr<const StageSolve>> solves;  ///< each with tables_dropped
+};
 
 struct PipelineRequest {
   int stages = 2;                      ///< S
@@ -63,6 +80,10 @@ struct PipelineRequest {
   /// with its sends, reaches it is searched under the cap (no partition
   /// holding it steps faster). Infinity: none.
   double incumbent = std::numeric_limits<double>::infinity();
+  /// Solves shared with the other searches of the same graph and options
+  /// (a search's own optimum only: not with given stages, fixed starts or
+  /// Megatron-LM's split); null: none shared.
+  std::shared_ptr<SharedStageSolves> shared_solves;
   /// What each stage's solve is asked: the training setup (its micro-batch
   /// count M; the graph is one micro-batch), the cap, the DP's options.
   SolveRequest stage;
@@ -85,6 +106,9 @@ struct StageSolve {
   /// stage's graph is rebuilt from its range (pipeline_document.h), not kept.
   std::vector<char> recompute, fused_scores;
   std::vector<int> zero;
+  /// Its tables and layouts dropped (SharedStageSolves keeps its values
+  /// only): solved again where a partition takes it, to be placed.
+  bool tables_dropped = false;
   double step_cost = 0;       ///< M t + w of its strategy, sends not included
   double t = 0, w = 0;        ///< its time per micro-batch and once-per-step work, sends not included
   double step_bound = 0, time_bound = 0;  ///< for pipeline_partition.h (solve_stage in pipeline_search.cc)
@@ -108,7 +132,7 @@ struct PipelineStage {
 struct PipelineOutcome {
   std::vector<PipelineStage> stages;  ///< empty: no partition fits
   double step = 0, lower_bound = 0;  ///< lower_bound: NaN with equal_blocks (nothing searched)
-  size_t stage_solves = 0;   ///< distinct stages solved
+  size_t stage_solves = 0;   ///< distinct stages it solved (not those SharedStageSolves gave it)
   size_t ranges = 0;         ///< stage ranges priced
   int positions = 0;         ///< places a stage may begin (and the end)
   /// Some stage was not searched under the cap because its bound reached the

@@ -368,3 +368,45 @@ TEST_CASE("stages begin at whole blocks inside a run of identical blocks, at eve
   CHECK(names(StageCuts::Boundaries).size() == 14);  // and the four attention halves' ends
   CHECK(names(StageCuts::Boundaries)[3] == "transformer/h.0/ln_2");
 }
+
+TEST_CASE("searches sharing their stage solves answer as each alone, solve fewer, and place what they share") {
+  const Graph graph = small_gpt(2, 8);
+  PipelineRequest request = pipeline_request(3, 6, 4);
+  request.stage_devices = {2, 2, 2};
+  const PipelineOutcome free = solve_pipeline(graph, request);
+  REQUIRE(free.solved());
+  uint64_t largest = 0;
+  for (const PipelineStage& stage : free.stages) largest = std::max(largest, stage.bytes.total());
+  // Without a cap, and under one that binds: 1 + 2 + 3 and 1 + 3 + 2 devices
+  // both ask each first stage's range on 1 device.
+  for (const std::optional<uint64_t> cap : {std::optional<uint64_t>(), std::optional<uint64_t>(largest * 3 / 4)}) {
+    CAPTURE(cap.value_or(0));
+    request.stage.cap = cap;
+    const auto shared = std::make_shared<SharedStageSolves>();
+    size_t alone_solves = 0, shared_solves = 0;
+    for (const std::vector<int64_t>& split : {std::vector<int64_t>{1, 2, 3}, std::vector<int64_t>{1, 3, 2}}) {
+      CAPTURE(split[1]);
+      request.stage_devices = split;
+      request.shared_solves = nullptr;
+      const PipelineOutcome alone = solve_pipeline(graph, request);
+      request.shared_solves = shared;
+      const PipelineOutcome together = solve_pipeline(graph, request);
+      REQUIRE(alone.solved());
+      REQUIRE(together.solved());
+      CHECK(together.step == alone.step);
+      CHECK(together.lower_bound == alone.lower_bound);
+      alone_solves += alone.stage_solves, shared_solves += together.stage_solves;
+      for (size_t k = 0; k < alone.stages.size(); ++k) {
+        const PipelineStage &a = alone.stages[k], &b = together.stages[k];
+        CHECK(b.begin == a.begin);
+        CHECK(b.solve->outcome.solution.choice == a.solve->outcome.solution.choice);
+        // A stage whose solve was shared without its tables is solved again, with them, to be placed.
+        CHECK_FALSE(b.solve->tables_dropped);
+        CHECK(b.solve->outcome.tables.objective.vertex_count() == a.solve->outcome.tables.objective.vertex_count());
+      }
+    }
+    CHECK(shared_solves < alone_solves);
+    CHECK_FALSE(shared->solves.empty());
+    for (const auto& [key, solve] : shared->solves) CHECK(solve->tables_dropped);
+  }
+}
