@@ -1,6 +1,8 @@
 #include "cli/pipeline_solve.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -303,19 +305,35 @@ class PipelineCandidates {
     return true;
   }
 
-  // Each candidate's bound that needs no DP (pricing alone), in parallel;
-  // then, in order, the candidates kept and the first error thrown.
+  // Each candidate's bound that needs no DP (pricing alone), in parallel,
+  // once per distinct bound: with stages of unequal devices it depends on
+  // the most devices a stage has alone (pipeline_least_step), so the splits
+  // of one count share it. Then, in order, the candidates kept and the first
+  // error thrown.
   void bound_all(std::vector<Candidate>& pending) {
+    using Key = std::tuple<size_t, int, bool, int64_t>;  // graph, stages, equal, most devices a stage has
+    std::map<Key, size_t> first;  // each distinct bound: the first candidate that has it
+    std::vector<size_t> asked(pending.size());
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const std::vector<int64_t>& n = pending[k].devices;
+      const bool equal = std::adjacent_find(n.begin(), n.end(), std::not_equal_to<>()) == n.end();
+      const Key key{pending[k].graph, pending[k].stages, equal, n.empty() ? 0 : *std::max_element(n.begin(), n.end())};
+      asked[k] = first.try_emplace(key, k).first->second;
+    }
+    std::vector<size_t> distinct;
+    for (const auto& [key, k] : first) distinct.push_back(k);
     std::vector<std::exception_ptr> errors(pending.size());
     std::atomic<size_t> done{0};
-    tbb::parallel_for(size_t{0}, pending.size(), [&](size_t k) {
-      set_progress_stage("bounding pipelines (" + std::to_string(++done) + " of " + std::to_string(pending.size()) + ")");
+    tbb::parallel_for(size_t{0}, distinct.size(), [&](size_t d) {
+      set_progress_stage("bounding pipelines (" + std::to_string(++done) + " of " + std::to_string(distinct.size()) + ")");
+      const size_t k = distinct[d];
       try {
         pending[k].bound = pipeline_least_step(graphs_[pending[k].graph], request_for(pending[k]));
       } catch (...) {
         errors[k] = std::current_exception();
       }
     });
+    for (size_t k = 0; k < pending.size(); ++k) pending[k].bound = pending[asked[k]].bound, errors[k] = errors[asked[k]];
     for (size_t k = 0; k < pending.size(); ++k) {
       if (!errors[k]) {
         candidates_.push_back(std::move(pending[k]));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -223,6 +224,7 @@ class PipelineSearch {
 
   PipelineOutcome run() {
     price();
+    drop_by_least_costs();
     solve_without_cap();
     if (request_.stage.cap) solve_under_cap(std::min(fitting_step(), request_.incumbent));
     PipelineOutcome outcome;
@@ -241,7 +243,11 @@ class PipelineSearch {
   using Job = std::pair<SolveKey, std::array<int, 3>>;  // a solve, and a range (k, i, j) it answers
 
   [[nodiscard]] bool allowed(int k, int i, int j) const {
-    return fixed_.empty() || (fixed_[k] == i && fixed_[k + 1] == j);
+    return (fixed_.empty() || (fixed_[k] == i && fixed_[k + 1] == j)) && (dropped_.empty() || !dropped_[cell(k, i, j)]);
+  }
+  [[nodiscard]] size_t cell(int k, int i, int j) const {
+    const auto p1 = static_cast<size_t>(p_ + 1);
+    return (static_cast<size_t>(k) * p1 + static_cast<size_t>(i)) * p1 + static_cast<size_t>(j);
   }
   // Whether the boundary after stage k joins devices of different nodes.
   [[nodiscard]] bool across(int k) const {
@@ -340,6 +346,31 @@ class PipelineSearch {
       for (const Job& job : jobs) shared()->solves.emplace(shared_key(job.first), without_tables(*solves_.at(job.first)));
   }
 
+  // The capped searches another search ran to their end: taken, and left out of `jobs`.
+  void take_shared_capped(std::vector<Job>& jobs) {
+    if (!shared()) return;
+    const auto taken = std::remove_if(jobs.begin(), jobs.end(), [&](const Job& job) {
+      const auto found = shared()->capped.find(capped_key(job.first));
+      if (found == shared()->capped.end()) return false;
+      solves_[job.first] = found->second;
+      return true;
+    });
+    jobs.erase(taken, jobs.end());
+  }
+  // The capped searches of `jobs` that ran to their end, for the other searches.
+  void share_capped(const std::vector<Job>& jobs) const {
+    if (!shared()) return;
+    for (const Job& job : jobs) {
+      const StageSolve& solve = *solves_.at(job.first);
+      const std::optional<CappedSolution>& capped = solve.outcome.capped;
+      if (!solve.cut_off && !(capped && capped->timed_out))
+        shared()->capped.emplace(capped_key(job.first), without_tables(solve));
+    }
+  }
+  [[nodiscard]] static SharedStageSolves::CappedKey capped_key(const SolveKey& key) {
+    return {std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+  }
+
   // A copy of `solve` without its tables, which hold the whole graph's
   // pricing on its devices alive: the shared solves keep only their values.
   static std::shared_ptr<const StageSolve> without_tables(const StageSolve& solve) {
@@ -350,12 +381,44 @@ class PipelineSearch {
     return copy;
   }
 
-  // The searches' shared solves, where this one may use them (its own optimum).
+  // Whether the search is for its own optimum (not given stages, fixed starts or Megatron-LM's split).
+  [[nodiscard]] bool own_optimum() const {
+    return !given() && request_.fixed_starts.empty() && !request_.equal_blocks &&
+           request_.stage.source == StrategySource::Optimum;
+  }
+  // The searches' shared solves, where this one may use them.
   using SharedSolves = std::map<SharedStageSolves::Key, std::shared_ptr<const StageSolve>>;
-  [[nodiscard]] SharedStageSolves* shared() const {
-    const bool own = !given() && request_.fixed_starts.empty() && !request_.equal_blocks &&
-                     request_.stage.source == StrategySource::Optimum;
-    return own ? request_.shared_solves.get() : nullptr;
+  [[nodiscard]] SharedStageSolves* shared() const { return own_optimum() ? request_.shared_solves.get() : nullptr; }
+
+  // Against an incumbent, before any stage is solved: each range's bounds
+  // from its vertices' least costs alone on its devices (no edges, no cap,
+  // so below what its solve gives; its sends and tied work exact), and a
+  // range no partition faster than the incumbent holds (HoldingBounds) is
+  // dropped unsolved. Not where the solver chooses each layer's ZeRO stage
+  // or recomputation: the tables price one choice, and another may cost less.
+  void drop_by_least_costs() {
+    const double incumbent = request_.incumbent;
+    if (!std::isfinite(incumbent) || !own_optimum() || s_ == 1 || setup_.per_layer_auto()) return;
+    std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> least;  // devices: M t + w, t
+    for (int64_t n : devices_)
+      if (!least.count(n))
+        least[n] = {pricings_.least_cost_prefix(n, setup_), pricings_.least_cost_prefix(n, weighted(setup_, 1, 0.0))};
+    const HoldingBounds holding({p_, s_, setup_.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
+      if (!allowed(k, i, j)) return std::nullopt;
+      const auto& [step, time] = least.at(devices_[k]);
+      const auto begin = static_cast<size_t>(starts_[i]), end = static_cast<size_t>(starts_[j]);
+      const double send = sends(k, i, j);
+      StageValue stage;
+      stage.time_bound = stage.t = time[end] - time[begin] + send;
+      stage.step_bound = step[end] - step[begin] + m_ * send + tied_work(i, j);
+      return stage;
+    }});
+    dropped_.assign(static_cast<size_t>(s_) * static_cast<size_t>(p_ + 1) * static_cast<size_t>(p_ + 1), 0);
+    const auto kept = std::remove_if(ranges_.begin(), ranges_.end(), [&](const std::array<int, 3>& r) {
+      return holding.at(r[0], r[1], r[2]) >= incumbent && (dropped_[cell(r[0], r[1], r[2])] = 1);
+    });
+    cut_ = cut_ || kept != ranges_.end();
+    ranges_.erase(kept, ranges_.end());
   }
   [[nodiscard]] SharedStageSolves::Key shared_key(const SolveKey& key) const {
     return {std::get<0>(key), std::get<1>(key), s_ > 1};
@@ -413,6 +476,7 @@ class PipelineSearch {
         else cut_ = true;  // its Lagrangian bound (bound_under_cap), or every partition's holding it, reaches the incumbent
       }
       if (jobs.empty()) break;
+      take_shared_capped(jobs);
       for (const Job& job : jobs) solves_.emplace(job.first, nullptr);
       // Each capped search is told what its M t + w must stay below for a
       // partition holding it to beat the incumbent (its sends taken off): once
@@ -422,8 +486,11 @@ class PipelineSearch {
         if (std::isfinite(incumbent)) told.stage.cap_search.cutoff = incumbent - m_ * sends(at[0], at[1], at[2]);
         if (const auto priced = lagrangian_.find(key); priced != lagrangian_.end())
           told.stage.cap_search.first_price = priced->second.price;  // where its bound was read
-        return solve_stage(stage, site, std::get<2>(key), s_, told, &base(at[0], at[1], at[2]));
+        StageSolve solved = solve_stage(stage, site, std::get<2>(key), s_, told, &base(at[0], at[1], at[2]));
+        solved.told_cutoff = told.stage.cap_search.cutoff, solved.told_first_price = told.stage.cap_search.first_price;
+        return solved;
       });
+      share_capped(jobs);
       for (const Job& job : jobs) cut_ = cut_ || solves_.at(job.first)->cut_off;
       jobs.clear();
       batch *= 2;
@@ -545,14 +612,24 @@ class PipelineSearch {
     return with_sends(stage, k, i, j);
   }
 
-  // `solve`, solved again without the cap where another search shared it without its tables.
+  // `solve`, solved again as it was (without the cap, or under it told what
+  // it was told) where another search shared it without its tables.
   [[nodiscard]] std::shared_ptr<const StageSolve> with_tables(std::shared_ptr<const StageSolve> solve, int k, int i,
                                                               int j) const {
     if (!solve->tables_dropped) return solve;
-    PipelineRequest uncapped = shared_;
-    uncapped.stage.cap.reset();
     const StageSite site{{{starts_[i], starts_[j]}}, devices_[k], &pricings_};
-    return std::make_shared<const StageSolve>(solve_stage(stage_graph(graph_, site.ranges), site, 1, s_, uncapped));
+    PipelineRequest again = shared_;
+    if (!std::get<3>(answer_key(k, i, j))) {
+      again.stage.cap.reset();
+      return std::make_shared<const StageSolve>(solve_stage(stage_graph(graph_, site.ranges), site, 1, s_, again));
+    }
+    again.stage.cap_search.cutoff = solve->told_cutoff, again.stage.cap_search.first_price = solve->told_first_price;
+    // It ran to its end once (shared only so): no clock stops it short now.
+    again.stage.cap_search.max_seconds = 1e18;
+    again.stage.cap_search.deadline = std::chrono::steady_clock::time_point::max();
+    StageSolve solved = solve_stage(stage_graph(graph_, site.ranges), site, solve->in_flight, s_, again, &base(k, i, j));
+    solved.told_cutoff = solve->told_cutoff, solved.told_first_price = solve->told_first_price;
+    return std::make_shared<const StageSolve>(std::move(solved));
   }
 
   void read_back(const PartitionAnswer& answer, PipelineOutcome& outcome) const {
@@ -601,6 +678,7 @@ class PipelineSearch {
   std::map<SolveKey, std::shared_ptr<const StageSolve>> solves_;
   std::map<SolveKey, PricedBound> lagrangian_;  // stages under the cap: their Lagrangian bounds (bound_under_cap)
   bool cut_ = false;  // a stage left unsearched under the cap by the incumbent
+  std::vector<char> dropped_;  // per (k, i, j) (cell): ruled out by its vertices' least costs; empty: none
   size_t solved_ = 0;  // stage solves this search ran (not those another shared)
 };
 

@@ -40,11 +40,15 @@ struct StageSolve;
 /// (every split holding that count). Keyed by the range's key (its
 /// segments, stages/pipeline_search.cc), its devices and whether the
 /// pipeline has more than one stage (only then are its bounds taken). The
-/// capped searches are not shared: what they answer depends on the
-/// incumbent they are told.
+/// capped searches are shared only where they ran to their end.
 struct SharedStageSolves {
   using Key = std::tuple<std::vector<int64_t>, int64_t, bool>;
   std::map<Key, std::shared_ptr<const StageSolve>> solves;  ///< each with tables_dropped
+  /// The capped searches that ran to their end (not stopped at their cutoff
+  /// or the time limit): whatever incumbent told them, their strategy fits
+  /// and their bounds hold. By the range's key, devices and micro-batches in flight.
+  using CappedKey = std::tuple<std::vector<int64_t>, int64_t, int64_t>;
+  std::map<CappedKey, std::shared_ptr<const StageSolve>> capped;  ///< each with tables_dropped
 };
 
 struct PipelineRequest {
@@ -109,6 +113,9 @@ struct StageSolve {
   /// Its tables and layouts dropped (SharedStageSolves keeps its values
   /// only): solved again where a partition takes it, to be placed.
   bool tables_dropped = false;
+  /// Under the cap: the cutoff and first price its capped search was told
+  /// (CapOptions), so that solving it again answers alike.
+  double told_cutoff = std::numeric_limits<double>::infinity(), told_first_price = 0;
   double step_cost = 0;       ///< M t + w of its strategy, sends not included
   double t = 0, w = 0;        ///< its time per micro-batch and once-per-step work, sends not included
   double step_bound = 0, time_bound = 0;  ///< for pipeline_partition.h (solve_stage in pipeline_search.cc)

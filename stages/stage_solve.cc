@@ -84,6 +84,16 @@ void Pricings::price_all() {
   });
 }
 
+std::vector<double> Pricings::least_cost_prefix(int64_t devices, const TrainingSetup& setup) const {
+  const Objective& objective = tables_.at(key(devices, setup)).tables->objective;
+  std::vector<double> prefix(objective.vertex_count() + 1, 0.0);
+  for (size_t v = 0; v < objective.vertex_count(); ++v) {
+    const SharedArray<double>& costs = objective.vertex_cost[v];
+    prefix[v + 1] = prefix[v] + *std::min_element(costs.begin(), costs.end());
+  }
+  return prefix;
+}
+
 void Pricings::slice_into(SolveRequest& ask, int64_t devices, const TrainingSetup& setup,
                           const StageRanges& ranges) const {
   const Priced& whole = tables_.at(key(devices, setup));

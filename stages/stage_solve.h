@@ -53,6 +53,12 @@ class Pricings {
   /// the whole graph's pricing leaves to its first reader: that reader is
   /// priced again here as the stage's own pricing prices it.
   void slice_into(SolveRequest& ask, int64_t devices, const TrainingSetup& setup, const StageRanges& ranges) const;
+  /// The whole graph's pricing on `devices` under `setup` (added and
+  /// priced): at [v], the sum of the least cost of each vertex before v.
+  /// [end] - [begin] is at most every strategy's cost of the stage [begin,
+  /// end) as sliced (least_vertex_costs: no edge costs less than nothing; a
+  /// tied weight's reader is priced again there, never for less).
+  [[nodiscard]] std::vector<double> least_cost_prefix(int64_t devices, const TrainingSetup& setup) const;
 
  private:
   struct Priced {

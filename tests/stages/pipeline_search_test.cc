@@ -377,15 +377,17 @@ TEST_CASE("searches sharing their stage solves answer as each alone, solve fewer
   REQUIRE(free.solved());
   uint64_t largest = 0;
   for (const PipelineStage& stage : free.stages) largest = std::max(largest, stage.bytes.total());
-  // Without a cap, and under one that binds: 1 + 2 + 3 and 1 + 3 + 2 devices
-  // both ask each first stage's range on 1 device.
-  for (const std::optional<uint64_t> cap : {std::optional<uint64_t>(), std::optional<uint64_t>(largest * 3 / 4)}) {
+  // Without a cap, and under one that binds: 1 + 2 + 3 and 2 + 1 + 3 devices
+  // both ask each last stage's range on 3 devices, holding one micro-batch;
+  // under the cap the second's answer takes a capped search of the first's,
+  // solved again to be placed.
+  for (const std::optional<uint64_t> cap : {std::optional<uint64_t>(), std::optional<uint64_t>(largest * 2 / 5)}) {
     CAPTURE(cap.value_or(0));
     request.stage.cap = cap;
     const auto shared = std::make_shared<SharedStageSolves>();
     size_t alone_solves = 0, shared_solves = 0;
-    for (const std::vector<int64_t>& split : {std::vector<int64_t>{1, 2, 3}, std::vector<int64_t>{1, 3, 2}}) {
-      CAPTURE(split[1]);
+    for (const std::vector<int64_t>& split : {std::vector<int64_t>{1, 2, 3}, std::vector<int64_t>{2, 1, 3}}) {
+      CAPTURE(split[0]);
       request.stage_devices = split;
       request.shared_solves = nullptr;
       const PipelineOutcome alone = solve_pipeline(graph, request);
@@ -407,6 +409,35 @@ TEST_CASE("searches sharing their stage solves answer as each alone, solve fewer
     }
     CHECK(shared_solves < alone_solves);
     CHECK_FALSE(shared->solves.empty());
+    CHECK(shared->capped.empty() == !cap);  // under the cap, capped searches that ran to their end are shared too
     for (const auto& [key, solve] : shared->solves) CHECK(solve->tables_dropped);
+    for (const auto& [key, solve] : shared->capped) CHECK(solve->tables_dropped);
   }
+}
+
+TEST_CASE("against an incumbent, ranges ruled out by their layers' least costs are not solved, and the answer stands") {
+  const Graph graph = small_gpt(4, 8);
+  PipelineRequest request = pipeline_request(3, 6, 8);
+  request.stage_devices = {1, 2, 3};
+  const PipelineOutcome alone = solve_pipeline(graph, request);
+  REQUIRE(alone.solved());
+  request.incumbent = alone.step * 1.001;
+  const PipelineOutcome told = solve_pipeline(graph, request);
+  REQUIRE(told.solved());
+  CHECK(told.step == alone.step);
+  CHECK(told.lower_bound == alone.lower_bound);
+  CHECK(told.stage_solves < alone.stage_solves);  // the ranges far from balanced, unsolved
+  CHECK(told.cut);
+  // Below every partition's bound: nothing is solved that could beat it, and nothing is found.
+  request.incumbent = alone.lower_bound * 0.5;
+  const PipelineOutcome below = solve_pipeline(graph, request);
+  CHECK(below.cut);
+  CHECK_FALSE(below.solved());
+  CHECK(below.stage_solves == 0);
+  // Where the solver chooses each layer's ZeRO stage, the tables' least costs bound nothing: every range is solved.
+  request.stage.memory.zero = kZeroAuto;
+  request.incumbent = INFINITY;
+  const PipelineOutcome zero_auto = solve_pipeline(graph, request);
+  request.incumbent = zero_auto.step * 1.001;
+  CHECK(solve_pipeline(graph, request).stage_solves == zero_auto.stage_solves);
 }
