@@ -6,10 +6,11 @@
 #include <cstdio>
 
 #include "base/check.h"
+#include "base/duration_text.h"
+#include "costmodel/table_terms.h"
 #include "graphs/op_registry.h"
 #include "strategy/baselines.h"
 #include "strategy/config_lookup.h"
-#include "base/duration_text.h"
 
 namespace pase {
 namespace {
@@ -79,9 +80,7 @@ ExplainedConfig priced(const Graph& graph, const CostTables& tables, const CostM
   for (int32_t split : out.config) out.devices_used *= split;
   out.layer_cost = objective.vertex_cost[v][static_cast<size_t>(s)];
   // On a mesh's layouts, each collective over the links its axes cross.
-  const CostTerms terms = tables.per_node.empty()
-                              ? model.layer_terms(vertex_model, config)
-                              : model.layer_terms_on_nodes(vertex_model, config, tables.per_node[v][static_cast<size_t>(s)]);
+  const CostTerms terms = table_terms(tables, model, v, static_cast<size_t>(s));
   for (const CostTerm& term : terms)
     out.terms.push_back({term_kind(term.kind), term_name(graph.vertices[v], vertex_model, term.what), term.cost, -1, -1});
   for (int e : at.in[v]) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "costmodel/table_terms.h"
+
 namespace pase {
 
 SimulatedLayers::SimulatedLayers(const Graph& graph, const CostTables& tables, const CostModel& model,
@@ -27,9 +29,7 @@ const SimulatedLayers::Own& SimulatedLayers::own(size_t v, int32_t config) {
   Own& own = own_[v][static_cast<size_t>(config)];
   if (own.known) return own;
   const auto c = static_cast<size_t>(config);
-  const CostTerms terms = tables_.per_node.empty()
-                              ? model_.layer_terms(tables_.models[v], tables_.configs[v][c])
-                              : model_.layer_terms_on_nodes(tables_.models[v], tables_.configs[v][c], tables_.per_node[v][c]);
+  const CostTerms terms = table_terms(tables_, model_, v, c);
   for (const CostTerm& term : terms) {
     if (is_weight_gather(term)) {
       own.gather_forward += term.forward / micro_batches_;
