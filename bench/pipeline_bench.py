@@ -15,11 +15,12 @@ the search), and the ratio of the two steps. Cases over --timeout are printed as
 The -layouts case prices every stage on its mesh's layouts (--mesh auto):
 its plan is the step as priced. The -mb-auto case searches the micro-batch
 count too (every divisor of the batch), -techniques-auto each layer's ZeRO
-stage and recomputation, -all-auto all of them.
+stage and recomputation, -all-auto all of them. The -splits case searches
+every split of 256 GPUs into 3 stages in whole nodes (--stage-devices auto).
 
     bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,
                             175b-1024-techniques-auto,175b-1024-all-auto,175b-3072-all-auto,1t-3072-all-auto,
-                            175b-3072,1t-3072]
+                            175b-256-splits,175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -55,6 +56,9 @@ CASES = {
                           "2048", "--vocab", "50257", "--batch", "3072"], 3072,
                          ["--micro-batches", "auto", "--zero", "auto", "--recompute", "auto",
                           "--pipeline-stages", "auto"]),
+    "175b-256-splits": (["gpt3-175b", "--batch", "1536"], 256,
+                        ["--micro-batches", "64", "--zero", "1", "--recompute", "full", "--pipeline-stages", "3",
+                         "--stage-devices", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "1t-3072": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq", "2048",
@@ -129,7 +133,13 @@ def main():
                       doc["memory"]["per_device_bytes"] / 2**30, seconds, peak_gb(err)))
             baseline = os.path.join(tmp, name + ".megatron.json")
             base_options = list(options)
-            base_options[base_options.index("--pipeline-stages") + 1] = str(pipeline["stages"])
+            if "--stage-devices" in base_options:  # a baseline's stages are equal, not searched
+                del base_options[base_options.index("--stage-devices"):base_options.index("--stage-devices") + 2]
+            # Megatron-LM's equal stages: the plan's count, or the next that divides the devices.
+            base_stages = pipeline["stages"]
+            while devices % base_stages:
+                base_stages += 1
+            base_options[base_options.index("--pipeline-stages") + 1] = str(base_stages)
             # The plan's micro-batch count; Megatron-LM's distributed optimizer and full recomputation where the
             # search chose each layer's.
             base_options[base_options.index("--micro-batches") + 1] = str(doc["training"]["micro_batches"])
@@ -141,7 +151,7 @@ def main():
                      "--tensor-parallel", "8", "-o", baseline, "--json"] + MACHINE[:4] + base_options, args.timeout)
                 base = json.load(open(baseline))
                 print("    Megatron-style (PP {}, TP 8, equal stages): step {:.4f} s, largest stage {:.1f} GiB; "
-                      "pase's plan is {:.2f}x faster".format(pipeline["stages"], base["total_cost"],
+                      "pase's plan is {:.2f}x faster".format(base_stages, base["total_cost"],
                                                              base["memory"]["per_device_bytes"] / 2**30,
                                                              base["total_cost"] / step))
             except (RuntimeError, subprocess.TimeoutExpired) as error:
