@@ -327,48 +327,59 @@ class PipelineSearch {
   }
 
   void solve_without_cap() {
-    PipelineRequest uncapped = shared_;
-    uncapped.stage.cap.reset();
     std::vector<Job> jobs;
-    for (const auto& [k, i, j] : ranges_) {
-      SolveKey key = key_of(k, i, j, 1, false);
-      if (!solves_.emplace(key, nullptr).second) continue;
-      if (const auto found = shared() ? shared()->solves.find(shared_key(key)) : SharedSolves::iterator{};
-          shared() && found != shared()->solves.end())
-        solves_[key] = found->second;
-      else
-        jobs.push_back({std::move(key), {k, i, j}});
-    }
+    for (const auto& [k, i, j] : ranges_)
+      if (SolveKey key = key_of(k, i, j, 1, false); solves_.emplace(key, nullptr).second) jobs.push_back({std::move(key), {k, i, j}});
+    take_shared(jobs);
     solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey&, const std::array<int, 3>& at) {
-      return solve_stage(stage, site, 1, s_, stage_request(uncapped, at[0]));
+      return solve_base(stage, site, at[0]);
     });
-    if (shared())
-      for (const Job& job : jobs) shared()->solves.emplace(shared_key(job.first), without_tables(*solves_.at(job.first)));
+    share(jobs);
   }
 
-  // The capped searches another search ran to their end: taken, and left out of `jobs`.
-  void take_shared_capped(std::vector<Job>& jobs) {
+  // Stage k without the cap (its own strategy where the pipeline is given).
+  [[nodiscard]] StageSolve solve_base(const Graph& stage, const StageSite& site, int k) const {
+    PipelineRequest uncapped = stage_request(shared_, k);
+    uncapped.stage.cap.reset();
+    return solve_stage(stage, site, 1, s_, uncapped);
+  }
+  // Stage k over [i, j) by the capped search holding `held` micro-batches,
+  // told `cutoff` and `first_price` (CapOptions), which it keeps so that it
+  // can be solved again alike; `on_the_clock` false: no time limit stops it.
+  [[nodiscard]] StageSolve solve_capped(const Graph& stage, const StageSite& site, int64_t held, const std::array<int, 3>& at,
+                                        double cutoff, double first_price, bool on_the_clock) const {
+    PipelineRequest told = shared_;
+    told.stage.cap_search.cutoff = cutoff, told.stage.cap_search.first_price = first_price;
+    if (!on_the_clock) {
+      told.stage.cap_search.max_seconds = 1e18;
+      told.stage.cap_search.deadline = std::chrono::steady_clock::time_point::max();
+    }
+    StageSolve solved = solve_stage(stage, site, held, s_, told, &base(at[0], at[1], at[2]));
+    solved.told_cutoff = cutoff, solved.told_first_price = first_price;
+    return solved;
+  }
+
+  // The solves another search ran: taken, and left out of `jobs`.
+  void take_shared(std::vector<Job>& jobs) {
     if (!shared()) return;
     const auto taken = std::remove_if(jobs.begin(), jobs.end(), [&](const Job& job) {
-      const auto found = shared()->capped.find(capped_key(job.first));
-      if (found == shared()->capped.end()) return false;
+      const auto found = shared()->solves.find(shared_key(job.first));
+      if (found == shared()->solves.end()) return false;
       solves_[job.first] = found->second;
       return true;
     });
     jobs.erase(taken, jobs.end());
   }
-  // The capped searches of `jobs` that ran to their end, for the other searches.
-  void share_capped(const std::vector<Job>& jobs) const {
+  // The solves of `jobs` that ran to their end (all but capped searches
+  // stopped at their cutoff or the clock), for the other searches.
+  void share(const std::vector<Job>& jobs) const {
     if (!shared()) return;
     for (const Job& job : jobs) {
       const StageSolve& solve = *solves_.at(job.first);
       const std::optional<CappedSolution>& capped = solve.outcome.capped;
       if (!solve.cut_off && !(capped && capped->timed_out))
-        shared()->capped.emplace(capped_key(job.first), without_tables(solve));
+        shared()->solves.emplace(shared_key(job.first), without_tables(solve));
     }
-  }
-  [[nodiscard]] static SharedStageSolves::CappedKey capped_key(const SolveKey& key) {
-    return {std::get<0>(key), std::get<1>(key), std::get<2>(key)};
   }
 
   // A copy of `solve` without its tables, which hold the whole graph's
@@ -387,7 +398,6 @@ class PipelineSearch {
            request_.stage.source == StrategySource::Optimum;
   }
   // The searches' shared solves, where this one may use them.
-  using SharedSolves = std::map<SharedStageSolves::Key, std::shared_ptr<const StageSolve>>;
   [[nodiscard]] SharedStageSolves* shared() const { return own_optimum() ? request_.shared_solves.get() : nullptr; }
 
   // Against an incumbent, before any stage is solved: each range's bounds
@@ -421,7 +431,7 @@ class PipelineSearch {
     ranges_.erase(kept, ranges_.end());
   }
   [[nodiscard]] SharedStageSolves::Key shared_key(const SolveKey& key) const {
-    return {std::get<0>(key), std::get<1>(key), s_ > 1};
+    return {std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), s_ > 1};
   }
 
   // The step of the best partition whose stages' optima fit as they are.
@@ -476,21 +486,19 @@ class PipelineSearch {
         else cut_ = true;  // its Lagrangian bound (bound_under_cap), or every partition's holding it, reaches the incumbent
       }
       if (jobs.empty()) break;
-      take_shared_capped(jobs);
+      take_shared(jobs);
       for (const Job& job : jobs) solves_.emplace(job.first, nullptr);
       // Each capped search is told what its M t + w must stay below for a
       // partition holding it to beat the incumbent (its sends taken off): once
       // its bound reaches that it stops, and the stage is ruled out.
       solve_all(jobs, [&](const Graph& stage, const StageSite& site, const SolveKey& key, const std::array<int, 3>& at) {
-        PipelineRequest told = shared_;
-        if (std::isfinite(incumbent)) told.stage.cap_search.cutoff = incumbent - m_ * sends(at[0], at[1], at[2]);
-        if (const auto priced = lagrangian_.find(key); priced != lagrangian_.end())
-          told.stage.cap_search.first_price = priced->second.price;  // where its bound was read
-        StageSolve solved = solve_stage(stage, site, std::get<2>(key), s_, told, &base(at[0], at[1], at[2]));
-        solved.told_cutoff = told.stage.cap_search.cutoff, solved.told_first_price = told.stage.cap_search.first_price;
-        return solved;
+        const double cutoff = std::isfinite(incumbent) ? incumbent - m_ * sends(at[0], at[1], at[2])
+                                                       : shared_.stage.cap_search.cutoff;
+        const auto priced = lagrangian_.find(key);  // where its bound was read
+        return solve_capped(stage, site, std::get<2>(key), at, cutoff,
+                            priced != lagrangian_.end() ? priced->second.price : shared_.stage.cap_search.first_price, true);
       });
-      share_capped(jobs);
+      share(jobs);
       for (const Job& job : jobs) cut_ = cut_ || solves_.at(job.first)->cut_off;
       jobs.clear();
       batch *= 2;
@@ -618,18 +626,11 @@ class PipelineSearch {
                                                               int j) const {
     if (!solve->tables_dropped) return solve;
     const StageSite site{{{starts_[i], starts_[j]}}, devices_[k], &pricings_};
-    PipelineRequest again = shared_;
-    if (!std::get<3>(answer_key(k, i, j))) {
-      again.stage.cap.reset();
-      return std::make_shared<const StageSolve>(solve_stage(stage_graph(graph_, site.ranges), site, 1, s_, again));
-    }
-    again.stage.cap_search.cutoff = solve->told_cutoff, again.stage.cap_search.first_price = solve->told_first_price;
+    const Graph stage = stage_graph(graph_, site.ranges);
+    if (!std::get<3>(answer_key(k, i, j))) return std::make_shared<const StageSolve>(solve_base(stage, site, k));
     // It ran to its end once (shared only so): no clock stops it short now.
-    again.stage.cap_search.max_seconds = 1e18;
-    again.stage.cap_search.deadline = std::chrono::steady_clock::time_point::max();
-    StageSolve solved = solve_stage(stage_graph(graph_, site.ranges), site, solve->in_flight, s_, again, &base(k, i, j));
-    solved.told_cutoff = solve->told_cutoff, solved.told_first_price = solve->told_first_price;
-    return std::make_shared<const StageSolve>(std::move(solved));
+    return std::make_shared<const StageSolve>(
+        solve_capped(stage, site, solve->in_flight, {k, i, j}, solve->told_cutoff, solve->told_first_price, false));
   }
 
   void read_back(const PartitionAnswer& answer, PipelineOutcome& outcome) const {

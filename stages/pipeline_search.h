@@ -34,21 +34,19 @@ using StageModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingS
 
 struct StageSolve;
 
-/// Stage solves without the cap that the pipeline searches of one graph
-/// (one micro-batch count) and one request's options share: a search over
-/// the stage devices asks each range on each device count again and again
-/// (every split holding that count). Keyed by the range's key (its
-/// segments, stages/pipeline_search.cc), its devices and whether the
-/// pipeline has more than one stage (only then are its bounds taken). The
-/// capped searches are shared only where they ran to their end.
+/// Stage solves that the pipeline searches of one graph (one micro-batch
+/// count) and one request's options share: a search over the stage devices
+/// asks each range on each device count again and again (every split
+/// holding that count). Every solve without the cap, and every capped
+/// search that ran to its end (not stopped at its cutoff or the time limit:
+/// whatever incumbent it was told, its strategy fits and its bounds hold).
+/// Keyed by the range's key (its segments, stages/pipeline_search.cc), its
+/// devices, the micro-batches in flight it holds, whether it is under the
+/// cap and whether the pipeline has more than one stage (only then are its
+/// bounds taken).
 struct SharedStageSolves {
-  using Key = std::tuple<std::vector<int64_t>, int64_t, bool>;
+  using Key = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool, bool>;
   std::map<Key, std::shared_ptr<const StageSolve>> solves;  ///< each with tables_dropped
-  /// The capped searches that ran to their end (not stopped at their cutoff
-  /// or the time limit): whatever incumbent told them, their strategy fits
-  /// and their bounds hold. By the range's key, devices and micro-batches in flight.
-  using CappedKey = std::tuple<std::vector<int64_t>, int64_t, int64_t>;
-  std::map<CappedKey, std::shared_ptr<const StageSolve>> capped;  ///< each with tables_dropped
 };
 
 struct PipelineRequest {
