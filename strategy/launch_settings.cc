@@ -249,7 +249,15 @@ LaunchSettings launch_settings(const StrategyDocument& document) {
   read_tensor_plan(document, modules, s, deviations);
   s.deviations = grouped(deviations);
   const int64_t launched = s.stages * s.pattern.tensor * s.pattern.data * s.pattern.context;
-  if (launched != s.devices)
+  const std::vector<int64_t> stage_devices = document.training ? document.training->stage_devices : std::vector<int64_t>{};
+  if (std::adjacent_find(stage_devices.begin(), stage_devices.end(), std::not_equal_to<>()) != stage_devices.end()) {
+    // Each framework gives every stage the same tensor x data x context, so
+    // no count of GPUs launches stages of unequal ones.
+    std::string counts;
+    for (int64_t n : stage_devices) counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+    s.deviations.push_back("the stages run on unequal numbers of GPUs (" + counts +
+                           "), and the frameworks give every stage the same: solve with equal stages to launch it");
+  } else if (launched != s.devices)
     s.deviations.push_back("the plan's layers run on " + std::to_string(launched) + " of the " +
                            std::to_string(s.devices) + " GPUs (pipeline " + std::to_string(s.stages) + " x " +
                            words(s.pattern) + "): launch on " + std::to_string(launched) + ", or solve for fewer");

@@ -96,6 +96,16 @@ TEST_CASE("a plan whose layers leave GPUs idle says how many it runs on") {
         "the plan's layers run on 2 of the 8 GPUs (pipeline 2 x tensor 1 x data 1): launch on 2, or solve for fewer");
 }
 
+TEST_CASE("a plan whose stages hold unequal numbers of GPUs says so, not a GPU count to launch on") {
+  const std::string file = strategy_of("solve " + small_gpt() + " --devices 8 --pipeline-stages 2 --micro-batches 2 --stage-devices 6,2",
+                                       "launch_unequal.json");
+  const LaunchSettings settings = launch_settings(read_strategy_file(file));
+  CHECK(settings.deviations.back() ==
+        "the stages run on unequal numbers of GPUs (6, 2), and the frameworks give every stage the same: solve with "
+        "equal stages to launch it");
+  for (const std::string& line : settings.deviations) CHECK(line.find("launch on") == std::string::npos);
+}
+
 TEST_CASE("layers a framework cannot say are named once per kind, blocks as one") {
   StrategyDocument document;
   document.source = "hand.json";
