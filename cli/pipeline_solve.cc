@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <atomic>
 #include <chrono>
@@ -27,6 +28,7 @@
 #include "stages/device_splits.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_plan.h"
+#include "stages/split_bounds.h"
 #include "stages/stage_solve.h"
 #include "graphs/stage_graph.h"
 #include "strategy/strategy_document.h"
@@ -90,6 +92,9 @@ PipelineSchedule schedule_of(const PipelineCliOptions& o) {
   return schedule;
 }
 
+// --stage-devices auto: splits listed per stage count, the least bounds first.
+constexpr size_t kSplitsPerCount = 4096;
+
 struct PipelineBest {
   PipelineOutcome outcome;
   Graph graph;
@@ -104,6 +109,7 @@ struct SearchCounts {
   /// ones' bounds and of the bounds that ruled the others out.
   double lower_bound = std::numeric_limits<double>::infinity();
   std::string first_refusal;
+  size_t splits_left_out = 0;  ///< counts with more splits below the best step than the limit (their least bound kept)
   size_t refused = 0;              ///< counts whose search went past the DP's limits
   std::exception_ptr first_limit;  ///< the first of those refusals
 };
@@ -213,25 +219,69 @@ class PipelineCandidates {
  public:
   /// `splits[i]`: the stage devices to try with `counts[i]` stages (one
   /// empty vector: equal devices).
+  /// With `split_unit` (--stage-devices auto where the layers' least costs
+  /// bound the step): `splits` is not read; each count's first splits are
+  /// its equal one and the greedy split of least bound (split_bounds.h),
+  /// and add_splits_below lists the others that may step faster.
   PipelineCandidates(const PipelineSolveInput& input, const PipelineSchedule& schedule, const std::vector<int>& counts,
-                     const std::vector<std::vector<std::vector<int64_t>>>& splits, SearchCounts& searched)
+                     const std::vector<std::vector<std::vector<int64_t>>>& splits, SearchCounts& searched,
+                     int64_t split_unit = 0)
       : input_(input),
         schedule_(schedule),
-        searching_(counts.size() > 1 || input.micro_batch_counts.size() > 1 || splits.front().size() > 1),
-        searched_(searched) {
+        searching_(split_unit > 0 || counts.size() > 1 || input.micro_batch_counts.size() > 1 ||
+                   splits.front().size() > 1),
+        searched_(searched),
+        counts_(counts),
+        split_unit_(split_unit) {
     std::vector<Candidate> pending;
     for (int64_t m : input.micro_batch_counts)
       if (add_graph(m))
         for (size_t i = 0; i < counts.size(); ++i)
-          for (const std::vector<int64_t>& devices : splits[i])
+          for (const std::vector<int64_t>& devices : split_unit > 0 ? first_splits(counts[i]) : splits[i])
             pending.push_back({graphs_.size() - 1, setups_.back(), counts[i], devices, 0, false});
     bound_all(pending);
   }
 
-  std::optional<PipelineBest> search() {
+  /// Every split of every count and graph whose bound (split_bounds.h) is
+  /// below `step` and not yet listed, at most kSplitsPerCount per count (the
+  /// least bounds; the rest's least bound kept in the lower bound).
+  void add_splits_below(double step) {
+    std::vector<Candidate> pending;
+    for (size_t g = 0; g < graphs_.size(); ++g)
+      for (int s : counts_) {
+        if (s == 1) continue;
+        const SplitsBelow below = split_bounds_[g]->below(s, step, kSplitsPerCount);
+        searched_.lower_bound = std::min(searched_.lower_bound, below.left_out);
+        searched_.splits_left_out += std::isfinite(below.left_out) ? 1 : 0;
+        for (const BoundedSplit& split : below.splits) {
+          std::vector<int64_t> devices;
+          for (int64_t u : split.units) devices.push_back(u * split_unit_);
+          if (listed_.insert({g, devices}).second)
+            pending.push_back({g, setups_[g], s, std::move(devices), split.bound, false, true});
+        }
+      }
+    bound_all(pending);
+  }
+
+  /// The distinct splits made candidates (over every micro-batch count).
+  [[nodiscard]] size_t splits_listed() const {
+    std::set<std::vector<int64_t>> splits;
+    for (const auto& [graph, split] : listed_) splits.insert(split);
+    return splits.size();
+  }
+
+  /// The best pipeline found (after search), taken out.
+  std::optional<PipelineBest> take_best() { return std::move(best_); }
+  [[nodiscard]] double best_step() const {
+    return best_ ? best_->outcome.step : std::numeric_limits<double>::infinity();
+  }
+
+  void search() {
     // Least bound on top; equal bounds in the order the counts were listed.
-    std::vector<size_t> heap(candidates_.size());
-    std::iota(heap.begin(), heap.end(), size_t{0});
+    // The candidates not yet searched: those added since the last search.
+    std::vector<size_t> heap(candidates_.size() - searched_up_to_);
+    std::iota(heap.begin(), heap.end(), searched_up_to_);
+    searched_up_to_ = candidates_.size();
     const auto later = [&](size_t a, size_t b) {
       return candidates_[a].bound > candidates_[b].bound || (candidates_[a].bound == candidates_[b].bound && a > b);
     };
@@ -272,7 +322,6 @@ class PipelineCandidates {
       if (std::isfinite(c.bound)) solve(c);
       else ++searched_.tried;  // not even the layers' least bytes fit the cap
     }
-    return std::move(best_);
   }
 
  private:
@@ -283,7 +332,34 @@ class PipelineCandidates {
     std::vector<int64_t> devices;  // each stage's; empty: equal
     double bound = 0;
     bool tightened = false;  // pipeline_block_bound taken
+    bool by_split = false;   // bounded by its split's least costs (split_bounds.h), tighter than pipeline_least_step
   };
+
+  // A count's first splits: its equal one (where the units divide) and the
+  // greedy split of least bound; the graph's split bounds made with its first count.
+  std::vector<std::vector<int64_t>> first_splits(int s) {
+    const size_t g = graphs_.size() - 1;
+    if (s == 1) {
+      listed_.insert({g, {input_.devices}});
+      return {{input_.devices}};
+    }
+    if (split_bounds_.size() < graphs_.size()) {
+      const int most = *std::max_element(counts_.begin(), counts_.end());
+      Candidate any{g, setups_[g], most, {}, 0, false};
+      split_bounds_.push_back(std::make_unique<SplitBounds>(
+          least_split_costs(graphs_[g], request_for(any), split_unit_), most));
+    }
+    std::vector<std::vector<int64_t>> splits;
+    const int64_t units = input_.devices / split_unit_;
+    if (units % s == 0) splits.emplace_back(static_cast<size_t>(s), input_.devices / s);
+    std::vector<int64_t> greedy;
+    for (int64_t u : split_bounds_[g]->greedy(s).units) greedy.push_back(u * split_unit_);
+    if (!greedy.empty()) splits.push_back(std::move(greedy));
+    std::vector<std::vector<int64_t>> first;
+    for (std::vector<int64_t>& split : splits)
+      if (listed_.insert({g, split}).second) first.push_back(std::move(split));
+    return first;
+  }
 
   // The graph of one micro-batch of `m`; false where the batch does not split so.
   bool add_graph(int64_t m) {
@@ -308,13 +384,15 @@ class PipelineCandidates {
   // Each candidate's bound that needs no DP (pricing alone), in parallel,
   // once per distinct bound: with stages of unequal devices it depends on
   // the most devices a stage has alone (pipeline_least_step), so the splits
-  // of one count share it. Then, in order, the candidates kept and the first
+  // of one count share it (a split listed by its least costs keeps that
+  // bound, the tighter). Then, in order, the candidates kept and the first
   // error thrown.
   void bound_all(std::vector<Candidate>& pending) {
     using Key = std::tuple<size_t, int, bool, int64_t>;  // graph, stages, equal, most devices a stage has
     std::map<Key, size_t> first;  // each distinct bound: the first candidate that has it
     std::vector<size_t> asked(pending.size());
     for (size_t k = 0; k < pending.size(); ++k) {
+      if (pending[k].by_split) continue;
       const std::vector<int64_t>& n = pending[k].devices;
       const bool equal = std::adjacent_find(n.begin(), n.end(), std::not_equal_to<>()) == n.end();
       const Key key{pending[k].graph, pending[k].stages, equal, n.empty() ? 0 : *std::max_element(n.begin(), n.end())};
@@ -323,17 +401,19 @@ class PipelineCandidates {
     std::vector<size_t> distinct;
     for (const auto& [key, k] : first) distinct.push_back(k);
     std::vector<std::exception_ptr> errors(pending.size());
+    std::vector<double> least(pending.size());  // at each distinct bound's first candidate
     std::atomic<size_t> done{0};
     tbb::parallel_for(size_t{0}, distinct.size(), [&](size_t d) {
       set_progress_stage("bounding pipelines (" + std::to_string(++done) + " of " + std::to_string(distinct.size()) + ")");
       const size_t k = distinct[d];
       try {
-        pending[k].bound = pipeline_least_step(graphs_[pending[k].graph], request_for(pending[k]));
+        least[k] = pipeline_least_step(graphs_[pending[k].graph], request_for(pending[k]));
       } catch (...) {
         errors[k] = std::current_exception();
       }
     });
-    for (size_t k = 0; k < pending.size(); ++k) pending[k].bound = pending[asked[k]].bound, errors[k] = errors[asked[k]];
+    for (size_t k = 0; k < pending.size(); ++k)
+      if (!pending[k].by_split) pending[k].bound = least[asked[k]], errors[k] = errors[asked[k]];
     for (size_t k = 0; k < pending.size(); ++k) {
       if (!errors[k]) {
         candidates_.push_back(std::move(pending[k]));
@@ -408,7 +488,12 @@ class PipelineCandidates {
   std::vector<std::shared_ptr<SharedStageSolves>> shared_;  // per graph: the stage solves its searches share
   std::vector<GivenPipeline> givens_;  // per graph, with a given strategy file: its stages
   std::vector<Candidate> candidates_;
+  size_t searched_up_to_ = 0;  // candidates_ before it: in a search already
   std::optional<PipelineBest> best_;
+  const std::vector<int> counts_;
+  const int64_t split_unit_;  // > 0: splits listed by their bounds
+  std::vector<std::unique_ptr<SplitBounds>> split_bounds_;  // per graph, with split_unit_
+  std::set<std::pair<size_t, std::vector<int64_t>>> listed_;  // (graph, split): a candidate already
 };
 
 }  // namespace
@@ -452,7 +537,7 @@ int64_t split_unit(const PipelineSolveInput& input) {
 // Every split of the devices into `stages` in multiples of `unit`.
 std::vector<std::vector<int64_t>> every_split(int64_t devices, int stages, int64_t unit) {
   try {
-    return device_splits(devices, stages, unit, 4096);
+    return device_splits(devices, stages, unit, kSplitsPerCount);
   } catch (const OptionError& error) {
     throw UsageError(error.words().with("--stage-devices auto"));
   }
@@ -468,13 +553,31 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   const std::vector<int64_t> given =
       o.stage_devices.empty() || unit > 0 ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
   answer.stage_counts = stage_counts(o, given, input.devices, unit);
+  // The layers' least costs bound every split (split_bounds.h) but where the
+  // solver picks each layer's ZeRO stage or recomputation (the tables price
+  // one choice) or the schedule interleaves; there every split is listed.
+  const bool by_bounds = unit > 0 && !input.request.memory.per_layer_auto() &&
+                         answer.schedule.kind != ScheduleKind::Interleaved;
   std::vector<std::vector<std::vector<int64_t>>> splits;
-  for (int s : answer.stage_counts)
-    splits.push_back(unit > 0 ? every_split(input.devices, s, unit) : std::vector<std::vector<int64_t>>{given});
-  for (const auto& each : splits) answer.splits += each.size();
+  for (int s : answer.stage_counts) {
+    answer.split_count += unit > 0 ? device_split_count(input.devices, s, unit) : 1.0;
+    splits.push_back(by_bounds ? std::vector<std::vector<int64_t>>{}
+                     : unit > 0 ? every_split(input.devices, s, unit)
+                                : std::vector<std::vector<int64_t>>{given});
+  }
+  if (unit > 0 && answer.split_count == 0)  // one count given, more stages than units
+    throw UsageError("--stage-devices auto: " + std::to_string(answer.stage_counts.front()) +
+                     " stages need at least as many units of " + std::to_string(unit) + " devices" +
+                     (unit > 1 ? " (a node's)" : "") + ", and " + std::to_string(input.devices) + " devices are " +
+                     std::to_string(input.devices / unit));
   SearchCounts searched;
-  std::optional<PipelineBest> best =
-      PipelineCandidates(input, answer.schedule, answer.stage_counts, splits, searched).search();
+  PipelineCandidates candidates(input, answer.schedule, answer.stage_counts, splits, searched, by_bounds ? unit : 0);
+  candidates.search();
+  if (by_bounds) {
+    candidates.add_splits_below(candidates.best_step());
+    candidates.search();
+  }
+  std::optional<PipelineBest> best = candidates.take_best();
   answer.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
     if (searched.first_limit) std::rethrow_exception(searched.first_limit);  // nothing else searched runs or fits
@@ -486,6 +589,8 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   if (!std::isnan(best->outcome.lower_bound)) best->outcome.lower_bound = std::min(searched.lower_bound, best->outcome.step);
   answer.tried = searched.tried, answer.fitted = searched.fitted, answer.bounded_out = searched.bounded_out;
   answer.refused = searched.refused;
+  answer.splits_listed = by_bounds ? candidates.splits_listed() : 0;
+  answer.splits_left_out = searched.splits_left_out;
   answer.out_of_time = searched.out_of_time;
   answer.stage_solves = searched.stage_solves, answer.ranges = searched.ranges;
   for (const PipelineStage& stage : best->outcome.stages) answer.stage_devices.push_back(stage.devices);
@@ -597,6 +702,22 @@ int simulate_pipeline(const PipelineAnswer& answer, const PipelineSolveInput& in
 
 }  // namespace
 
+namespace {
+
+// "465 device splits in all", and how many of them the bounds ruled out unsearched.
+std::string splits_searched_words(const PipelineAnswer& answer) {
+  std::string words = format_seconds(answer.split_count) + " device splits in all";
+  const double ruled_out = answer.split_count - static_cast<double>(answer.splits_listed);
+  if (answer.splits_listed == 0 || ruled_out <= 0) return words;
+  return words + " (" + format_seconds(ruled_out) + " ruled out by their layers' least costs" +
+         (answer.splits_left_out ? ", or left out past " + std::to_string(kSplitsPerCount) +
+                                       " of a stage count, their least bound kept in the lower bound"
+                                 : std::string()) +
+         ")";
+}
+
+}  // namespace
+
 int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& input) {
   PipelineAnswer answer;
   {
@@ -615,7 +736,8 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
   const std::vector<int64_t>& stage_devices = answer.stage_devices;
   const std::vector<int>& counts = answer.stage_counts;
   const double seconds = answer.seconds;
-  const size_t answer_splits = answer.splits, answer_refused = answer.refused;
+  const size_t answer_refused = answer.refused;
+  const std::string split_words = splits_searched_words(answer);
   std::optional<PipelineBest> best =
       PipelineBest{std::move(answer.outcome), std::move(answer.graph), answer.setup, answer.micro_batch_size};
   SearchCounts searched;
@@ -646,7 +768,7 @@ int run_pipeline_solve(const PipelineCliOptions& o, const PipelineSolveInput& in
     return 0;
   }
   out << "searched " << searched.tried << " pipelines of " << counts.size() << " stage counts x "
-      << (o.stage_devices == "auto" ? std::to_string(answer_splits) + " device splits in all x " : std::string())
+      << (o.stage_devices == "auto" ? split_words + " x " : std::string())
       << input.micro_batch_counts.size() << " micro-batch counts (" << searched.fitted << " fit"
       << (searched.bounded_out ? ", " + std::to_string(searched.bounded_out) + " bounded out: a bound reached the best step found"
                                : std::string())

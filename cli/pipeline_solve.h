@@ -65,7 +65,12 @@ struct PipelineAnswer {
   PipelineSchedule schedule;
   std::vector<int64_t> stage_devices;  ///< the best's, each stage's
   std::vector<int> stage_counts;  ///< the stage counts tried
-  size_t splits = 0;              ///< device splits over every stage count (one each without auto)
+  double split_count = 0;         ///< device splits over every stage count (one each without auto)
+  /// --stage-devices auto, where the layers' least costs bound the splits:
+  /// the splits searched (the rest's bounds reach the best step, or, past the
+  /// limit per count, their least bound is kept in the lower bound).
+  size_t splits_listed = 0;
+  size_t splits_left_out = 0;     ///< counts with splits left out for the limit
   size_t refused = 0;             ///< counts whose search went past the DP's limits (their bounds kept)
   size_t out_of_time = 0;         ///< counts left at the time limit (their bounds kept)
   size_t tried = 0, fitted = 0, bounded_out = 0, stage_solves = 0, ranges = 0;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -303,19 +304,27 @@ class PipelineSearch {
     return {stage.t + send, stage.w + tied, stage.step_bound + m_ * send + tied, stage.time_bound + send};
   }
 
-  // The whole graph priced once per device count and setup (the stages slice it).
+  // The whole graph to be priced once per device count and setup (the
+  // stages slice it), when a stage is first solved (priced()): a search whose
+  // every range is shared or ruled out prices nothing.
   void price() {
     for (int64_t n : devices_) {
       pricings_.add(n, setup_);
       if (s_ > 1) pricings_.add(n, weighted(setup_, 1, 0.0));  // each stage's least time (solve_stage's bound)
     }
-    pricings_.price_all();
     shared_ = request_;
     if (!shared_.stage.solve.dp.block_tables) shared_.stage.solve.dp.block_tables = std::make_shared<BlockTableCache>();
   }
 
+  // The pricings, priced on first use (never from inside a parallel loop).
+  [[nodiscard]] const Pricings& priced() const {
+    pricings_.price_all();
+    return pricings_;
+  }
+
   template <typename Solve>
   void solve_all(const std::vector<Job>& jobs, const Solve& solve) {
+    if (!jobs.empty()) (void)priced();
     std::vector<std::shared_ptr<const StageSolve>> solved(jobs.size());
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t n) {
       const auto& [key, at] = jobs[n];
@@ -411,8 +420,7 @@ class PipelineSearch {
     if (!std::isfinite(incumbent) || !own_optimum() || s_ == 1 || setup_.per_layer_auto()) return;
     std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> least;  // devices: M t + w, t
     for (int64_t n : devices_)
-      if (!least.count(n))
-        least[n] = {pricings_.least_cost_prefix(n, setup_), pricings_.least_cost_prefix(n, weighted(setup_, 1, 0.0))};
+      if (!least.count(n)) least[n] = {least_cost_prefix(n, setup_), least_cost_prefix(n, weighted(setup_, 1, 0.0))};
     const HoldingBounds holding({p_, s_, setup_.micro_batches, [&](int k, int i, int j) -> std::optional<StageValue> {
       if (!allowed(k, i, j)) return std::nullopt;
       const auto& [step, time] = least.at(devices_[k]);
@@ -429,6 +437,20 @@ class PipelineSearch {
     });
     cut_ = cut_ || kept != ranges_.end();
     ranges_.erase(kept, ranges_.end());
+  }
+  // Pricings::least_cost_prefix, kept for the other searches (it needs the pricing).
+  [[nodiscard]] std::vector<double> least_cost_prefix(int64_t n, const TrainingSetup& setup) const {
+    const SharedStageSolves::PrefixKey key{n, setup.micro_batches, setup.step_weight};
+    if (shared()) {
+      std::lock_guard<std::mutex> lock(shared()->mutex);
+      if (const auto found = shared()->least_prefixes.find(key); found != shared()->least_prefixes.end()) return found->second;
+    }
+    std::vector<double> prefix = priced().least_cost_prefix(n, setup);
+    if (shared()) {
+      std::lock_guard<std::mutex> lock(shared()->mutex);
+      shared()->least_prefixes.emplace(key, prefix);
+    }
+    return prefix;
   }
   [[nodiscard]] SharedStageSolves::Key shared_key(const SolveKey& key) const {
     return {std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), s_ > 1};
@@ -564,6 +586,7 @@ class PipelineSearch {
       jobs.push_back({std::move(key), {k, i, j}});
     }
     std::vector<PricedBound> bounds(jobs.size());
+    if (!jobs.empty()) (void)priced();
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t n) {
       const auto& [key, at] = jobs[n];
       SolveRequest ask = shared_.stage;
@@ -625,7 +648,7 @@ class PipelineSearch {
   [[nodiscard]] std::shared_ptr<const StageSolve> with_tables(std::shared_ptr<const StageSolve> solve, int k, int i,
                                                               int j) const {
     if (!solve->tables_dropped) return solve;
-    const StageSite site{{{starts_[i], starts_[j]}}, devices_[k], &pricings_};
+    const StageSite site{{{starts_[i], starts_[j]}}, devices_[k], &priced()};
     const Graph stage = stage_graph(graph_, site.ranges);
     if (!std::get<3>(answer_key(k, i, j))) return std::make_shared<const StageSolve>(solve_base(stage, site, k));
     // It ran to its end once (shared only so): no clock stops it short now.
@@ -668,7 +691,7 @@ class PipelineSearch {
   const TrainingSetup setup_;
   const double m_;
   const RangeKeys keys_;
-  Pricings pricings_;
+  mutable Pricings pricings_;  // priced()
   std::vector<int64_t> first_;
   std::vector<uint64_t> crossing_;  // per cut position: the activations that cross it (crossing_elements)
   std::vector<TiedRead> tied_;      // weights read again by a later vertex (tied_reads), priced

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -33,6 +34,7 @@ using StageRanges = std::vector<std::pair<int, int>>;
 using StageModelMaker = std::function<std::unique_ptr<CostModel>(const TrainingSetup& setup, int64_t devices)>;
 
 struct StageSolve;
+struct StagePricing;
 
 /// Stage solves that the pipeline searches of one graph (one micro-batch
 /// count) and one request's options share: a search over the stage devices
@@ -47,6 +49,15 @@ struct StageSolve;
 struct SharedStageSolves {
   using Key = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool, bool>;
   std::map<Key, std::shared_ptr<const StageSolve>> solves;  ///< each with tables_dropped
+  /// Per (devices, micro-batches, step weight): the whole graph's least
+  /// costs per vertex, summed (Pricings::least_cost_prefix), so that a search
+  /// that rules out every range by them prices nothing; and the whole
+  /// graph's pricing (stage_solve.h), so that each device count is priced
+  /// once for all the splits that give a stage that many devices.
+  using PrefixKey = std::tuple<int64_t, int64_t, double>;
+  std::map<PrefixKey, std::vector<double>> least_prefixes;
+  std::map<PrefixKey, std::shared_ptr<const StagePricing>> pricings;
+  std::mutex mutex;  ///< least_prefixes and pricings are filled from parallel pricings
 };
 
 struct PipelineRequest {

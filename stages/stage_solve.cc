@@ -68,9 +68,19 @@ Pricings::Pricings(const Graph& graph, const PipelineRequest& request)
     : graph_(graph), request_(request), repeated_(StageKeys(graph).repeated_reads()) {}
 
 void Pricings::price_all() {
+  SharedStageSolves* shared = request_.shared_solves.get();
   std::vector<std::pair<const Key*, Priced*>> todo;
-  for (auto& [k, priced] : tables_)
-    if (!priced.tables) todo.push_back({&k, &priced});
+  for (auto& [k, priced] : tables_) {
+    if (priced.tables) continue;
+    if (shared) {  // another search of the graph priced it
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      if (const auto found = shared->pricings.find(k); found != shared->pricings.end()) {
+        priced = *found->second;
+        continue;
+      }
+    }
+    todo.push_back({&k, &priced});
+  }
   tbb::parallel_for(size_t{0}, todo.size(), [&](size_t n) {
     const auto& [devices, setup] = std::pair{std::get<0>(*todo[n].first), setup_of(*todo[n].first)};
     SolveRequest ask = request_.stage;
@@ -82,6 +92,9 @@ void Pricings::price_all() {
     todo[n].second->tables = std::make_shared<const CostTables>(std::move(priced.tables));
     todo[n].second->layouts = std::move(priced.layouts);
   });
+  if (!shared) return;
+  std::lock_guard<std::mutex> lock(shared->mutex);
+  for (const auto& [k, priced] : todo) shared->pricings.emplace(*k, std::make_shared<const StagePricing>(*priced));
 }
 
 std::vector<double> Pricings::least_cost_prefix(int64_t devices, const TrainingSetup& setup) const {

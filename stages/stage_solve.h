@@ -35,6 +35,12 @@ namespace pase {
 /// Where `vertex` sits in the stage graph of `ranges` (graphs/stage_graph.h), -1 outside it.
 [[nodiscard]] int index_in(const StageRanges& ranges, int vertex);
 
+/// The whole graph priced on a device count under a setup (Pricings).
+struct StagePricing {
+  std::shared_ptr<const CostTables> tables;
+  std::vector<std::shared_ptr<const std::vector<AxisAssignment>>> layouts;  ///< where priced on layouts
+};
+
 /// The whole graph priced once per device count and setup; each stage's
 /// tables are a slice of it (slice_cost_tables), so equal blocks share their
 /// arrays and the DP keeps their folded tables (DpOptions::block_tables).
@@ -61,10 +67,7 @@ class Pricings {
   [[nodiscard]] std::vector<double> least_cost_prefix(int64_t devices, const TrainingSetup& setup) const;
 
  private:
-  struct Priced {
-    std::shared_ptr<const CostTables> tables;
-    std::vector<std::shared_ptr<const std::vector<AxisAssignment>>> layouts;
-  };
+  using Priced = StagePricing;
   using Key = std::tuple<int64_t, int64_t, double>;  // devices, micro-batches, step weight
   static Key key(int64_t devices, const TrainingSetup& setup) {
     return {devices, setup.micro_batches, setup.step_weight};

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text_file.h"
+#include "stages/device_splits.h"
 #include "strategy/strategy_document.h"
 #include "test_support.h"
 
@@ -261,7 +262,8 @@ TEST_CASE("--stage-devices auto with --pipeline-stages auto: every stage count a
   CHECK(*searched == least);
   const test::CommandResult table =
       test::run_pase("solve " + heavy_head_gpt() + " " + options + " --pipeline-stages auto --stage-devices auto --no-plan");
-  CHECK(table.output.find(" of 4 stage counts x 8 device splits in all x 1 micro-batch counts") != std::string::npos);
+  CHECK(table.output.find(" of 4 stage counts x 8 device splits in all (4 ruled out by their layers' least costs) x 1 "
+                          "micro-batch counts") != std::string::npos);
 }
 
 TEST_CASE("--stage-devices auto: refused for a baseline and past the limit of splits, in one line") {
@@ -270,11 +272,53 @@ TEST_CASE("--stage-devices auto: refused for a baseline and past the limit of sp
                                                       "--stage-devices auto");
   CHECK(baseline.status == 2);
   CHECK(baseline.error == "error: --stage-devices auto: a baseline's or a file's stages are given, not searched\n");
+  // Where the solver picks each layer's ZeRO stage, least costs bound no split: every split is listed.
   const test::CommandResult many = test::run_pase("solve " + small_gpt() +
-                                                  " --devices 64 --pipeline-stages 6 --stage-devices auto");
+                                                  " --devices 64 --pipeline-stages 6 --stage-devices auto --zero auto");
   CHECK(many.status == 2);
   CHECK(many.error == "error: --stage-devices auto: 7.03e+06 ways to give 6 stages 64 units of 1 devices, above the "
                       "limit of 4096 (give each stage's devices, or fewer stages)\n");
+  const test::CommandResult too_few = test::run_pase("solve " + small_gpt() +
+                                                     " --devices 32 --machine dgx-a100 --cost-model calibrated --pipeline-stages 5 "
+                                                     "--stage-devices auto");
+  CHECK(too_few.status == 2);
+  CHECK(too_few.error == "error: --stage-devices auto: 5 stages need at least as many units of 8 devices (a node's), "
+                         "and 32 devices are 4\n");
+}
+
+TEST_CASE("--stage-devices auto: splits whose layers' least costs reach the best step are not searched, and the answer "
+          "is every split's least") {
+  const std::string options = "--devices 8 --pipeline-stages 4 --micro-batches 8 --machine dgx-a100 --dtype bf16";
+  const test::CommandResult searched =
+      test::run_pase("solve " + heavy_head_gpt() + " " + options + " --stage-devices auto --no-plan --json");
+  REQUIRE(searched.status == 0);
+  CHECK(searched.error.find(" x 35 device splits in all (15 ruled out by their layers' least costs) x ") !=
+        std::string::npos);
+  double least = INFINITY;
+  for (const std::vector<int64_t>& split : device_splits(8, 4, 1, 100)) {
+    std::string spelled;
+    for (int64_t n : split) spelled += (spelled.empty() ? "" : ",") + std::to_string(n);
+    least = std::min(least, step_with(heavy_head_gpt(), options + " --stage-devices " + spelled).value());
+  }
+  CHECK(json::parse(searched.output)["total_cost"].get<double>() == least);
+}
+
+TEST_CASE("--stage-devices auto past 4096 splits below the best step: the least bounds searched, the rest's kept in "
+          "the lower bound") {
+  if (test::sanitized_build()) return;  // 4096 pipelines searched: a minute there
+  const std::string options = "--devices 24 --pipeline-stages 5 --micro-batches 8";
+  const test::CommandResult searched =
+      test::run_pase("solve " + heavy_head_gpt() + " " + options + " --stage-devices auto --no-plan --json");
+  REQUIRE(searched.status == 0);
+  CHECK(searched.error.find(" x 8855 device splits in all (4759 ruled out by their layers' least costs, or left out "
+                            "past 4096 of a stage count, their least bound kept in the lower bound) x ") !=
+        std::string::npos);
+  const json strategy = json::parse(searched.output);
+  const double step = strategy["total_cost"].get<double>();
+  const double bound = strategy["memory"]["lower_bound_cost"].get<double>();
+  CHECK(bound <= step);
+  for (const char* split : {"4,5,5,5,5", "5,5,5,5,4", "1,1,1,1,20", "8,4,4,4,4", "2,2,4,8,8"})
+    CHECK(bound <= step_with(heavy_head_gpt(), options + " --stage-devices " + split).value());
 }
 
 TEST_CASE("a stage count whose DP goes past the table limit is skipped, its bound kept; the others are searched") {

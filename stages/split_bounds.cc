@@ -1,0 +1,228 @@
+#include "stages/split_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include <tbb/parallel_for.h>
+
+#include "stages/stage_key.h"
+#include "stages/stage_solve.h"
+
+namespace pase {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+struct SplitBounds::Prefix {
+  std::vector<double> sum, max;  // [position]: over the stages fixed, ending there
+  int stages = 0;
+  int64_t units = 0;
+};
+
+SplitBounds::SplitBounds(SplitCosts costs, int most_stages)
+    : costs_(std::move(costs)),
+      most_(static_cast<int>(std::min<int64_t>({most_stages, costs_.positions, costs_.units}))),
+      p1_(static_cast<size_t>(costs_.positions) + 1),
+      u1_(static_cast<size_t>(costs_.units) + 1) {
+  sum_ = tables(most_, kInf, &max_);
+}
+
+// Backward: r stages over [i, P) on u units, the first over [i, j) on v,
+// the rest after; only stages whose excess is at most `cap` in the sums.
+std::vector<double> SplitBounds::tables(int most, double cap, std::vector<double>* max) const {
+  const int p = costs_.positions;
+  const int64_t units = costs_.units;
+  std::vector<double> sum(static_cast<size_t>(most + 1) * p1_ * u1_, kInf);
+  sum[at(0, p, 0)] = 0;
+  if (max) {
+    max->assign(sum.size(), kInf);
+    (*max)[at(0, p, 0)] = -kInf;  // no stage: nothing to the max
+  }
+  for (int r = 1; r <= most; ++r)
+    tbb::parallel_for(0, p - r + 1, [&](int i) {
+      for (int j = i + 1; j + (r - 1) <= p; ++j)
+        for (int64_t v = 1; v + (r - 1) <= units; ++v) {
+          const auto [a, excess] = range(i, j, v);
+          const int64_t first = v + (r - 1);
+          if (excess <= cap) {
+            const double* after = &sum[at(r - 1, j, 0)];
+            double* here = &sum[at(r, i, 0)];
+            for (int64_t u = first; u <= units; ++u) here[u] = std::min(here[u], a + after[u - v]);
+          }
+          if (!max) continue;
+          const double* after = &(*max)[at(r - 1, j, 0)];
+          double* here = &(*max)[at(r, i, 0)];
+          for (int64_t u = first; u <= units; ++u) here[u] = std::min(here[u], std::max(excess, after[u - v]));
+        }
+    });
+  return sum;
+}
+
+std::pair<double, double> SplitBounds::range(int i, int j, int64_t units) const {
+  const auto& time = costs_.time[static_cast<size_t>(units - 1)];
+  const auto& step = costs_.step[static_cast<size_t>(units - 1)];
+  const double a = time[static_cast<size_t>(j)] - time[static_cast<size_t>(i)];
+  return {a, step[static_cast<size_t>(j)] - step[static_cast<size_t>(i)] - a};
+}
+
+SplitBounds::Prefix SplitBounds::root() const {
+  Prefix prefix{std::vector<double>(p1_, kInf), std::vector<double>(p1_, kInf), 0, 0};
+  prefix.sum[0] = 0, prefix.max[0] = -kInf;  // no stage yet: nothing to the max
+  return prefix;
+}
+
+SplitBounds::Prefix SplitBounds::extend(const Prefix& prefix, int64_t units, double cap) const {
+  Prefix next;
+  next.stages = prefix.stages + 1;
+  next.units = prefix.units + units;
+  next.sum.assign(p1_, kInf);
+  next.max.assign(p1_, kInf);
+  for (int i = 0; i < static_cast<int>(p1_); ++i) {
+    if (prefix.max[static_cast<size_t>(i)] == kInf) continue;  // no way to end there
+    for (int j = i + 1; j < static_cast<int>(p1_); ++j) {
+      const auto [a, excess] = range(i, j, units);
+      const auto at_i = static_cast<size_t>(i), at_j = static_cast<size_t>(j);
+      if (excess <= cap) next.sum[at_j] = std::min(next.sum[at_j], prefix.sum[at_i] + a);
+      next.max[at_j] = std::min(next.max[at_j], std::max(prefix.max[at_i], excess));
+    }
+  }
+  return next;
+}
+
+double SplitBounds::bound(const Prefix& prefix, int stages_left, int64_t units_left, const std::vector<double>& sums) const {
+  double sum = kInf, max = kInf;
+  for (size_t j = 0; j < p1_; ++j) {
+    const size_t after = at(stages_left, static_cast<int>(j), units_left);
+    sum = std::min(sum, prefix.sum[j] + sums[after]);
+    max = std::min(max, std::max(prefix.max[j], max_[after]));
+  }
+  return sum + max;
+}
+
+double SplitBounds::least(int stages) const {
+  if (stages < 1 || stages > most_) return kInf;
+  return sum_[at(stages, 0, costs_.units)] + max_[at(stages, 0, costs_.units)];
+}
+
+BoundedSplit SplitBounds::greedy(int stages) const {
+  BoundedSplit split;
+  if (!std::isfinite(least(stages))) return split;
+  Prefix prefix = root();
+  for (int k = 0; k < stages; ++k) {
+    const int left = stages - k - 1;
+    const int64_t most = costs_.units - prefix.units - left;
+    Prefix best;
+    double best_bound = kInf;
+    for (int64_t v = left == 0 ? most : 1; v <= most; ++v) {  // the last stage takes the units left
+      Prefix next = extend(prefix, v, kInf);
+      const double b = bound(next, left, costs_.units - next.units, sum_);
+      if (b < best_bound) best_bound = b, best = std::move(next);
+    }
+    if (!std::isfinite(best_bound)) return {};
+    split.units.push_back(best.units - prefix.units);
+    split.bound = best_bound;
+    prefix = std::move(best);
+  }
+  return split;
+}
+
+// Against `step`: a partition whose largest excess is c or more steps at
+// least (least sum of a over every partition) + c, so with c = step - that
+// sum it does not beat the step; the sums are then taken over the stages of
+// excess below c only, which raises the least sum, which lowers c: a few
+// rounds, each one DP of the sums.
+std::pair<std::vector<double>, double> SplitBounds::sums_against(int stages, double step) const {
+  std::vector<double> sums = sum_;
+  double cap = kInf;
+  for (int round = 0; round < 3 && std::isfinite(step); ++round) {
+    const double least_sum = sums[at(stages, 0, costs_.units)];
+    const double next = step - least_sum;
+    if (!std::isfinite(least_sum) || next >= cap) break;
+    cap = next;
+    sums = tables(stages, cap, nullptr);
+  }
+  return {std::move(sums), cap};
+}
+
+SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
+  SplitsBelow out;
+  out.left_out = kInf;
+  if (stages < 1 || stages > most_ || least(stages) >= step) return out;  // no split's bound is below least()
+  const auto [sums, cap] = sums_against(stages, step);
+  double threshold = step;  // lowered to the limit-th bound once more are found
+  std::vector<int64_t> units;
+  const auto visit = [&](const auto& self, const Prefix& prefix) -> void {
+    const int left = stages - prefix.stages;
+    if (left == 0) {
+      const double b = prefix.sum.back() + prefix.max.back();
+      if (b >= threshold) return;
+      out.splits.push_back({units, b});
+      if (out.splits.size() < 2 * limit + 1) return;
+      std::nth_element(out.splits.begin(), out.splits.begin() + static_cast<std::ptrdiff_t>(limit), out.splits.end(),
+                       [](const BoundedSplit& x, const BoundedSplit& y) { return x.bound < y.bound; });
+      for (size_t s = limit; s < out.splits.size(); ++s) out.left_out = std::min(out.left_out, out.splits[s].bound);
+      threshold = std::min(threshold, out.left_out);
+      out.splits.resize(limit);
+      return;
+    }
+    const int64_t most = costs_.units - prefix.units - (left - 1);
+    for (int64_t v = left == 1 ? most : 1; v <= most; ++v) {
+      Prefix next = extend(prefix, v, cap);
+      const double b = bound(next, left - 1, costs_.units - next.units, sums);
+      if (b >= threshold) {
+        if (b < step) out.left_out = std::min(out.left_out, b);  // cut for the limit, not the step
+        continue;
+      }
+      units.push_back(v);
+      self(self, next);
+      units.pop_back();
+    }
+  };
+  visit(visit, root());
+  std::sort(out.splits.begin(), out.splits.end(),
+            [](const BoundedSplit& x, const BoundedSplit& y) { return x.bound < y.bound || (x.bound == y.bound && x.units < y.units); });
+  if (out.splits.size() > limit) {
+    for (size_t s = limit; s < out.splits.size(); ++s) out.left_out = std::min(out.left_out, out.splits[s].bound);
+    out.splits.resize(limit);
+  }
+  return out;
+}
+
+SplitCosts least_split_costs(const Graph& graph, const PipelineRequest& request, int64_t unit) {
+  SplitCosts costs;
+  const std::vector<int> starts = stage_cut_vertices(graph, StageKeys(graph), request.cuts);
+  costs.positions = static_cast<int>(starts.size()) - 1;
+  costs.units = request.devices / unit;
+  costs.time.resize(static_cast<size_t>(costs.units));
+  costs.step.resize(static_cast<size_t>(costs.units));
+  const TrainingSetup& setup = request.stage.memory;
+  PipelineRequest unshared = request;  // the tables of every count would be kept: only their prefixes are
+  unshared.shared_solves.reset();
+  tbb::parallel_for(int64_t{1}, costs.units + 1, [&](int64_t u) {
+    Pricings pricings(graph, unshared);  // one count's tables at a time
+    const TrainingSetup time_setup = weighted(setup, 1, 0.0);
+    pricings.add(u * unit, setup);
+    pricings.add(u * unit, time_setup);
+    pricings.price_all();
+    std::vector<double> step = pricings.least_cost_prefix(u * unit, setup);
+    std::vector<double> time = pricings.least_cost_prefix(u * unit, time_setup);
+    for (int start : starts) {
+      costs.step[static_cast<size_t>(u - 1)].push_back(step[static_cast<size_t>(start)]);
+      costs.time[static_cast<size_t>(u - 1)].push_back(time[static_cast<size_t>(start)]);
+    }
+    if (SharedStageSolves* shared = request.shared_solves.get()) {  // the splits' searches read them again
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      shared->least_prefixes.emplace(SharedStageSolves::PrefixKey{u * unit, setup.micro_batches, setup.step_weight},
+                                     std::move(step));
+      shared->least_prefixes.emplace(
+          SharedStageSolves::PrefixKey{u * unit, time_setup.micro_batches, time_setup.step_weight}, std::move(time));
+    }
+  });
+  return costs;
+}
+
+}  // namespace pase
