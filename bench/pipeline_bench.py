@@ -15,12 +15,14 @@ the search), and the ratio of the two steps. Cases over --timeout are printed as
 The -layouts case prices every stage on its mesh's layouts (--mesh auto):
 its plan is the step as priced. The -mb-auto case searches the micro-batch
 count too (every divisor of the batch), -techniques-auto each layer's ZeRO
-stage and recomputation, -all-auto all of them. The -splits case searches
-every split of 256 GPUs into 3 stages in whole nodes (--stage-devices auto).
+stage and recomputation, -all-auto all of them. The -splits cases search
+every split of the GPUs among the stages in whole nodes (--stage-devices
+auto): 256 GPUs in 3 stages (465 splits), 1024 in 8 (8.94e10, bounded
+before any is listed).
 
     bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,
                             175b-1024-techniques-auto,175b-1024-all-auto,175b-3072-all-auto,1t-3072-all-auto,
-                            175b-256-splits,175b-3072,1t-3072]
+                            175b-256-splits,175b-1024-splits,175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -59,6 +61,9 @@ CASES = {
     "175b-256-splits": (["gpt3-175b", "--batch", "1536"], 256,
                         ["--micro-batches", "64", "--zero", "1", "--recompute", "full", "--pipeline-stages", "3",
                          "--stage-devices", "auto"]),
+    "175b-1024-splits": (["gpt3-175b", "--batch", "1536"], 1024,
+                         ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "8",
+                          "--stage-devices", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "1t-3072": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq", "2048",

@@ -238,7 +238,7 @@ class PipelineCandidates {
       if (add_graph(m))
         for (size_t i = 0; i < counts.size(); ++i)
           for (const std::vector<int64_t>& devices : split_unit > 0 ? first_splits(counts[i]) : splits[i])
-            pending.push_back({graphs_.size() - 1, setups_.back(), counts[i], devices, 0, false});
+            pending.push_back({graphs_.size() - 1, setups_.back(), counts[i], devices, split_bound(devices), false});
     bound_all(pending);
   }
 
@@ -335,6 +335,14 @@ class PipelineCandidates {
     bool by_split = false;   // bounded by its split's least costs (split_bounds.h), tighter than pipeline_least_step
   };
 
+  // A first split's bound from its layers' least costs (split_bounds.h); 0 without them.
+  [[nodiscard]] double split_bound(const std::vector<int64_t>& devices) const {
+    if (split_bounds_.size() < graphs_.size() || devices.size() < 2) return 0;
+    std::vector<int64_t> units;
+    for (int64_t n : devices) units.push_back(n / split_unit_);
+    return split_bounds_.back()->of(units);
+  }
+
   // A count's first splits: its equal one (where the units divide) and the
   // greedy split of least bound; the graph's split bounds made with its first count.
   std::vector<std::vector<int64_t>> first_splits(int s) {
@@ -413,7 +421,7 @@ class PipelineCandidates {
       }
     });
     for (size_t k = 0; k < pending.size(); ++k)
-      if (!pending[k].by_split) pending[k].bound = least[asked[k]], errors[k] = errors[asked[k]];
+      if (!pending[k].by_split) pending[k].bound = std::max(pending[k].bound, least[asked[k]]), errors[k] = errors[asked[k]];
     for (size_t k = 0; k < pending.size(); ++k) {
       if (!errors[k]) {
         candidates_.push_back(std::move(pending[k]));

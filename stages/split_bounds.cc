@@ -108,6 +108,15 @@ double SplitBounds::least(int stages) const {
   return sum_[at(stages, 0, costs_.units)] + max_[at(stages, 0, costs_.units)];
 }
 
+double SplitBounds::of(const std::vector<int64_t>& units) const {
+  Prefix prefix = root();
+  for (int64_t u : units) {
+    if (u < 1 || prefix.units + u > costs_.units) return kInf;
+    prefix = extend(prefix, u, kInf);
+  }
+  return prefix.units == costs_.units ? prefix.sum.back() + prefix.max.back() : kInf;
+}
+
 BoundedSplit SplitBounds::greedy(int stages) const {
   BoundedSplit split;
   if (!std::isfinite(least(stages))) return split;

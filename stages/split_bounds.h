@@ -56,6 +56,8 @@ class SplitBounds {
   /// Every split among `stages` stages whose bound is below `step`, least
   /// first, at most `limit` of them (the least bounds kept).
   [[nodiscard]] SplitsBelow below(int stages, double step, size_t limit) const;
+  /// The bound of one split (its units per stage; infinity where it cannot run).
+  [[nodiscard]] double of(const std::vector<int64_t>& units) const;
   /// A split of least bound found by taking, stage after stage, the units of
   /// least bound (not always the least of all; a first split to search).
   [[nodiscard]] BoundedSplit greedy(int stages) const;

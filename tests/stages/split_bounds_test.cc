@@ -106,6 +106,7 @@ TEST_CASE("split bounds: each split's bound is brute force's over its partitions
         const Brute b = brute(costs, split.units);
         CHECK(split.bound == doctest::Approx(b.least_sum + b.least_max).epsilon(1e-12));
         CHECK(split.bound <= b.joint + 1e-9);
+        CHECK(bounds.of(split.units) == doctest::Approx(split.bound).epsilon(1e-12));
         least_leaf = std::min(least_leaf, split.bound);
       }
       for (size_t i = 1; i < all.splits.size(); ++i) CHECK(all.splits[i - 1].bound <= all.splits[i].bound);
