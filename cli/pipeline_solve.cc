@@ -515,7 +515,8 @@ void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
                       "blocks per stage)");
   command->add_option("--stage-devices", options.stage_devices,
                       "Each stage's devices, e.g. 12,4, or auto: every split in multiples of a node's devices (of one "
-                      "device within a node) searched (default: the devices split evenly)");
+                      "device within a node), those the layers' least costs do not rule out searched; frameworks run "
+                      "equal stages only (default: the devices split evenly)");
 }
 
 PipelineSolveInput pipeline_input(const GraphFileV1& file, const std::string& path, int64_t devices,
