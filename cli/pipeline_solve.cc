@@ -237,8 +237,8 @@ class PipelineCandidates {
     for (int64_t m : input.micro_batch_counts)
       if (add_graph(m))
         for (size_t i = 0; i < counts.size(); ++i)
-          for (const std::vector<int64_t>& devices : split_unit > 0 ? first_splits(counts[i]) : splits[i])
-            pending.push_back({graphs_.size() - 1, setups_.back(), counts[i], devices, split_bound(devices), false});
+          for (DeviceSplit& split : split_unit > 0 ? first_splits(counts[i]) : given_splits(splits[i]))
+            pending.push_back({graphs_.size() - 1, setups_.back(), counts[i], std::move(split.devices), split.bound, false});
     bound_all(pending);
   }
 
@@ -247,18 +247,14 @@ class PipelineCandidates {
   /// least bounds; the rest's least bound kept in the lower bound).
   void add_splits_below(double step) {
     std::vector<Candidate> pending;
-    for (size_t g = 0; g < graphs_.size(); ++g)
+    for (size_t g = 0; g < split_lists_.size(); ++g)
       for (int s : counts_) {
         if (s == 1) continue;
-        const SplitsBelow below = split_bounds_[g]->below(s, step, kSplitsPerCount);
-        searched_.lower_bound = std::min(searched_.lower_bound, below.left_out);
-        searched_.splits_left_out += std::isfinite(below.left_out) ? 1 : 0;
-        for (const BoundedSplit& split : below.splits) {
-          std::vector<int64_t> devices;
-          for (int64_t u : split.units) devices.push_back(u * split_unit_);
-          if (listed_.insert({g, devices}).second)
-            pending.push_back({g, setups_[g], s, std::move(devices), split.bound, false, true});
-        }
+        double left_out = std::numeric_limits<double>::infinity();
+        for (DeviceSplit& split : split_lists_[g].below(s, step, kSplitsPerCount, left_out))
+          pending.push_back({g, setups_[g], s, std::move(split.devices), split.bound, false, true});
+        searched_.lower_bound = std::min(searched_.lower_bound, left_out);
+        searched_.splits_left_out += std::isfinite(left_out) ? 1 : 0;
       }
     bound_all(pending);
   }
@@ -266,7 +262,7 @@ class PipelineCandidates {
   /// The distinct splits made candidates (over every micro-batch count).
   [[nodiscard]] size_t splits_listed() const {
     std::set<std::vector<int64_t>> splits;
-    for (const auto& [graph, split] : listed_) splits.insert(split);
+    for (const SplitCandidates& list : split_lists_) splits.insert(list.listed().begin(), list.listed().end());
     return splits.size();
   }
 
@@ -335,38 +331,21 @@ class PipelineCandidates {
     bool by_split = false;   // bounded by its split's least costs (split_bounds.h), tighter than pipeline_least_step
   };
 
-  // A first split's bound from its layers' least costs (split_bounds.h); 0 without them.
-  [[nodiscard]] double split_bound(const std::vector<int64_t>& devices) const {
-    if (split_bounds_.size() < graphs_.size() || devices.size() < 2) return 0;
-    std::vector<int64_t> units;
-    for (int64_t n : devices) units.push_back(n / split_unit_);
-    return split_bounds_.back()->of(units);
+  // The splits given for a count, unbounded.
+  static std::vector<DeviceSplit> given_splits(const std::vector<std::vector<int64_t>>& splits) {
+    std::vector<DeviceSplit> given;
+    for (const std::vector<int64_t>& devices : splits) given.push_back({devices, 0});
+    return given;
   }
 
-  // A count's first splits: its equal one (where the units divide) and the
-  // greedy split of least bound; the graph's split bounds made with its first count.
-  std::vector<std::vector<int64_t>> first_splits(int s) {
+  // A count's first splits (SplitCandidates::first) for the graph just added.
+  std::vector<DeviceSplit> first_splits(int s) {
     const size_t g = graphs_.size() - 1;
-    if (s == 1) {
-      listed_.insert({g, {input_.devices}});
-      return {{input_.devices}};
-    }
-    if (split_bounds_.size() < graphs_.size()) {
+    if (split_lists_.size() < graphs_.size()) {
       const int most = *std::max_element(counts_.begin(), counts_.end());
-      Candidate any{g, setups_[g], most, {}, 0, false};
-      split_bounds_.push_back(std::make_unique<SplitBounds>(
-          least_split_costs(graphs_[g], request_for(any), split_unit_), most));
+      split_lists_.emplace_back(graphs_[g], request_for({g, setups_[g], most, {}, 0, false}), split_unit_, most);
     }
-    std::vector<std::vector<int64_t>> splits;
-    const int64_t units = input_.devices / split_unit_;
-    if (units % s == 0) splits.emplace_back(static_cast<size_t>(s), input_.devices / s);
-    std::vector<int64_t> greedy;
-    for (int64_t u : split_bounds_[g]->greedy(s).units) greedy.push_back(u * split_unit_);
-    if (!greedy.empty()) splits.push_back(std::move(greedy));
-    std::vector<std::vector<int64_t>> first;
-    for (std::vector<int64_t>& split : splits)
-      if (listed_.insert({g, split}).second) first.push_back(std::move(split));
-    return first;
+    return split_lists_[g].first(s);
   }
 
   // The graph of one micro-batch of `m`; false where the batch does not split so.
@@ -500,8 +479,7 @@ class PipelineCandidates {
   std::optional<PipelineBest> best_;
   const std::vector<int> counts_;
   const int64_t split_unit_;  // > 0: splits listed by their bounds
-  std::vector<std::unique_ptr<SplitBounds>> split_bounds_;  // per graph, with split_unit_
-  std::set<std::pair<size_t, std::vector<int64_t>>> listed_;  // (graph, split): a candidate already
+  std::vector<SplitCandidates> split_lists_;  // per graph, with split_unit_
 };
 
 }  // namespace

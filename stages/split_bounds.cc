@@ -201,6 +201,44 @@ SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
   return out;
 }
 
+SplitCandidates::SplitCandidates(const Graph& graph, const PipelineRequest& request, int64_t unit, int most_stages)
+    : devices_(request.devices), unit_(unit), bounds_(least_split_costs(graph, request, unit), most_stages) {}
+
+std::vector<int64_t> SplitCandidates::devices_of(const std::vector<int64_t>& units) const {
+  std::vector<int64_t> devices;
+  for (int64_t u : units) devices.push_back(u * unit_);
+  return devices;
+}
+
+std::vector<DeviceSplit> SplitCandidates::first(int stages) {
+  std::vector<DeviceSplit> splits;
+  if (stages == 1) {
+    splits.push_back({{devices_}, 0});
+  } else {
+    const int64_t units = devices_ / unit_;
+    if (units % stages == 0) {
+      const std::vector<int64_t> equal(static_cast<size_t>(stages), units / stages);
+      splits.push_back({devices_of(equal), bounds_.of(equal)});
+    }
+    const BoundedSplit greedy = bounds_.greedy(stages);
+    if (!greedy.units.empty()) splits.push_back({devices_of(greedy.units), greedy.bound});
+  }
+  std::vector<DeviceSplit> first;
+  for (DeviceSplit& split : splits)
+    if (listed_.insert(split.devices).second) first.push_back(std::move(split));
+  return first;
+}
+
+std::vector<DeviceSplit> SplitCandidates::below(int stages, double step, size_t limit, double& left_out) {
+  const SplitsBelow found = bounds_.below(stages, step, limit);
+  left_out = std::min(left_out, found.left_out);
+  std::vector<DeviceSplit> splits;
+  for (const BoundedSplit& split : found.splits)
+    if (std::vector<int64_t> devices = devices_of(split.units); listed_.insert(devices).second)
+      splits.push_back({std::move(devices), split.bound});
+  return splits;
+}
+
 SplitCosts least_split_costs(const Graph& graph, const PipelineRequest& request, int64_t unit) {
   SplitCosts costs;
   const std::vector<int> starts = stage_cut_vertices(graph, StageKeys(graph), request.cuts);
