@@ -1,5 +1,7 @@
 #include "solve/layer_techniques.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 #include <map>
@@ -321,6 +323,16 @@ double least_layer_costs_with_techniques(const Graph& graph, const CostModel& mo
   const TechniqueSpace techniques(graph, model, tables, setup);
   if (!cap) return least_vertex_costs(techniques.space.objective);
   return separable_cap_bound(techniques.space.objective, techniques.space.memory, *cap).bound;
+}
+
+std::vector<double> least_vertex_costs_with_techniques(const Graph& graph, const CostModel& model,
+                                                       const CostTables& tables, const TrainingSetup& setup) {
+  const TechniqueSpace techniques(graph, model, tables, setup);
+  const Objective& options = techniques.space.objective;
+  std::vector<double> least(options.vertex_count());
+  for (size_t v = 0; v < least.size(); ++v)
+    least[v] = *std::min_element(options.vertex_cost[v].begin(), options.vertex_cost[v].end());
+  return least;
 }
 
 PricedBound layer_techniques_lagrangian_bound(const Graph& graph, const CostModel& model, const CostTables& tables,

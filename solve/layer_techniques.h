@@ -84,6 +84,13 @@ struct TechniqueChoice {
                                                        const CostTables& tables, const TrainingSetup& setup,
                                                        std::optional<uint64_t> cap = std::nullopt);
 
+/// Each vertex's least cost over its configurations and the techniques it
+/// may take (the options least_layer_costs_with_techniques sums): no
+/// strategy over configurations and per-layer techniques prices it lower.
+[[nodiscard]] std::vector<double> least_vertex_costs_with_techniques(const Graph& graph, const CostModel& model,
+                                                                     const CostTables& tables,
+                                                                     const TrainingSetup& setup);
+
 /// A lower bound on the capped optimum over configurations and per-layer
 /// techniques with one DP: at the separable bound's price per byte
 /// (memorycap/separable_bound.h), the DP optimum of cost + price x bytes

@@ -413,11 +413,11 @@ class PipelineSearch {
   // from its vertices' least costs alone on its devices (no edges, no cap,
   // so below what its solve gives; its sends and tied work exact), and a
   // range no partition faster than the incumbent holds (HoldingBounds) is
-  // dropped unsolved. Not where the solver chooses each layer's ZeRO stage
-  // or recomputation: the tables price one choice, and another may cost less.
+  // dropped unsolved. Where the solver chooses each layer's ZeRO stage or
+  // recomputation, each vertex's least over every technique it may take.
   void drop_by_least_costs() {
     const double incumbent = request_.incumbent;
-    if (!std::isfinite(incumbent) || !own_optimum() || s_ == 1 || setup_.per_layer_auto()) return;
+    if (!std::isfinite(incumbent) || !own_optimum() || s_ == 1) return;
     std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> least;  // devices: M t + w, t
     for (int64_t n : devices_)
       if (!least.count(n)) least[n] = {least_cost_prefix(n, setup_), least_cost_prefix(n, weighted(setup_, 1, 0.0))};

@@ -15,6 +15,7 @@
 #include "graphs/vertex_model.h"
 #include "plans/mesh_pricing.h"
 #include "plans/mesh_search.h"
+#include "solve/layer_techniques.h"
 #include "solve/solve_request.h"
 #include "stages/stage_cuts.h"
 #include "stages/stage_key.h"
@@ -98,12 +99,16 @@ void Pricings::price_all() {
 }
 
 std::vector<double> Pricings::least_cost_prefix(int64_t devices, const TrainingSetup& setup) const {
-  const Objective& objective = tables_.at(key(devices, setup)).tables->objective;
-  std::vector<double> prefix(objective.vertex_count() + 1, 0.0);
-  for (size_t v = 0; v < objective.vertex_count(); ++v) {
-    const SharedArray<double>& costs = objective.vertex_cost[v];
-    prefix[v + 1] = prefix[v] + *std::min_element(costs.begin(), costs.end());
+  const CostTables& tables = *tables_.at(key(devices, setup)).tables;
+  std::vector<double> least;
+  if (setup.per_layer_auto()) {  // the tables price one technique per layer: the least over every one it may take
+    least = least_vertex_costs_with_techniques(graph_, *request_.make_model(setup, devices), tables, setup);
+  } else {
+    for (const SharedArray<double>& costs : tables.objective.vertex_cost)
+      least.push_back(*std::min_element(costs.begin(), costs.end()));
   }
+  std::vector<double> prefix(least.size() + 1, 0.0);
+  for (size_t v = 0; v < least.size(); ++v) prefix[v + 1] = prefix[v] + least[v];
   return prefix;
 }
 

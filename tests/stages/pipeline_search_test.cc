@@ -435,10 +435,19 @@ TEST_CASE("against an incumbent, ranges ruled out by their layers' least costs a
   CHECK(below.cut);
   CHECK_FALSE(below.solved());
   CHECK(below.stage_solves == 0);
-  // Where the solver chooses each layer's ZeRO stage, the tables' least costs bound nothing: every range is solved.
+  // Where the solver chooses each layer's ZeRO stage and recomputation, the
+  // least over every technique a layer may take bounds it: ranges are
+  // dropped, the answer stands.
   request.stage.memory.zero = kZeroAuto;
+  request.stage.memory.recompute = Recompute::Auto;
   request.incumbent = INFINITY;
-  const PipelineOutcome zero_auto = solve_pipeline(graph, request);
-  request.incumbent = zero_auto.step * 1.001;
-  CHECK(solve_pipeline(graph, request).stage_solves == zero_auto.stage_solves);
+  const PipelineOutcome techniques = solve_pipeline(graph, request);
+  REQUIRE(techniques.solved());
+  request.incumbent = techniques.step * 1.001;
+  const PipelineOutcome told_techniques = solve_pipeline(graph, request);
+  REQUIRE(told_techniques.solved());
+  CHECK(told_techniques.step == techniques.step);
+  CHECK(told_techniques.lower_bound == techniques.lower_bound);
+  CHECK(told_techniques.stage_solves < techniques.stage_solves);
+  CHECK(told_techniques.cut);
 }
