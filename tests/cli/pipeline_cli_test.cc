@@ -279,9 +279,9 @@ TEST_CASE("--stage-devices auto: refused for a baseline and past the limit of sp
   CHECK(many.status == 2);
   CHECK(many.error == "error: --stage-devices auto: 7.03e+06 ways to give 6 stages 64 units of 1 devices, above the "
                       "limit of 4096 (give each stage's devices, or fewer stages)\n");
-  const test::CommandResult too_few = test::run_pase("solve " + small_gpt() +
-                                                     " --devices 32 --machine dgx-a100 --cost-model calibrated --pipeline-stages 5 "
-                                                     "--stage-devices auto");
+  const test::CommandResult too_few =
+      test::run_pase("solve " + small_gpt() +
+                     " --devices 32 --machine dgx-a100 --cost-model calibrated --pipeline-stages 5 --stage-devices auto");
   CHECK(too_few.status == 2);
   CHECK(too_few.error == "error: --stage-devices auto: 5 stages need at least as many units of 8 devices (a node's), "
                          "and 32 devices are 4\n");
