@@ -224,9 +224,10 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
       o.stage_devices.empty() || unit > 0 ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
   answer.stage_counts = stage_counts(o, given, input.devices, unit);
   // The layers' least costs bound every split (split_bounds.h) but where
-  // the schedule interleaves (its step is another formula); there every
-  // split is listed.
-  const bool by_bounds = unit > 0 && answer.schedule.kind != ScheduleKind::Interleaved;
+  // the schedule interleaves (its step is another formula); there, and for
+  // one stage (one split), every split is listed.
+  const bool by_bounds = unit > 0 && answer.schedule.kind != ScheduleKind::Interleaved &&
+                         *std::max_element(answer.stage_counts.begin(), answer.stage_counts.end()) > 1;
   std::vector<std::vector<std::vector<int64_t>>> splits;
   for (int s : answer.stage_counts) {
     answer.split_count += unit > 0 ? device_split_count(input.devices, s, unit) : 1.0;

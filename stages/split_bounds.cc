@@ -161,7 +161,9 @@ SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
   SplitsBelow out;
   out.left_out = kInf;
   if (stages < 1 || stages > most_ || least(stages) >= step) return out;  // no split's bound is below least()
-  const auto [sums, cap] = sums_against(stages, step);
+  const std::pair<std::vector<double>, double> against = sums_against(stages, step);  // no binding: the walk captures them
+  const std::vector<double>& sums = against.first;
+  const double cap = against.second;
   double threshold = step;  // lowered to the limit-th bound once more are found
   std::vector<int64_t> units;
   const auto visit = [&](const auto& self, const Prefix& prefix) -> void {

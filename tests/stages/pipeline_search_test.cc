@@ -17,6 +17,7 @@
 #include "solve/solve_request.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_search.h"
+#include "stages/split_bounds.h"
 #include "stages/stage_cuts.h"
 #include "test_support.h"
 
@@ -440,5 +441,36 @@ TEST_CASE("against an incumbent, ranges ruled out by their layers' least costs a
     CHECK(below.cut);
     CHECK_FALSE(below.solved());
     CHECK(below.stage_solves == 0);
+  }
+}
+
+TEST_CASE("SplitCandidates: each split once, its bound at most the step its search finds, under both models") {
+  const Graph graph = small_gpt(3, 8);
+  const MachineProfile profile = parse_machine_profile(test::kTestMachineProfile, "m.json");
+  for (const std::optional<MachineProfile>& model : {std::optional<MachineProfile>{}, std::optional(profile)}) {
+    PipelineRequest request = pipeline_request(3, 8, 8, model);
+    SplitCandidates lists(graph, request, 1, 3);
+    const std::vector<DeviceSplit> one = lists.first(1);
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].devices == std::vector<int64_t>{8});
+    const std::vector<DeviceSplit> first = lists.first(3);  // 8 units do not split in 3 alike: the greedy split only
+    REQUIRE(first.size() == 1);
+    CHECK(lists.first(3).empty());  // listed already
+    double left_out = INFINITY;
+    const std::vector<DeviceSplit> rest = lists.below(3, INFINITY, 100, left_out);
+    CHECK(rest.size() == 20);  // C(7, 2) = 21 splits, the greedy one listed before
+    CHECK(left_out == INFINITY);
+    CHECK(lists.listed().size() == 22);
+    std::vector<DeviceSplit> every = first;
+    every.insert(every.end(), rest.begin(), rest.end());
+    for (const DeviceSplit& split : every) {
+      INFO(split.devices[0] << "," << split.devices[1] << "," << split.devices[2]);
+      CHECK(split.devices[0] + split.devices[1] + split.devices[2] == 8);
+      request.stage_devices = split.devices;
+      const PipelineOutcome searched = solve_pipeline(graph, request);
+      REQUIRE(searched.solved());
+      CHECK(split.bound <= searched.step * (1 + 1e-12));
+      CHECK(split.bound > 0);
+    }
   }
 }
