@@ -22,7 +22,7 @@ before any is listed).
 
     bench/pipeline_bench.py [--pase build/pase] [--cases 175b-1024,175b-1024-layouts,175b-1024-auto,175b-1024-mb-auto,
                             175b-1024-techniques-auto,175b-1024-all-auto,175b-3072-all-auto,1t-3072-all-auto,
-                            175b-256-splits,175b-1024-splits,175b-3072,1t-3072]
+                            175b-256-splits,175b-1024-splits,175b-1024-chunks,175b-3072,1t-3072]
                             [--timeout 1800]
 """
 import argparse
@@ -64,6 +64,9 @@ CASES = {
     "175b-1024-splits": (["gpt3-175b", "--batch", "1536"], 1024,
                          ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "8",
                           "--stage-devices", "auto"]),
+    "175b-1024-chunks": (["gpt3-175b", "--batch", "1536"], 1024,
+                         ["--micro-batches", "48", "--zero", "auto", "--recompute", "auto", "--pipeline-stages", "8",
+                          "--schedule", "interleaved:2", "--chunks", "auto"]),
     "175b-3072": (["gpt3-175b", "--batch", "1536"], 3072,
                   ["--micro-batches", "96", "--zero", "1", "--recompute", "full", "--pipeline-stages", "auto"]),
     "1t-3072": (["gpt", "--layers", "128", "--d-model", "25600", "--heads", "160", "--ff", "102400", "--seq", "2048",
@@ -138,8 +141,9 @@ def main():
                       doc["memory"]["per_device_bytes"] / 2**30, seconds, peak_gb(err)))
             baseline = os.path.join(tmp, name + ".megatron.json")
             base_options = list(options)
-            if "--stage-devices" in base_options:  # a baseline's stages are equal, not searched
-                del base_options[base_options.index("--stage-devices"):base_options.index("--stage-devices") + 2]
+            for searched in ("--stage-devices", "--chunks"):  # a baseline's stages and chunks are equal, not searched
+                if searched in base_options:
+                    del base_options[base_options.index(searched):base_options.index(searched) + 2]
             # Megatron-LM's equal stages: the plan's count, or the next that divides the devices.
             base_stages = pipeline["stages"]
             while devices % base_stages:

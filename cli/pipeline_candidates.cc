@@ -29,6 +29,7 @@ PipelineRequest pipeline_request(const PipelineSolveInput& input, const Pipeline
   request.make_model = input.make_model;
   request.equal_blocks = input.request.source == StrategySource::Baseline;  // a baseline's stages: Megatron-LM's split
   request.stage_layouts = input.stage_layouts;
+  request.search_chunks = input.search_chunks;
   return request;
 }
 
@@ -193,6 +194,7 @@ void PipelineCandidates::bound_all(std::vector<Candidate>& pending) {
       std::rethrow_exception(errors[k]);
     } catch (const OptionError& error) {
       if (!searching_) throw option_mistake(error);  // a stage count the devices do not allow
+      if (searched_.first_mistake.empty()) searched_.first_mistake = option_mistake(error).what();
     }
   }
 }
@@ -222,8 +224,9 @@ void PipelineCandidates::solve(const Candidate& c) {
     if (best_) request.incumbent = best_->outcome.step;
     outcome = solve_pipeline(graphs_[c.graph], request);
   } catch (const OptionError& error) {
-    if (searching_) return;  // more stages than places to cut
-    throw option_mistake(error);
+    if (!searching_) throw option_mistake(error);
+    if (searched_.first_mistake.empty()) searched_.first_mistake = option_mistake(error).what();
+    return;  // more stages than places to cut
   } catch (const LimitError&) {
     // A stage's DP past the limits, even bounded: this count is not
     // searched, but its bound still bounds it, and the others go on.

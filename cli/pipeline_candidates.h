@@ -18,7 +18,7 @@
 #include "cli/pipeline_solve.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_search.h"
-#include "stages/split_bounds.h"
+#include "stages/split_candidates.h"
 
 namespace pase {
 
@@ -39,6 +39,7 @@ struct SearchCounts {
   /// ones' bounds and of the bounds that ruled the others out.
   double lower_bound = std::numeric_limits<double>::infinity();
   std::string first_refusal;
+  std::string first_mistake;  ///< the first option a count refused (more interleaved chunks than blocks, ...)
   size_t splits_left_out = 0;  ///< counts with more splits below the best step than the limit (their least bound kept)
   size_t refused = 0;              ///< counts whose search went past the DP's limits
   std::exception_ptr first_limit;  ///< the first of those refusals

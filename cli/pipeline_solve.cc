@@ -174,6 +174,9 @@ void add_pipeline_options(CLI::App* command, PipelineCliOptions& options) {
   command->add_option("--schedule", options.schedule,
                       "Pipeline schedule: 1f1b (default), gpipe, or interleaved:V (Megatron-LM's: V chunks of equal "
                       "blocks per stage)");
+  command->add_option("--chunks", options.chunks,
+                      "Interleaved stages' chunks: equal (Megatron-LM's split, default) or auto (each stage's share of "
+                      "the blocks searched, the embedding's and the head's stages fewer where that is faster)");
   command->add_option("--stage-devices", options.stage_devices,
                       "Each stage's devices, e.g. 12,4, or auto: every split in multiples of a node's devices (of one "
                       "device within a node), those the layers' least costs do not rule out searched; frameworks run "
@@ -204,6 +207,22 @@ int64_t split_unit(const PipelineSolveInput& input) {
   return device_split_unit(input.devices, input.make_model(input.request.memory, input.devices)->devices_per_node());
 }
 
+// --chunks: whether the interleaved stages' shares of the blocks are searched.
+bool chunks_searched(const PipelineCliOptions& o, const PipelineSchedule& schedule, const PipelineSolveInput& input) {
+  if (o.chunks != "equal" && o.chunks != "auto")
+    throw UsageError("--chunks: expected equal or auto, got '" + o.chunks + "'");
+  if (o.chunks == "equal") return false;
+  if (schedule.kind != ScheduleKind::Interleaved)
+    throw UsageError("--chunks auto: only with --schedule interleaved:V (1f1b and gpipe stages are ranges whose "
+                     "boundaries are searched already)");
+  if (input.request.source == StrategySource::Baseline || input.given)
+    throw UsageError("--chunks auto: a baseline's or a file's chunks are given, not searched");
+  if (o.stage_devices == "auto")
+    throw UsageError("--chunks auto: not with --stage-devices auto (its bounds take Megatron-LM's equal chunks); give "
+                     "each stage's devices, or leave --stage-devices out");
+  return true;
+}
+
 // Every split of the devices into `stages` in multiples of `unit`.
 std::vector<std::vector<int64_t>> every_split(int64_t devices, int stages, int64_t unit) {
   try {
@@ -215,19 +234,19 @@ std::vector<std::vector<int64_t>> every_split(int64_t devices, int stages, int64
 
 }  // namespace
 
-PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInput& input) {
+PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInput& asked) {
   const auto start = std::chrono::steady_clock::now();
   PipelineAnswer answer;
   answer.schedule = schedule_of(o);
+  PipelineSolveInput input = asked;
+  input.search_chunks = chunks_searched(o, answer.schedule, input);
   const int64_t unit = o.stage_devices == "auto" ? split_unit(input) : 0;
   const std::vector<int64_t> given =
       o.stage_devices.empty() || unit > 0 ? std::vector<int64_t>{} : parse_stage_devices(o.stage_devices);
   answer.stage_counts = stage_counts(o, given, input.devices, unit);
-  // The layers' least costs bound every split (split_bounds.h) but where
-  // the schedule interleaves (its step is another formula); there, and for
-  // one stage (one split), every split is listed.
-  const bool by_bounds = unit > 0 && answer.schedule.kind != ScheduleKind::Interleaved &&
-                         *std::max_element(answer.stage_counts.begin(), answer.stage_counts.end()) > 1;
+  // The layers' least costs bound every split (split_candidates.h); for
+  // one stage (one split) it is listed.
+  const bool by_bounds = unit > 0 && *std::max_element(answer.stage_counts.begin(), answer.stage_counts.end()) > 1;
   std::vector<std::vector<std::vector<int64_t>>> splits;
   for (int s : answer.stage_counts) {
     answer.split_count += unit > 0 ? device_split_count(input.devices, s, unit) : 1.0;
@@ -252,6 +271,7 @@ PipelineAnswer best_pipeline(const PipelineCliOptions& o, const PipelineSolveInp
   if (!best) {
     if (searched.first_limit) std::rethrow_exception(searched.first_limit);  // nothing else searched runs or fits
     if (searched.tried == 0 && !searched.first_refusal.empty()) throw InputError(searched.first_refusal);
+    if (searched.tried == 0 && !searched.first_mistake.empty()) throw UsageError(searched.first_mistake);
     throw ResourceError("no pipeline of the stages tried fits the memory cap: some stage of every partition needs "
                         "more than " + std::to_string(input.request.cap.value_or(0)) + " bytes (" +
                         format_gib(input.request.cap.value_or(0)) + " GiB) per device");

@@ -24,8 +24,11 @@ struct PipelineCliOptions {
   std::string stages = "1";   ///< --pipeline-stages S|auto
   std::string schedule = "1f1b";
   std::string stage_devices;  ///< --stage-devices 12,4
+  std::string chunks = "equal";  ///< --chunks equal|auto (interleaved: each stage's share of the blocks)
   /// Whether any option asks for a pipeline (one stage under 1f1b is the plain solve).
-  [[nodiscard]] bool requested() const { return stages != "1" || schedule != "1f1b" || !stage_devices.empty(); }
+  [[nodiscard]] bool requested() const {
+    return stages != "1" || schedule != "1f1b" || !stage_devices.empty() || chunks != "equal";
+  }
 };
 
 void add_pipeline_options(CLI::App* command, PipelineCliOptions& options);
@@ -42,6 +45,7 @@ struct PipelineSolveInput {
   /// it gives them, each with its own strategy) and its path.
   const StrategyDocument* given = nullptr;
   bool stage_layouts = false;  ///< --mesh auto: each stage on its default mesh's layouts (PipelineRequest::stage_layouts)
+  bool search_chunks = false;  ///< --chunks auto (PipelineRequest::search_chunks)
   std::string given_path;
   std::string out;       ///< write the strategy file here (empty: no file)
   bool json = false;     ///< print the strategy file instead of the table

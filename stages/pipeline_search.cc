@@ -26,6 +26,7 @@
 #include "plans/mesh_pricing.h"
 #include "plans/mesh_search.h"
 #include "solve/solve_request.h"
+#include "stages/interleaved_chunk_search.h"
 #include "stages/interleaved_search.h"
 #include "stages/stage_cuts.h"
 #include "stages/stage_key.h"
@@ -709,7 +710,10 @@ class PipelineSearch {
 }  // namespace
 
 PipelineOutcome solve_pipeline(const Graph& graph, const PipelineRequest& request) {
-  if (request.schedule.kind == ScheduleKind::Interleaved) return solve_interleaved(graph, request);
+  if (request.schedule.kind == ScheduleKind::Interleaved)
+    return request.search_chunks && request.given_chunks.empty() && !request.given_stages && !request.equal_blocks
+               ? search_interleaved_chunks(graph, request)
+               : solve_interleaved(graph, request);
   return PipelineSearch(graph, request).run();
 }
 

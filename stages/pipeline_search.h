@@ -84,6 +84,9 @@ struct PipelineRequest {
   /// A given interleaved pipeline: each stage's chunks (the file's), for
   /// solve_interleaved (interleaved_search.h); empty: Megatron-LM's split.
   std::vector<StageRanges> given_chunks;
+  /// Interleaved, not given: each stage's share of the blocks searched
+  /// (interleaved_chunk_search.h), not Megatron-LM's equal split only.
+  bool search_chunks = false;
   /// The stages fixed, each solved for its optimum: where each begins
   /// (vertex indices, then the vertex count; S + 1 increasing entries).
   /// A partition set by hand (explain's moved boundaries); no lower bound.

@@ -3,12 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 
 #include <tbb/parallel_for.h>
-
-#include "stages/stage_key.h"
-#include "stages/stage_solve.h"
 
 namespace pase {
 namespace {
@@ -42,9 +38,10 @@ std::vector<double> SplitBounds::tables(int most, double cap, std::vector<double
     max->assign(sum.size(), kInf);
     (*max)[at(0, p, 0)] = -kInf;  // no stage: nothing to the max
   }
+  const bool fixed = costs_.one_position_per_stage;  // then r stages cover the last r positions, one each
   for (int r = 1; r <= most; ++r)
-    tbb::parallel_for(0, p - r + 1, [&](int i) {
-      for (int j = i + 1; j + (r - 1) <= p; ++j)
+    tbb::parallel_for(fixed ? p - r : 0, p - r + 1, [&](int i) {
+      for (int j = i + 1; j <= (fixed ? i + 1 : p - r + 1); ++j)
         for (int64_t v = 1; v + (r - 1) <= units; ++v) {
           const auto [a, excess] = range(i, j, v);
           const int64_t first = v + (r - 1);
@@ -83,7 +80,8 @@ SplitBounds::Prefix SplitBounds::extend(const Prefix& prefix, int64_t units, dou
   next.max.assign(p1_, kInf);
   for (int i = 0; i < static_cast<int>(p1_); ++i) {
     if (prefix.max[static_cast<size_t>(i)] == kInf) continue;  // no way to end there
-    for (int j = i + 1; j < static_cast<int>(p1_); ++j) {
+    const int last = costs_.one_position_per_stage ? std::min(i + 1, costs_.positions) : costs_.positions;
+    for (int j = i + 1; j <= last; ++j) {
       const auto [a, excess] = range(i, j, units);
       const auto at_i = static_cast<size_t>(i), at_j = static_cast<size_t>(j);
       if (excess <= cap) next.sum[at_j] = std::min(next.sum[at_j], prefix.sum[at_i] + a);
@@ -201,77 +199,6 @@ SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
     out.splits.resize(limit);
   }
   return out;
-}
-
-SplitCandidates::SplitCandidates(const Graph& graph, const PipelineRequest& request, int64_t unit, int most_stages)
-    : devices_(request.devices), unit_(unit), bounds_(least_split_costs(graph, request, unit), most_stages) {}
-
-std::vector<int64_t> SplitCandidates::devices_of(const std::vector<int64_t>& units) const {
-  std::vector<int64_t> devices;
-  for (int64_t u : units) devices.push_back(u * unit_);
-  return devices;
-}
-
-std::vector<DeviceSplit> SplitCandidates::first(int stages) {
-  std::vector<DeviceSplit> splits;
-  if (stages == 1) {
-    splits.push_back({{devices_}, 0});
-  } else {
-    const int64_t units = devices_ / unit_;
-    if (units % stages == 0) {
-      const std::vector<int64_t> equal(static_cast<size_t>(stages), units / stages);
-      splits.push_back({devices_of(equal), bounds_.of(equal)});
-    }
-    const BoundedSplit greedy = bounds_.greedy(stages);
-    if (!greedy.units.empty()) splits.push_back({devices_of(greedy.units), greedy.bound});
-  }
-  std::vector<DeviceSplit> first;
-  for (DeviceSplit& split : splits)
-    if (listed_.insert(split.devices).second) first.push_back(std::move(split));
-  return first;
-}
-
-std::vector<DeviceSplit> SplitCandidates::below(int stages, double step, size_t limit, double& left_out) {
-  const SplitsBelow found = bounds_.below(stages, step, limit);
-  left_out = std::min(left_out, found.left_out);
-  std::vector<DeviceSplit> splits;
-  for (const BoundedSplit& split : found.splits)
-    if (std::vector<int64_t> devices = devices_of(split.units); listed_.insert(devices).second)
-      splits.push_back({std::move(devices), split.bound});
-  return splits;
-}
-
-SplitCosts least_split_costs(const Graph& graph, const PipelineRequest& request, int64_t unit) {
-  SplitCosts costs;
-  const std::vector<int> starts = stage_cut_vertices(graph, StageKeys(graph), request.cuts);
-  costs.positions = static_cast<int>(starts.size()) - 1;
-  costs.units = request.devices / unit;
-  costs.time.resize(static_cast<size_t>(costs.units));
-  costs.step.resize(static_cast<size_t>(costs.units));
-  const TrainingSetup& setup = request.stage.memory;
-  PipelineRequest unshared = request;  // the tables of every count would be kept: only their prefixes are
-  unshared.shared_solves.reset();
-  tbb::parallel_for(int64_t{1}, costs.units + 1, [&](int64_t u) {
-    Pricings pricings(graph, unshared);  // one count's tables at a time
-    const TrainingSetup time_setup = weighted(setup, 1, 0.0);
-    pricings.add(u * unit, setup);
-    pricings.add(u * unit, time_setup);
-    pricings.price_all();
-    std::vector<double> step = pricings.least_cost_prefix(u * unit, setup);
-    std::vector<double> time = pricings.least_cost_prefix(u * unit, time_setup);
-    for (int start : starts) {
-      costs.step[static_cast<size_t>(u - 1)].push_back(step[static_cast<size_t>(start)]);
-      costs.time[static_cast<size_t>(u - 1)].push_back(time[static_cast<size_t>(start)]);
-    }
-    if (SharedStageSolves* shared = request.shared_solves.get()) {  // the splits' searches read them again
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      shared->least_prefixes.emplace(SharedStageSolves::PrefixKey{u * unit, setup.micro_batches, setup.step_weight},
-                                     std::move(step));
-      shared->least_prefixes.emplace(
-          SharedStageSolves::PrefixKey{u * unit, time_setup.micro_batches, time_setup.step_weight}, std::move(time));
-    }
-  });
-  return costs;
 }
 
 }  // namespace pase

@@ -14,7 +14,6 @@
 // least of their sum, so each bound below holds for every partition of its
 // splits.
 #include <cstdint>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -30,6 +29,10 @@ struct SplitCosts {
   int64_t units = 0;                         ///< U: the devices, in units
   std::vector<std::vector<double>> time;     ///< the time prefix (a = time[j] - time[i])
   std::vector<std::vector<double>> step;     ///< the M t + w prefix (b = step[j] - step[i])
+  /// Stage k is position k, [k, k + 1), and P stages are asked for: the
+  /// stages' layers are fixed and only their devices split (interleaved
+  /// chunks, split_candidates.h), so no range of more positions is priced.
+  bool one_position_per_stage = false;
 };
 
 /// A split of the units among S stages with its bound.
@@ -81,42 +84,5 @@ class SplitBounds {
   std::vector<double> sum_;  ///< at(r, i, u): least sum of a of r stages over [i, P) on u units
   std::vector<double> max_;  ///< at(r, i, u): least max of b - a of those
 };
-
-/// A split of the devices themselves (each stage's count) with its bound.
-struct DeviceSplit {
-  std::vector<int64_t> devices;
-  double bound = 0;
-};
-
-/// The splits a search over the stage devices of one graph lists
-/// (docs/pipeline.md, "Stages of unequal devices"), each once: a count's
-/// first ones, then those below the best step found.
-class SplitCandidates {
- public:
-  /// The bounds of pipelines of up to `most_stages` stages on `request.devices`
-  /// in multiples of `unit` (least_split_costs, then SplitBounds).
-  SplitCandidates(const Graph& graph, const PipelineRequest& request, int64_t unit, int most_stages);
-  /// One stage: all the devices (bound 0); more: the equal split where the
-  /// units divide and the greedy split, those not listed yet.
-  [[nodiscard]] std::vector<DeviceSplit> first(int stages);
-  /// The splits below `step` not listed yet, least bound first, at most
-  /// `limit` (SplitBounds::below); `left_out` lowered to the least bound of
-  /// those left out for the limit.
-  [[nodiscard]] std::vector<DeviceSplit> below(int stages, double step, size_t limit, double& left_out);
-  /// Every split listed so far.
-  [[nodiscard]] const std::set<std::vector<int64_t>>& listed() const { return listed_; }
-
- private:
-  [[nodiscard]] std::vector<int64_t> devices_of(const std::vector<int64_t>& units) const;
-  int64_t devices_ = 0, unit_ = 1;
-  SplitBounds bounds_;
-  std::set<std::vector<int64_t>> listed_;
-};
-
-/// The least costs of `graph` at the cut positions of `request` (its
-/// stages' cuts, setup and pricing; stages of equal blocks or given ones are
-/// not searched) on every multiple of `unit` up to the devices: the whole
-/// graph priced once per count, in parallel, only the prefixes kept.
-[[nodiscard]] SplitCosts least_split_costs(const Graph& graph, const PipelineRequest& request, int64_t unit);
 
 }  // namespace pase

@@ -266,19 +266,25 @@ TEST_CASE("--stage-devices auto with --pipeline-stages auto: every stage count a
                           "micro-batch counts") != std::string::npos);
 }
 
-TEST_CASE("--stage-devices auto: refused for a baseline and past the limit of splits, in one line") {
+TEST_CASE("--stage-devices auto: refused for a baseline, more stages than units and more chunks than blocks, in one line") {
   const test::CommandResult baseline = test::run_pase("evaluate " + small_gpt() +
                                                       " --devices 8 --baseline megatron --pipeline-stages 2 "
                                                       "--stage-devices auto");
   CHECK(baseline.status == 2);
   CHECK(baseline.error == "error: --stage-devices auto: a baseline's or a file's stages are given, not searched\n");
-  // Under the interleaved schedule (another step formula) the splits are not bounded: every split is listed.
-  const test::CommandResult many = test::run_pase("solve " + small_gpt() +
-                                                  " --devices 64 --pipeline-stages 6 --stage-devices auto "
-                                                  "--schedule interleaved:2");
-  CHECK(many.status == 2);
-  CHECK(many.error == "error: --stage-devices auto: 7.03e+06 ways to give 6 stages 64 units of 1 devices, above the "
-                      "limit of 4096 (give each stage's devices, or fewer stages)\n");
+  // Interleaved: more chunks than the graph repeats blocks, said as for a given split.
+  const test::CommandResult chunks = test::run_pase("solve " + small_gpt() +
+                                                    " --devices 64 --pipeline-stages 4 --stage-devices auto "
+                                                    "--schedule interleaved:2 --micro-batches 16");
+  CHECK(chunks.status == 2);
+  CHECK(chunks.error == "error: --pipeline-stages: 4 interleaved stages of 2 chunks need 8 blocks, but the graph "
+                        "repeats 4\n");
+  const test::CommandResult groups = test::run_pase("solve " + small_gpt() +
+                                                    " --devices 8 --pipeline-stages 3 --stage-devices auto "
+                                                    "--schedule interleaved:2 --micro-batches 16");
+  CHECK(groups.status == 2);
+  CHECK(groups.error == "error: --micro-batches: 16 is not a multiple of the 3 stages (Megatron-LM's interleaved "
+                        "schedule runs the micro-batches in groups of the stage count)\n");
   const test::CommandResult too_few =
       test::run_pase("solve " + small_gpt() +
                      " --devices 32 --machine dgx-a100 --cost-model calibrated --pipeline-stages 5 --stage-devices auto");
@@ -308,6 +314,62 @@ TEST_CASE("--stage-devices auto: splits whose layers' least costs reach the best
     }
     CHECK(json::parse(searched.output)["total_cost"].get<double>() == least);
   }
+}
+
+TEST_CASE("--stage-devices auto, interleaved: the least step over every split, each given with --stage-devices; "
+          "splits whose layers' least costs reach the best step not searched") {
+  const std::string options =
+      "--devices 8 --pipeline-stages 2 --schedule interleaved:2 --micro-batches 8 --machine dgx-a100 --dtype bf16";
+  const test::CommandResult searched =
+      test::run_pase("solve " + heavy_head_gpt() + " " + options + " --stage-devices auto --no-plan --json");
+  REQUIRE(searched.status == 0);
+  CHECK(searched.error.find(" x 7 device splits in all (1 ruled out by their layers' least costs) x ") != std::string::npos);
+  double least = INFINITY;
+  for (const char* split : {"1,7", "2,6", "3,5", "4,4", "5,3", "6,2", "7,1"})
+    least = std::min(least, step_with(heavy_head_gpt(), options + " --stage-devices " + split).value());
+  const json strategy = json::parse(searched.output);
+  CHECK(strategy["total_cost"].get<double>() == least);
+  CHECK(strategy["training"]["pipeline"]["schedule"] == "interleaved:2");
+}
+
+TEST_CASE("--chunks auto: each interleaved stage's share of the blocks searched, faster than the equal split here; "
+          "the file read back prices alike; refused where nothing is searched, in one line") {
+  const std::string& graph = test::exported_model("gpt --layers 12 --d-model 128 --heads 4 --seq 32 --vocab 16384 --batch 24");
+  const std::string options = "--devices 6 --pipeline-stages 3 --schedule interleaved:2 --micro-batches 12";
+  const double equal = step_with(graph, options).value();
+  CHECK(step_with(graph, options + " --chunks equal").value() == equal);
+  const test::CommandResult searched = test::run_pase("solve " + graph + " " + options + " --chunks auto --no-plan");
+  REQUIRE(searched.status == 0);
+  // The embedding's and the head's stages 2 blocks each (1 per chunk), the middle one 8: 6.5% faster.
+  CHECK(searched.output.find("transformer/wte .. transformer/h.0/mlp/residual and 1 more chunk") != std::string::npos);
+  CHECK(searched.output.find("transformer/h.1/ln_1 .. transformer/h.4/mlp/residual and 1 more chunk") != std::string::npos);
+  const test::CommandResult written = test::run_pase("solve " + graph + " " + options + " --chunks auto --json");
+  REQUIRE(written.status == 0);
+  const std::string out = test::write_temp_file("pipeline_chunks.json", written.output);
+  const json file = json::parse(written.output);
+  const double step = file["total_cost"].get<double>();
+  CHECK(step < 0.94 * equal);
+  CHECK(file["memory"]["lower_bound_cost"].get<double>() <= step);
+  const test::CommandResult priced =
+      test::run_pase("evaluate " + graph + " --devices 6 --json --strategy " + out);
+  REQUIRE(priced.status == 0);
+  CHECK(json::parse(priced.output)["total_cost"].get<double>() == step);
+  for (const auto& [more, error] : std::vector<std::pair<std::string, std::string>>{
+           {" --chunks some --schedule interleaved:2", "--chunks: expected equal or auto, got 'some'"},
+           {" --chunks auto --schedule 1f1b",
+            "--chunks auto: only with --schedule interleaved:V (1f1b and gpipe stages are ranges whose boundaries are "
+            "searched already)"},
+           {" --chunks auto --schedule interleaved:2 --stage-devices auto",
+            "--chunks auto: not with --stage-devices auto (its bounds take Megatron-LM's equal chunks); give each "
+            "stage's devices, or leave --stage-devices out"}}) {
+    const test::CommandResult refused = test::run_pase("solve " + graph + " --devices 6 --pipeline-stages 3 --micro-batches 12" + more);
+    CHECK(refused.status == 2);
+    CHECK(refused.error == "error: " + error + "\n");
+  }
+  const test::CommandResult baseline =
+      test::run_pase("evaluate " + graph + " " + options + " --baseline megatron --chunks auto");
+  CHECK(baseline.status == 2);
+  CHECK(baseline.error == "error: --chunks auto: a baseline's or a file's chunks are given, not searched\n");
 }
 
 TEST_CASE("--stage-devices auto past 4096 splits below the best step: the least bounds searched, the rest's kept in "

@@ -17,7 +17,7 @@
 #include "solve/solve_request.h"
 #include "stages/pipeline_document.h"
 #include "stages/pipeline_search.h"
-#include "stages/split_bounds.h"
+#include "stages/split_candidates.h"
 #include "stages/stage_cuts.h"
 #include "test_support.h"
 
@@ -471,6 +471,40 @@ TEST_CASE("SplitCandidates: each split once, its bound at most the step its sear
       REQUIRE(searched.solved());
       CHECK(split.bound <= searched.step * (1 + 1e-12));
       CHECK(split.bound > 0);
+    }
+  }
+}
+
+TEST_CASE("SplitCandidates, interleaved: every split listed once, its bound at most the lower bound its search proves") {
+  const MachineProfile profile = parse_machine_profile(test::kTestMachineProfile, "m.json");
+  for (const auto& [stages, devices] : {std::pair<int, int64_t>{2, 8}, std::pair<int, int64_t>{3, 6}}) {
+    const Graph graph = small_gpt(2 * stages, 6);
+    for (const std::optional<MachineProfile>& model : {std::optional<MachineProfile>{}, std::optional(profile)}) {
+      PipelineRequest request = pipeline_request(stages, devices, 6, model);
+      request.schedule = {ScheduleKind::Interleaved, 2};
+      SplitCandidates lists(graph, request, 1, stages + 1);
+      std::vector<DeviceSplit> every = lists.first(stages);
+      REQUIRE_FALSE(every.empty());
+      double left_out = INFINITY;
+      const std::vector<DeviceSplit> rest = lists.below(stages, INFINITY, 100, left_out);
+      every.insert(every.end(), rest.begin(), rest.end());
+      CHECK(every.size() == (stages == 2 ? 7u : 10u));  // C(7, 1), C(5, 2)
+      CHECK(lists.listed().size() == every.size());
+      CHECK(left_out == INFINITY);
+      // stages + 1 interleaved stages of 2 chunks need more blocks than the graph repeats: one split, unbounded
+      const std::vector<DeviceSplit> refused = lists.first(stages + 1);
+      REQUIRE(refused.size() == 1);
+      CHECK(refused[0].bound == 0);
+      double none = INFINITY;
+      CHECK(lists.below(stages + 1, INFINITY, 100, none).empty());
+      for (const DeviceSplit& split : every) {
+        request.stage_devices = split.devices;
+        const PipelineOutcome searched = solve_pipeline(graph, request);
+        REQUIRE(searched.solved());
+        CHECK(split.bound > 0);
+        CHECK(split.bound <= searched.lower_bound * (1 + 1e-12));
+        CHECK(searched.lower_bound <= searched.step * (1 + 1e-12));
+      }
     }
   }
 }

@@ -193,3 +193,44 @@ TEST_CASE("split bounds: by hand, two stages over two positions on three units")
   // One stage on all three units: a = 6 / 3 = 2, excess 4: 6.
   CHECK(bounds.least(1) == doctest::Approx(6));
 }
+
+TEST_CASE("split bounds of fixed stages (one position each): each split's bound is its stages' sum a + max (b - a); "
+          "below a step exactly the splits under it; the least at most each") {
+  std::mt19937 random(13);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int s = 2 + trial % 4;
+    const int64_t units = s + trial % 5;
+    SplitCosts costs = random_costs(random, s, units, 2.0 + trial % 3);
+    costs.one_position_per_stage = true;
+    const SplitBounds bounds(costs, s);
+    std::map<std::vector<int64_t>, double> joint;  // the one partition: stage k at position k
+    for (const auto& split : device_splits(units, s, 1, 100000)) {
+      double sum = 0, max = -kInf;
+      for (int k = 0; k < s; ++k) {
+        const auto& time = costs.time[static_cast<size_t>(split[static_cast<size_t>(k)] - 1)];
+        const auto& step = costs.step[static_cast<size_t>(split[static_cast<size_t>(k)] - 1)];
+        const double a = time[static_cast<size_t>(k) + 1] - time[static_cast<size_t>(k)];
+        sum += a;
+        max = std::max(max, step[static_cast<size_t>(k) + 1] - step[static_cast<size_t>(k)] - a);
+      }
+      joint[split] = sum + max;
+      CHECK(bounds.of(split) == doctest::Approx(sum + max).epsilon(1e-12));
+      CHECK(bounds.least(s) <= sum + max + 1e-9);
+    }
+    std::vector<double> sorted;
+    for (const auto& [split, j] : joint) sorted.push_back(j);
+    std::sort(sorted.begin(), sorted.end());
+    for (double step : {sorted[sorted.size() / 3], sorted.back() + 1}) {
+      const SplitsBelow listed = bounds.below(s, step, 100000);
+      std::set<std::vector<int64_t>> seen;
+      for (const BoundedSplit& split : listed.splits) {
+        seen.insert(split.units);
+        CHECK(split.bound == doctest::Approx(joint.at(split.units)).epsilon(1e-12));
+      }
+      for (const auto& [split, j] : joint) CHECK(seen.count(split) == (j < step ? 1u : 0u));
+    }
+    const BoundedSplit greedy = bounds.greedy(s);
+    REQUIRE(greedy.units.size() == static_cast<size_t>(s));
+    CHECK(greedy.bound == doctest::Approx(joint.at(greedy.units)).epsilon(1e-12));
+  }
+}
