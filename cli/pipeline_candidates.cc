@@ -14,6 +14,7 @@
 #include "cli/graph_input.h"
 #include "cli/progress_line.h"
 #include "graphs/rebatch.h"
+#include "stages/interleaved_search.h"
 
 namespace pase {
 
@@ -247,8 +248,16 @@ void PipelineCandidates::solve(const Candidate& c) {
   ++searched_.fitted;
   searched_.lower_bound = std::isnan(outcome.lower_bound) ? outcome.lower_bound
                                                           : std::fmin(searched_.lower_bound, outcome.lower_bound);
-  if (!best_ || outcome.step < best_->outcome.step)
+  if (!best_ || outcome.step < best_->outcome.step) {
     best_ = PipelineBest{std::move(outcome), graphs_[c.graph], c.setup, micro_batch_size(*input_.file, c.setup)};
+    best_candidate_ = c;
+  }
+}
+
+std::optional<PipelineBest> PipelineCandidates::take_best() {
+  if (best_ && schedule_.kind == ScheduleKind::Interleaved)
+    solve_dropped_tables(graphs_[best_candidate_.graph], request_for(best_candidate_), best_->outcome);
+  return std::move(best_);
 }
 
 }  // namespace pase

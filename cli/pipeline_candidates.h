@@ -76,8 +76,9 @@ class PipelineCandidates {
   /// The distinct splits made candidates (over every micro-batch count).
   [[nodiscard]] size_t splits_listed() const;
 
-  /// The best pipeline found (after search), taken out.
-  std::optional<PipelineBest> take_best() { return std::move(best_); }
+  /// The best pipeline found (after search), taken out, each stage with its
+  /// tables (an interleaved stage another search shared is solved again).
+  std::optional<PipelineBest> take_best();
   [[nodiscard]] double best_step() const;
 
   void search();
@@ -128,6 +129,7 @@ class PipelineCandidates {
   std::vector<Candidate> candidates_;
   size_t searched_up_to_ = 0;  // candidates_ before it: in a search already
   std::optional<PipelineBest> best_;
+  Candidate best_candidate_;  // whose search found best_
   const std::vector<int> counts_;
   const int64_t split_unit_;  // > 0: splits listed by their bounds
   std::vector<SplitCandidates> split_lists_;  // per graph, with split_unit_

@@ -217,9 +217,6 @@ bool chunks_searched(const PipelineCliOptions& o, const PipelineSchedule& schedu
                      "boundaries are searched already)");
   if (input.request.source == StrategySource::Baseline || input.given)
     throw UsageError("--chunks auto: a baseline's or a file's chunks are given, not searched");
-  if (o.stage_devices == "auto")
-    throw UsageError("--chunks auto: not with --stage-devices auto (its bounds take Megatron-LM's equal chunks); give "
-                     "each stage's devices, or leave --stage-devices out");
   return true;
 }
 

@@ -29,11 +29,8 @@ StageValue over_chunks(StageValue value, double chunks) {
 // the rest as evenly as they go (stage k's value depends on n alone).
 class Chunkings {
  public:
-  Chunkings(const Graph& graph, int stages, int64_t chunks)
-      : cuts_(stage_cut_vertices(graph, StageKeys(graph), StageCuts::Blocks)),
-        run_(block_run(graph, StageKeys(graph))),
-        s_(stages),
-        v_(chunks) {}
+  Chunkings(const Graph& graph, const StageKeys& keys, int stages, int64_t chunks)
+      : cuts_(stage_cut_vertices(graph, keys, StageCuts::Blocks)), run_(block_run(graph, keys)), s_(stages), v_(chunks) {}
   [[nodiscard]] int64_t blocks() const { return static_cast<int64_t>(run_.blocks); }
   // Whether stage k may hold n blocks (every other stage at least V too).
   [[nodiscard]] bool allowed(int64_t n) const { return n >= v_ && blocks() - n >= (s_ - 1) * v_; }
@@ -57,46 +54,79 @@ class Chunkings {
 
 }  // namespace
 
-PipelineOutcome search_interleaved_chunks(const Graph& graph, const PipelineRequest& request) {
-  InterleavedStages stages(graph, request);
-  const int s = stages.stages();
-  const int64_t v = request.schedule.chunks;
-  const std::vector<StageRanges> equal = interleaved_chunks(graph, s, v);  // refused where blocks < S V
-  PipelineOutcome best = stages.pipeline(equal);
-  if (s == 1) return best;
-  const Chunkings chunkings(graph, s, v);
-  const int64_t blocks = chunkings.blocks();
-  const auto index = [&](int k, int64_t n) { return static_cast<size_t>(k) * static_cast<size_t>(blocks + 1) + static_cast<size_t>(n); };
-  // Each (stage, count)'s least costs, then the bound of every pipeline holding it.
-  std::vector<std::optional<StageValue>> least(static_cast<size_t>(s) * static_cast<size_t>(blocks + 1));
-  tbb::parallel_for(0, s, [&](int k) {
-    for (int64_t n = v; n <= blocks; ++n)
-      if (chunkings.allowed(n)) least[index(k, n)] = over_chunks(stages.least(k, chunkings.with(k, n)), static_cast<double>(v));
+namespace {
+
+// Each (stage, count of blocks): one cell of a table, [k * (B + 1) + n].
+class ShareTable {
+ public:
+  ShareTable(int stages, int64_t blocks) : blocks_(blocks), cells_(static_cast<size_t>(stages) * static_cast<size_t>(blocks + 1)) {}
+  std::optional<StageValue>& at(int k, int64_t n) {
+    return cells_[static_cast<size_t>(k) * static_cast<size_t>(blocks_ + 1) + static_cast<size_t>(n)];
+  }
+  [[nodiscard]] const std::optional<StageValue>& at(int k, int64_t n) const {
+    return cells_[static_cast<size_t>(k) * static_cast<size_t>(blocks_ + 1) + static_cast<size_t>(n)];
+  }
+
+ private:
+  int64_t blocks_;
+  std::vector<std::optional<StageValue>> cells_;
+};
+
+// Each (stage, count)'s layers at their least costs, with its sends (as the DP reads them).
+ShareTable least_values(const InterleavedStages& stages, const Chunkings& chunkings, int64_t chunks) {
+  ShareTable least(stages.stages(), chunkings.blocks());
+  tbb::parallel_for(0, stages.stages(), [&](int k) {
+    for (int64_t n = chunks; n <= chunkings.blocks(); ++n)
+      if (chunkings.allowed(n)) least.at(k, n) = over_chunks(stages.least(k, chunkings.with(k, n)), static_cast<double>(chunks));
   });
-  const int64_t m = request.stage.memory.micro_batches;
-  PartitionProblem problem{static_cast<int>(blocks), s, m * v,
-                           [&](int k, int i, int j) { return least[index(k, j - i)]; }};
-  const HoldingBounds holding(problem);
-  const double incumbent = std::min(best.solved() ? best.step : kInf, request.incumbent);
-  std::vector<std::pair<int, int64_t>> kept;  // the (stage, count)s some pipeline below the incumbent may hold
-  bool dropped = false;
-  for (int k = 0; k < s; ++k)
-    for (int64_t n = v; n <= blocks; ++n) {
+  return least;
+}
+
+// The (stage, count)s some pipeline below `incumbent` may hold (by their
+// holding bounds); `dropped`: some other could run.
+std::vector<std::pair<int, int64_t>> kept_counts(const HoldingBounds& holding, int stages, int64_t blocks,
+                                                 int64_t chunks, double incumbent, bool& dropped) {
+  std::vector<std::pair<int, int64_t>> kept;
+  dropped = false;
+  for (int k = 0; k < stages; ++k)
+    for (int64_t n = chunks; n <= blocks; ++n) {
       double held = kInf;  // the least bound of a pipeline holding it
       for (int64_t i = 0; i + n <= blocks; ++i)
         held = std::min(held, holding.at(k, static_cast<int>(i), static_cast<int>(i + n)));
       if (held < incumbent) kept.push_back({k, n});
       else dropped = dropped || std::isfinite(held);
     }
-  std::vector<std::optional<StageValue>> solved(least.size());
+  return kept;
+}
+
+}  // namespace
+
+PipelineOutcome search_interleaved_chunks(const Graph& graph, const PipelineRequest& asked) {
+  PipelineRequest request = asked;
+  request.search_chunks = true;  // the stages' least costs priced (InterleavedStages::least)
+  InterleavedStages stages(graph, request);
+  const int s = stages.stages();
+  const int64_t v = request.schedule.chunks;
+  PipelineOutcome best = stages.pipeline(interleaved_chunks(graph, s, v));  // refused where blocks < S V
+  if (s == 1) return best;
+  const Chunkings chunkings(graph, stages.keys(), s, v);
+  const int64_t blocks = chunkings.blocks();
+  const ShareTable least = least_values(stages, chunkings, v);
+  PartitionProblem problem{static_cast<int>(blocks), s, request.stage.memory.micro_batches * v,
+                           [&](int k, int i, int j) { return least.at(k, j - i); }};
+  const HoldingBounds holding(problem);
+  const double incumbent = std::min(best.solved() ? best.step : kInf, request.incumbent);
+  bool dropped = false;
+  const std::vector<std::pair<int, int64_t>> kept = kept_counts(holding, s, blocks, v, incumbent, dropped);
+  ShareTable solved(s, blocks);
   tbb::parallel_for(size_t{0}, kept.size(), [&](size_t c) {
     const auto [k, n] = kept[c];
     const PipelineStage stage = stages.stage(k, chunkings.with(k, n));
-    if (stage.solve->fits) solved[index(k, n)] = over_chunks(stage.value, static_cast<double>(v));
+    if (stage.solve->fits) solved.at(k, n) = over_chunks(stage.value, static_cast<double>(v));
   });
   problem.value = [&](int k, int i, int j) -> std::optional<StageValue> {
     if (holding.at(k, i, j) >= incumbent) return std::nullopt;  // no pipeline holding it beats the incumbent
-    return solved[index(k, j - i)];
+    return solved.at(k, j - i);
   };
   const PartitionAnswer answer = best_partition(problem);
   double lower_bound = std::min(best.solved() ? best.lower_bound : kInf, incumbent);

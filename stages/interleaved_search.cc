@@ -1,6 +1,7 @@
 #include "stages/interleaved_search.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -84,10 +85,28 @@ InterleavedStages::InterleavedStages(const Graph& graph, const PipelineRequest& 
     if (s_ > 1) pricings_.add(n, time_setup);  // least_cost's time bound, and the least times
   }
   pricings_.price_all();
-  for (int64_t n : devices_)
-    if (s_ > 1 && !least_.count(n))
-      least_[n] = {pricings_.least_cost_prefix(n, time_setup), pricings_.least_cost_prefix(n, request.stage.memory)};
+  if (s_ > 1 && request.search_chunks)  // the chunk search's bounds (least)
+    for (int64_t n : devices_)
+      if (!least_.count(n)) least_[n] = {least_prefix(n, time_setup), least_prefix(n, request.stage.memory)};
   tied_ = priced_tied_reads(graph_, pricings_.repeated_reads(), devices_, request.devices, *link_model_);
+  for (int cut : stage_cut_vertices(graph_, keys_, StageCuts::Blocks))  // where chunks begin, asked again and again
+    if (cut < static_cast<int>(graph_.vertices.size())) crossing_[cut] = crossing_elements(graph_, cut);
+}
+
+// Pricings::least_cost_prefix, taken from (and left for) the other searches of the graph.
+std::vector<double> InterleavedStages::least_prefix(int64_t devices, const TrainingSetup& setup) const {
+  const SharedStageSolves::PrefixKey key{devices, setup.micro_batches, setup.step_weight};
+  SharedStageSolves* others = request_.shared_solves.get();
+  if (others) {
+    std::lock_guard<std::mutex> lock(others->mutex);
+    if (const auto found = others->least_prefixes.find(key); found != others->least_prefixes.end()) return found->second;
+  }
+  std::vector<double> prefix = pricings_.least_cost_prefix(devices, setup);
+  if (others) {
+    std::lock_guard<std::mutex> lock(others->mutex);
+    others->least_prefixes.emplace(key, prefix);
+  }
+  return prefix;
 }
 
 int64_t InterleavedStages::in_flight(int k) const {
@@ -107,7 +126,9 @@ double InterleavedStages::sends_of(int k, const std::vector<StageRanges>& chunks
     if (from == to || (from != k && to != k)) continue;
     const auto a = static_cast<size_t>(from), b = static_cast<size_t>(to);
     const bool across = devices_across_nodes(first_[a], devices_[a], first_[b], devices_[b], link_model_->devices_per_node());
-    seconds += send_seconds(crossing_elements(graph_, chunk_of[c].first), devices_[a], devices_[b], across, *link_model_);
+    const auto known = crossing_.find(chunk_of[c].first);
+    const uint64_t crossing = known != crossing_.end() ? known->second : crossing_elements(graph_, chunk_of[c].first);
+    seconds += send_seconds(crossing, devices_[a], devices_[b], across, *link_model_);
   }
   return seconds;
 }
@@ -122,21 +143,42 @@ double InterleavedStages::tied_work(const StageRanges& own) const {
 
 // Stage k's optimum without the cap, and under it where that does not fit
 // with its micro-batches in flight.
-std::shared_ptr<const StageSolve> InterleavedStages::solve(int k, const StageRanges& own) {
+std::shared_ptr<const StageSolve> InterleavedStages::solve(int k, const StageRanges& own, bool tabled) {
   const StageSite site{own, devices_[static_cast<size_t>(k)], &pricings_};
   const Graph stage = stage_graph(graph_, own);
   PipelineRequest request = shared_;
   if (given()) request.stage.given = &request_.given_stages->at(static_cast<size_t>(k));
   PipelineRequest uncapped = request;
   uncapped.stage.cap.reset();
-  const auto base = remember(key_of(k, own, 1, false), [&] { return solve_stage(stage, site, 1, s_, uncapped); });
-  if (!request.stage.cap || !base->fits) return base;
+  const auto solve_base = [&] { return solve_stage(stage, site, 1, s_, uncapped); };
+  // A shared solve ran to its end once: solved again for its tables, no clock stops it short.
+  const auto with_tables = [&](std::shared_ptr<const StageSolve> solved, const auto& again) {
+    return tabled && solved->tables_dropped ? std::make_shared<const StageSolve>(again()) : solved;
+  };
+  const auto base = remember(key_of(k, own, 1, false), solve_base);
+  if (!request.stage.cap || !base->fits) return with_tables(base, solve_base);
   const PlanMemory& one = base->outcome.bytes;
   const uint64_t held = static_cast<uint64_t>(in_flight(k));
   if (one.activations <= (UINT64_MAX - one.weights) / held && one.weights + held * one.activations <= *request.stage.cap)
-    return base;
-  return remember(key_of(k, own, in_flight(k), true),
-                  [&] { return solve_stage(stage, site, in_flight(k), s_, request, base.get()); });
+    return with_tables(base, solve_base);
+  const auto solve_capped = [&] { return solve_stage(stage, site, in_flight(k), s_, request, base.get()); };
+  PipelineRequest unclocked = request;
+  unclocked.stage.cap_search.max_seconds = 1e18;
+  unclocked.stage.cap_search.deadline = std::chrono::steady_clock::time_point::max();
+  return with_tables(remember(key_of(k, own, in_flight(k), true), solve_capped),
+                     [&] { return solve_stage(stage, site, in_flight(k), s_, unclocked, base.get()); });
+}
+
+SharedStageSolves* InterleavedStages::shared() const {
+  return given() || request_.equal_blocks || request_.stage.source != StrategySource::Optimum
+             ? nullptr
+             : request_.shared_solves.get();
+}
+
+SharedStageSolves::Key InterleavedStages::shared_key(const Key& key) const {
+  std::vector<int64_t> chunks = std::get<0>(key);
+  chunks.push_back(-3);  // an interleaved stage's chunks
+  return {std::move(chunks), std::get<1>(key), std::get<2>(key), std::get<3>(key), s_ > 1};
 }
 
 InterleavedStages::Key InterleavedStages::key_of(int k, const StageRanges& own, int64_t held, bool under_cap) const {
@@ -160,16 +202,32 @@ std::shared_ptr<const StageSolve> InterleavedStages::remember(const Key& key, co
     std::lock_guard<std::mutex> lock(mutex_);
     if (const auto found = memo_.find(key); found != memo_.end()) return found->second;
   }
+  SharedStageSolves* others = shared();
+  if (others) {  // another search of the graph solved it
+    std::shared_ptr<const StageSolve> found;
+    {
+      std::lock_guard<std::mutex> lock(others->mutex);
+      if (const auto at = others->solves.find(shared_key(key)); at != others->solves.end()) found = at->second;
+    }
+    if (found) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      return memo_.try_emplace(key, std::move(found)).first->second;
+    }
+  }
   auto solved = std::make_shared<const StageSolve>(solve());
+  if (others && ran_to_end(*solved)) {
+    std::lock_guard<std::mutex> lock(others->mutex);
+    others->solves.emplace(shared_key(key), without_tables(*solved));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   const auto [kept, fresh] = memo_.try_emplace(key, std::move(solved));  // another thread's, if it came first
   solves_ += fresh;
   return kept->second;
 }
 
-PipelineStage InterleavedStages::stage(int k, const std::vector<StageRanges>& chunks) {
+PipelineStage InterleavedStages::stage(int k, const std::vector<StageRanges>& chunks, bool tabled) {
   const StageRanges& own = chunks[static_cast<size_t>(k)];
-  const std::shared_ptr<const StageSolve> solved = solve(k, own);
+  const std::shared_ptr<const StageSolve> solved = solve(k, own, tabled);
   const double m = static_cast<double>(request_.stage.memory.micro_batches);
   PipelineStage stage;
   stage.begin = own.front().first;
@@ -232,6 +290,19 @@ PipelineOutcome InterleavedStages::pipeline(const std::vector<StageRanges>& chun
     bound = std::max(bound, stage.value.step_bound + (time_bounds - stage.value.time_bound) / v);
   outcome.lower_bound = s_ == 1 ? std::min(outcome.step, outcome.stages[0].solve->step_bound) : std::min(bound, outcome.step);
   return outcome;
+}
+
+void solve_dropped_tables(const Graph& graph, const PipelineRequest& request, PipelineOutcome& outcome) {
+  std::vector<StageRanges> chunks;
+  for (const PipelineStage& stage : outcome.stages) chunks.push_back(stage.chunks);
+  if (std::none_of(outcome.stages.begin(), outcome.stages.end(),
+                   [](const PipelineStage& stage) { return stage.solve->tables_dropped; }))
+    return;
+  InterleavedStages stages(graph, request);
+  tbb::parallel_for(size_t{0}, outcome.stages.size(), [&](size_t k) {
+    if (outcome.stages[k].solve->tables_dropped)
+      outcome.stages[k].solve = stages.stage(static_cast<int>(k), chunks, true).solve;
+  });
 }
 
 PipelineOutcome solve_interleaved(const Graph& graph, const PipelineRequest& request) {

@@ -50,26 +50,35 @@ namespace pase {
 class InterleavedStages {
  public:
   InterleavedStages(const Graph& graph, const PipelineRequest& request);
-  /// Stage k of `chunks` (each stage's ranges), as the pipeline prices it.
-  [[nodiscard]] PipelineStage stage(int k, const std::vector<StageRanges>& chunks);
+  /// Stage k of `chunks` (each stage's ranges), as the pipeline prices it;
+  /// `tabled`: its solve with its tables (solved again where another search
+  /// shared it without them, SharedStageSolves), as a plan needs it.
+  [[nodiscard]] PipelineStage stage(int k, const std::vector<StageRanges>& chunks, bool tabled = false);
   /// Stage k's layers at their least costs on its devices (no edge, no cap),
   /// with its sends and tied all-reduce: its time_bound and step_bound, at
-  /// most those of stage(k, chunks) (t and w left 0).
+  /// most those of stage(k, chunks) (t and w left 0). Only where the request
+  /// searches the chunks (PipelineRequest::search_chunks).
   [[nodiscard]] StageValue least(int k, const std::vector<StageRanges>& chunks) const;
   /// The pipeline of `chunks`: every stage, the step and, unless the stages'
-  /// strategies are given, the lower bound over every strategy of them (below).
+  /// strategies are given, the lower bound over every strategy of them
+  /// (below); a stage another search shared keeps its tables dropped.
   [[nodiscard]] PipelineOutcome pipeline(const std::vector<StageRanges>& chunks);
   [[nodiscard]] int stages() const { return s_; }
+  [[nodiscard]] const StageKeys& keys() const { return keys_; }
   [[nodiscard]] size_t solves() const { return solves_; }
 
  private:
   using Key = std::tuple<std::vector<int64_t>, int64_t, int64_t, bool>;  // chunks, devices, in flight, under the cap
   [[nodiscard]] bool given() const { return request_.given_stages != nullptr; }
   [[nodiscard]] int64_t in_flight(int k) const;
+  [[nodiscard]] std::vector<double> least_prefix(int64_t devices, const TrainingSetup& setup) const;
   [[nodiscard]] double sends_of(int k, const std::vector<StageRanges>& chunks) const;
   [[nodiscard]] double tied_work(const StageRanges& own) const;
-  std::shared_ptr<const StageSolve> solve(int k, const StageRanges& own);
+  std::shared_ptr<const StageSolve> solve(int k, const StageRanges& own, bool tabled);
   [[nodiscard]] Key key_of(int k, const StageRanges& own, int64_t held, bool under_cap) const;
+  // The other searches' solves (a search for its own optimum only), keyed apart from PipelineSearch's.
+  [[nodiscard]] SharedStageSolves* shared() const;
+  [[nodiscard]] SharedStageSolves::Key shared_key(const Key& key) const;
   template <typename Solve>
   std::shared_ptr<const StageSolve> remember(const Key& key, const Solve& solve);
 
@@ -83,11 +92,18 @@ class InterleavedStages {
   std::vector<int64_t> first_;
   std::unique_ptr<CostModel> link_model_;
   std::vector<TiedRead> tied_;
+  std::map<int, uint64_t> crossing_;  // at each block cut: the elements a send there carries
   std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> least_;  // per devices: time, step prefixes
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<const StageSolve>> memo_;
   size_t solves_ = 0;
 };
+
+/// Each stage of an interleaved `outcome` of `request` whose solve another
+/// search shared without its tables (SharedStageSolves), solved again with
+/// them, as a plan needs them: once for the answer of a search over many
+/// pipelines, not for every pipeline it compares.
+void solve_dropped_tables(const Graph& graph, const PipelineRequest& request, PipelineOutcome& outcome);
 
 /// The interleaved pipeline of `request` (schedule interleaved:V): the
 /// chunks of interleaved_chunks (or, for a given pipeline, the file's), each

@@ -386,20 +386,8 @@ class PipelineSearch {
     if (!shared()) return;
     for (const Job& job : jobs) {
       const StageSolve& solve = *solves_.at(job.first);
-      const std::optional<CappedSolution>& capped = solve.outcome.capped;
-      if (!solve.cut_off && !(capped && capped->timed_out))
-        shared()->solves.emplace(shared_key(job.first), without_tables(solve));
+      if (ran_to_end(solve)) shared()->solves.emplace(shared_key(job.first), without_tables(solve));
     }
-  }
-
-  // A copy of `solve` without its tables, which hold the whole graph's
-  // pricing on its devices alive: the shared solves keep only their values.
-  static std::shared_ptr<const StageSolve> without_tables(const StageSolve& solve) {
-    auto copy = std::make_shared<StageSolve>(solve);
-    copy->outcome.tables = CostTables{};
-    copy->outcome.layouts.clear();
-    copy->tables_dropped = true;
-    return copy;
   }
 
   // Whether the search is for its own optimum (not given stages, fixed starts or Megatron-LM's split).

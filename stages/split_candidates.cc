@@ -77,12 +77,29 @@ SplitCosts interleaved_split_costs(const LeastPrefixes& prefixes, const std::vec
   return costs;
 }
 
+SplitCosts chunk_share_costs(const Graph& graph, const LeastPrefixes& prefixes, int64_t chunks) {
+  const StageKeys keys(graph);
+  const std::vector<int> cuts = stage_cut_vertices(graph, keys, StageCuts::Blocks);
+  const BlockRun run = block_run(graph, keys);
+  std::vector<int> starts{0};  // after each block but the last; the first holds what precedes, the last what follows
+  for (size_t b = 1; b < run.blocks; ++b) starts.push_back(cuts[run.first + b]);
+  starts.push_back(cuts.back());
+  SplitCosts costs = split_costs_at(prefixes, starts);
+  for (std::vector<double>& time : costs.time)
+    for (double& a : time) a /= static_cast<double>(chunks);
+  return costs;
+}
+
 SplitCandidates::SplitCandidates(const Graph& graph, const PipelineRequest& request, int64_t unit, int most_stages)
     : devices_(request.devices), unit_(unit) {
   const LeastPrefixes prefixes = least_prefixes(graph, request, unit);
   if (request.schedule.kind != ScheduleKind::Interleaved) {
     const std::vector<int> starts = stage_cut_vertices(graph, StageKeys(graph), request.cuts);
     ranges_ = std::make_unique<SplitBounds>(split_costs_at(prefixes, starts), most_stages);
+    return;
+  }
+  if (request.search_chunks) {
+    ranges_ = std::make_unique<SplitBounds>(chunk_share_costs(graph, prefixes, request.schedule.chunks), most_stages);
     return;
   }
   for (int s = 2; s <= most_stages && s <= devices_ / unit_; ++s) {

@@ -4,7 +4,8 @@
 // devices"), bounded by the layers' least costs (split_bounds.h) before any
 // is listed. Under 1F1B and GPipe a stage is any range of cut positions;
 // under the interleaved schedule each stage's chunks are fixed (Megatron-
-// LM's split, interleaved_search.h) and only their devices are split.
+// LM's split, interleaved_search.h) and only their devices are split, or,
+// with the chunks searched, each stage is a range of the blocks.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,6 +41,13 @@ struct LeastPrefixes {
 /// a = the stage's least t over V and b = its least M t + w.
 [[nodiscard]] SplitCosts interleaved_split_costs(const LeastPrefixes& prefixes, const std::vector<StageRanges>& stages,
                                                  int64_t chunks);
+
+/// The costs of interleaved stages whose shares of the blocks are searched
+/// (interleaved_chunk_search.h): each stage a range of the run's blocks, the
+/// first also holding what precedes the run and the last what follows (the
+/// positions: after each block), its time over V as above. A range of fewer
+/// than V blocks is priced too, so the bound holds over every share.
+[[nodiscard]] SplitCosts chunk_share_costs(const Graph& graph, const LeastPrefixes& prefixes, int64_t chunks);
 
 /// A split of the devices themselves (each stage's count) with its bound.
 struct DeviceSplit {

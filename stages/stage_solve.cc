@@ -215,6 +215,19 @@ StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_fli
 }
 
 // Each stage's devices: as given, or N / S each.
+bool ran_to_end(const StageSolve& solve) {
+  const std::optional<CappedSolution>& capped = solve.outcome.capped;
+  return !solve.cut_off && !(capped && capped->timed_out);
+}
+
+std::shared_ptr<const StageSolve> without_tables(const StageSolve& solve) {
+  auto copy = std::make_shared<StageSolve>(solve);
+  copy->outcome.tables = CostTables{};
+  copy->outcome.layouts.clear();
+  copy->tables_dropped = true;
+  return copy;
+}
+
 std::vector<int64_t> devices_of_stages(const PipelineRequest& request) {
   const int64_t m = request.stage.memory.micro_batches;
   if (request.schedule.kind == ScheduleKind::Interleaved && request.stages > 1 && m % request.stages != 0)

@@ -100,6 +100,16 @@ struct StageSite {
 [[nodiscard]] StageSolve solve_stage(const Graph& stage, const StageSite& site, int64_t in_flight, int stages,
                                      const PipelineRequest& request, const StageSolve* base = nullptr);
 
+/// Whether `solve` ran to its end (not a capped search stopped at its
+/// cutoff or the clock): whatever incumbent it was told, its strategy fits
+/// and its bounds hold, so other searches may take it (SharedStageSolves).
+[[nodiscard]] bool ran_to_end(const StageSolve& solve);
+
+/// A copy of `solve` without its tables, which hold the whole graph's
+/// pricing on its devices alive: the shared solves keep only their values
+/// (StageSolve::tables_dropped; solved again where a plan needs them).
+[[nodiscard]] std::shared_ptr<const StageSolve> without_tables(const StageSolve& solve);
+
 /// Each stage's devices: as given, or N / S each; OptionError when they do not add up or divide,
 /// or (field "micro_batches") when an interleaved schedule's micro-batches are not a multiple of the stages.
 [[nodiscard]] std::vector<int64_t> devices_of_stages(const PipelineRequest& request);

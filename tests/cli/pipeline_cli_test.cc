@@ -359,9 +359,7 @@ TEST_CASE("--chunks auto: each interleaved stage's share of the blocks searched,
            {" --chunks auto --schedule 1f1b",
             "--chunks auto: only with --schedule interleaved:V (1f1b and gpipe stages are ranges whose boundaries are "
             "searched already)"},
-           {" --chunks auto --schedule interleaved:2 --stage-devices auto",
-            "--chunks auto: not with --stage-devices auto (its bounds take Megatron-LM's equal chunks); give each "
-            "stage's devices, or leave --stage-devices out"}}) {
+       }) {
     const test::CommandResult refused = test::run_pase("solve " + graph + " --devices 6 --pipeline-stages 3 --micro-batches 12" + more);
     CHECK(refused.status == 2);
     CHECK(refused.error == "error: " + error + "\n");
@@ -370,6 +368,25 @@ TEST_CASE("--chunks auto: each interleaved stage's share of the blocks searched,
       test::run_pase("evaluate " + graph + " " + options + " --baseline megatron --chunks auto");
   CHECK(baseline.status == 2);
   CHECK(baseline.error == "error: --chunks auto: a baseline's or a file's chunks are given, not searched\n");
+}
+
+TEST_CASE("--chunks auto with --stage-devices auto: the least step over every split, each given with --stage-devices "
+          "and its shares of the blocks searched") {
+  const std::string& graph = test::exported_model("gpt --layers 12 --d-model 128 --heads 4 --seq 32 --vocab 16384 --batch 24");
+  const std::string options = "--devices 6 --pipeline-stages 3 --schedule interleaved:2 --micro-batches 12 --chunks auto";
+  const test::CommandResult searched =
+      test::run_pase("solve " + graph + " " + options + " --stage-devices auto --no-plan --json");
+  REQUIRE(searched.status == 0);
+  CHECK(searched.error.find(" x 10 device splits in all") != std::string::npos);
+  double least = INFINITY;
+  for (const std::vector<int64_t>& split : device_splits(6, 3, 1, 100)) {
+    std::string spelled;
+    for (int64_t n : split) spelled += (spelled.empty() ? "" : ",") + std::to_string(n);
+    least = std::min(least, step_with(graph, options + " --stage-devices " + spelled).value());
+  }
+  const json strategy = json::parse(searched.output);
+  CHECK(strategy["total_cost"].get<double>() == least);
+  CHECK(strategy["total_cost"].get<double>() <= step_with(graph, options).value());  // the equal devices among them
 }
 
 TEST_CASE("--stage-devices auto past 4096 splits below the best step: the least bounds searched, the rest's kept in "

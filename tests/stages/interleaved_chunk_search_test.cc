@@ -16,6 +16,7 @@
 #include "stages/interleaved_chunk_search.h"
 #include "stages/interleaved_search.h"
 #include "stages/pipeline_search.h"
+#include "stages/stage_solve.h"
 #include "test_support.h"
 
 using namespace pase;
@@ -39,6 +40,17 @@ StageModelMaker model_maker(const std::optional<MachineProfile>& profile) {
     machine.bandwidth_gbps = 16;
     return std::make_unique<PaseCostModel>(machine, setup);
   };
+}
+
+// Interleaved:2 stages of `devices`, 6 micro-batches (or `micro_batches`), the pase model.
+PipelineRequest interleaved_request(int stages, int64_t devices, int64_t micro_batches = 6) {
+  PipelineRequest request;
+  request.stages = stages;
+  request.devices = devices;
+  request.schedule = {ScheduleKind::Interleaved, 2};
+  request.stage.memory.micro_batches = micro_batches;
+  request.make_model = model_maker(std::nullopt);
+  return request;
 }
 
 int block(const Graph& graph, int b) {
@@ -94,11 +106,7 @@ TEST_CASE("search_interleaved_chunks: the least step over every share of the blo
   int beaten = 0, capped = 0;    // cases where a share beats the equal split; where the cap bound
   for (const std::optional<MachineProfile>& model : {std::optional<MachineProfile>{}, std::optional(profile)})
     for (const double cap_share : {0.0, 0.7}) {
-      PipelineRequest request;
-      request.stages = 3;
-      request.devices = 6;
-      request.schedule = {ScheduleKind::Interleaved, 2};
-      request.stage.memory.micro_batches = 6;
+      PipelineRequest request = interleaved_request(3, 6);
       request.make_model = model_maker(model);
       const PipelineOutcome equal = solve_interleaved(graph, request);
       REQUIRE(equal.solved());
@@ -138,12 +146,7 @@ TEST_CASE("search_interleaved_chunks: the least step over every share of the blo
 
 TEST_CASE("search_interleaved_chunks: more chunks than blocks refused as Megatron-LM's split is; one stage its solve") {
   const Graph graph = heavy_gpt(4);
-  PipelineRequest request;
-  request.stages = 3;
-  request.devices = 3;
-  request.schedule = {ScheduleKind::Interleaved, 2};
-  request.stage.memory.micro_batches = 3;
-  request.make_model = model_maker(std::nullopt);
+  PipelineRequest request = interleaved_request(3, 3, 3);
   CHECK_THROWS_WITH_AS((void)search_interleaved_chunks(graph, request),
                        "the pipeline stages: 3 interleaved stages of 2 chunks need 6 blocks, but the graph repeats 4",
                        OptionError);
@@ -152,4 +155,27 @@ TEST_CASE("search_interleaved_chunks: more chunks than blocks refused as Megatro
   const PipelineOutcome one = search_interleaved_chunks(graph, request);
   REQUIRE(one.solved());
   CHECK(one.step == solve_interleaved(graph, request).step);
+}
+
+TEST_CASE("interleaved searches share their stage solves: a second search solves nothing, its stages' tables dropped "
+          "until solve_dropped_tables solves them again, alike") {
+  const Graph graph = heavy_gpt(12);
+  PipelineRequest request = interleaved_request(3, 6);
+  request.shared_solves = std::make_shared<SharedStageSolves>();
+  const PipelineOutcome first = search_interleaved_chunks(graph, request);
+  REQUIRE(first.solved());
+  CHECK(first.stage_solves > 0);
+  PipelineOutcome again = search_interleaved_chunks(graph, request);
+  REQUIRE(again.solved());
+  CHECK(again.stage_solves == 0);
+  CHECK(again.step == first.step);
+  for (const PipelineStage& stage : again.stages) CHECK(stage.solve->tables_dropped);
+  solve_dropped_tables(graph, request, again);
+  for (size_t k = 0; k < again.stages.size(); ++k) {
+    const StageSolve& solve = *again.stages[k].solve;
+    CHECK_FALSE(solve.tables_dropped);
+    CHECK_FALSE(solve.outcome.tables.configs.empty());
+    CHECK(solve.t == first.stages[k].solve->t);
+    CHECK(solve.outcome.solution.choice == first.stages[k].solve->outcome.solution.choice);
+  }
 }

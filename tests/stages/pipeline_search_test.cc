@@ -475,13 +475,16 @@ TEST_CASE("SplitCandidates: each split once, its bound at most the step its sear
   }
 }
 
-TEST_CASE("SplitCandidates, interleaved: every split listed once, its bound at most the lower bound its search proves") {
+TEST_CASE("SplitCandidates, interleaved: every split listed once, its bound at most the lower bound its search proves; "
+          "with each stage's share of the blocks searched too") {
   const MachineProfile profile = parse_machine_profile(test::kTestMachineProfile, "m.json");
+  for (const bool shares : {false, true})
   for (const auto& [stages, devices] : {std::pair<int, int64_t>{2, 8}, std::pair<int, int64_t>{3, 6}}) {
-    const Graph graph = small_gpt(2 * stages, 6);
+    const Graph graph = small_gpt(2 * stages + (shares ? 2 : 0), 6);
     for (const std::optional<MachineProfile>& model : {std::optional<MachineProfile>{}, std::optional(profile)}) {
       PipelineRequest request = pipeline_request(stages, devices, 6, model);
       request.schedule = {ScheduleKind::Interleaved, 2};
+      request.search_chunks = shares;
       SplitCandidates lists(graph, request, 1, stages + 1);
       std::vector<DeviceSplit> every = lists.first(stages);
       REQUIRE_FALSE(every.empty());
@@ -491,12 +494,13 @@ TEST_CASE("SplitCandidates, interleaved: every split listed once, its bound at m
       CHECK(every.size() == (stages == 2 ? 7u : 10u));  // C(7, 1), C(5, 2)
       CHECK(lists.listed().size() == every.size());
       CHECK(left_out == INFINITY);
-      // stages + 1 interleaved stages of 2 chunks need more blocks than the graph repeats: one split, unbounded
-      const std::vector<DeviceSplit> refused = lists.first(stages + 1);
-      REQUIRE(refused.size() == 1);
-      CHECK(refused[0].bound == 0);
-      double none = INFINITY;
-      CHECK(lists.below(stages + 1, INFINITY, 100, none).empty());
+      if (!shares) {  // stages + 1 interleaved stages of 2 chunks need more blocks than the graph repeats: one split, unbounded
+        const std::vector<DeviceSplit> refused = lists.first(stages + 1);
+        REQUIRE(refused.size() == 1);
+        CHECK(refused[0].bound == 0);
+        double none = INFINITY;
+        CHECK(lists.below(stages + 1, INFINITY, 100, none).empty());
+      }
       for (const DeviceSplit& split : every) {
         request.stage_devices = split.devices;
         const PipelineOutcome searched = solve_pipeline(graph, request);
