@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A Python virtual environment for the Python package (python/, docs/python.md)
 # and its checks against JAX and PyTorch: the pinned versions of
-# python/requirements-jax.txt, python/requirements-torch.txt and
-# python/requirements-deepspeed.txt (the checks
+# python/requirements-jax.txt, python/requirements-torch.txt,
+# python/requirements-deepspeed.txt and python/requirements-megatron.txt (the checks
 # run on the CPU) and the package itself, installed as a user would
 # (`pip install ./python`). Prints the environment's python; configure with it
 # so that ctest runs the JAX and PyTorch checks too:
@@ -33,5 +33,8 @@ if [ ! -x "$dir/bin/python" ] || ! cat "${requirements[@]}" | cmp -s - "$stamp";
     -r "${requirements[2]}" >&2
   cat "${requirements[@]}" > "$stamp"
 fi
+# megatron-core needs nothing the pins above lack; kept out of the stamp, so
+# that adding it does not rebuild an environment.
+"$dir/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$source_dir/python/requirements-megatron.txt" >&2
 "$dir/bin/pip" install --quiet --disable-pip-version-check "$source_dir/python" >&2
 echo "$dir/bin/python"

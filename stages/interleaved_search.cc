@@ -95,18 +95,9 @@ InterleavedStages::InterleavedStages(const Graph& graph, const PipelineRequest& 
 
 // Pricings::least_cost_prefix, taken from (and left for) the other searches of the graph.
 std::vector<double> InterleavedStages::least_prefix(int64_t devices, const TrainingSetup& setup) const {
-  const SharedStageSolves::PrefixKey key{devices, setup.micro_batches, setup.step_weight};
+  const auto price = [&] { return pricings_.least_cost_prefix(devices, setup); };
   SharedStageSolves* others = request_.shared_solves.get();
-  if (others) {
-    std::lock_guard<std::mutex> lock(others->mutex);
-    if (const auto found = others->least_prefixes.find(key); found != others->least_prefixes.end()) return found->second;
-  }
-  std::vector<double> prefix = pricings_.least_cost_prefix(devices, setup);
-  if (others) {
-    std::lock_guard<std::mutex> lock(others->mutex);
-    others->least_prefixes.emplace(key, prefix);
-  }
-  return prefix;
+  return others ? others->least_prefix(devices, setup, price) : price();
 }
 
 int64_t InterleavedStages::in_flight(int k) const {

@@ -429,17 +429,8 @@ class PipelineSearch {
   }
   // Pricings::least_cost_prefix, kept for the other searches (it needs the pricing).
   [[nodiscard]] std::vector<double> least_cost_prefix(int64_t n, const TrainingSetup& setup) const {
-    const SharedStageSolves::PrefixKey key{n, setup.micro_batches, setup.step_weight};
-    if (shared()) {
-      std::lock_guard<std::mutex> lock(shared()->mutex);
-      if (const auto found = shared()->least_prefixes.find(key); found != shared()->least_prefixes.end()) return found->second;
-    }
-    std::vector<double> prefix = priced().least_cost_prefix(n, setup);
-    if (shared()) {
-      std::lock_guard<std::mutex> lock(shared()->mutex);
-      shared()->least_prefixes.emplace(key, prefix);
-    }
-    return prefix;
+    const auto price = [&] { return priced().least_cost_prefix(n, setup); };
+    return shared() ? shared()->least_prefix(n, setup, price) : price();
   }
   [[nodiscard]] SharedStageSolves::Key shared_key(const SolveKey& key) const {
     return {std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), s_ > 1};

@@ -58,6 +58,22 @@ struct SharedStageSolves {
   std::map<PrefixKey, std::vector<double>> least_prefixes;
   std::map<PrefixKey, std::shared_ptr<const StagePricing>> pricings;
   std::mutex mutex;  ///< least_prefixes and pricings are filled from parallel pricings
+
+  /// least_prefixes' prefix of `devices` under `setup`, or, where no search
+  /// has it yet, `price()`'s, kept for the others (the lock not held while
+  /// it prices: two searches may price the same, the first kept).
+  template <typename Price>
+  std::vector<double> least_prefix(int64_t devices, const TrainingSetup& setup, const Price& price) {
+    const PrefixKey key{devices, setup.micro_batches, setup.step_weight};
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (const auto found = least_prefixes.find(key); found != least_prefixes.end()) return found->second;
+    }
+    std::vector<double> prefix = price();
+    std::lock_guard<std::mutex> lock(mutex);
+    least_prefixes.emplace(key, prefix);
+    return prefix;
+  }
 };
 
 struct PipelineRequest {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 
 #include <tbb/parallel_for.h>
 
@@ -27,15 +26,10 @@ LeastPrefixes least_prefixes(const Graph& graph, const PipelineRequest& request,
     pricings.add(u * unit, setup);
     pricings.add(u * unit, time_setup);
     pricings.price_all();
-    std::vector<double>& step = prefixes.step[static_cast<size_t>(u - 1)];
-    std::vector<double>& time = prefixes.time[static_cast<size_t>(u - 1)];
-    step = pricings.least_cost_prefix(u * unit, setup);
-    time = pricings.least_cost_prefix(u * unit, time_setup);
-    if (SharedStageSolves* shared = request.shared_solves.get()) {  // the splits' searches read them again
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      shared->least_prefixes.emplace(SharedStageSolves::PrefixKey{u * unit, setup.micro_batches, setup.step_weight}, step);
-      shared->least_prefixes.emplace(
-          SharedStageSolves::PrefixKey{u * unit, time_setup.micro_batches, time_setup.step_weight}, time);
+    SharedStageSolves* shared = request.shared_solves.get();  // the splits' searches read them again
+    for (const auto& [prefix, at] : {std::pair{&prefixes.step, &setup}, std::pair{&prefixes.time, &time_setup}}) {
+      const auto price = [&, at = at] { return pricings.least_cost_prefix(u * unit, *at); };
+      (*prefix)[static_cast<size_t>(u - 1)] = shared ? shared->least_prefix(u * unit, *at, price) : price();
     }
   });
   return prefixes;
