@@ -17,7 +17,7 @@ namespace pase {
 /// max w is the 1F1B step sum t' + (M' - 1) max t' + max w of t' = t / V
 /// and M' = M V, and stage k's value depends on n_k alone (its chunks'
 /// blocks, the embedding on stage 0 and the head on stage S - 1, its sends
-/// at its 2 V chunk boundaries), so best_partition (pipeline_partition.h)
+/// at its chunk boundaries, each the same tensor), so best_partition (pipeline_partition.h)
 /// takes the counts as positions. Megatron-LM's equal split is solved
 /// first; a count whose least costs (its layers' least times and M t + w)
 /// bound every pipeline holding it at that step or more is not solved. The

@@ -72,18 +72,22 @@ SplitBounds::Prefix SplitBounds::root() const {
   return prefix;
 }
 
-SplitBounds::Prefix SplitBounds::extend(const Prefix& prefix, int64_t units, double cap) const {
+SplitBounds::Prefix SplitBounds::extend(const Prefix& prefix, int64_t units, double cap, int stages_after) const {
   Prefix next;
   next.stages = prefix.stages + 1;
   next.units = prefix.units + units;
   next.sum.assign(p1_, kInf);
   next.max.assign(p1_, kInf);
-  for (int i = 0; i < static_cast<int>(p1_); ++i) {
-    if (prefix.max[static_cast<size_t>(i)] == kInf) continue;  // no way to end there
-    const int last = costs_.one_position_per_stage ? std::min(i + 1, costs_.positions) : costs_.positions;
+  const double* time = costs_.time[static_cast<size_t>(units - 1)].data();
+  const double* step = costs_.step[static_cast<size_t>(units - 1)].data();
+  const int end = costs_.positions - stages_after;  // the stages after need a position each
+  for (int i = 0; i < end; ++i) {
+    const auto at_i = static_cast<size_t>(i);
+    if (prefix.max[at_i] == kInf) continue;  // no way to end there
+    const int last = costs_.one_position_per_stage ? std::min(i + 1, end) : end;
     for (int j = i + 1; j <= last; ++j) {
-      const auto [a, excess] = range(i, j, units);
-      const auto at_i = static_cast<size_t>(i), at_j = static_cast<size_t>(j);
+      const auto at_j = static_cast<size_t>(j);
+      const double a = time[at_j] - time[at_i], excess = step[at_j] - step[at_i] - a;  // range(i, j, units)
       if (excess <= cap) next.sum[at_j] = std::min(next.sum[at_j], prefix.sum[at_i] + a);
       next.max[at_j] = std::min(next.max[at_j], std::max(prefix.max[at_i], excess));
     }
@@ -110,7 +114,7 @@ double SplitBounds::of(const std::vector<int64_t>& units) const {
   Prefix prefix = root();
   for (int64_t u : units) {
     if (u < 1 || prefix.units + u > costs_.units) return kInf;
-    prefix = extend(prefix, u, kInf);
+    prefix = extend(prefix, u, kInf, static_cast<int>(units.size()) - prefix.stages - 1);
   }
   return prefix.units == costs_.units ? prefix.sum.back() + prefix.max.back() : kInf;
 }
@@ -125,7 +129,7 @@ BoundedSplit SplitBounds::greedy(int stages) const {
     Prefix best;
     double best_bound = kInf;
     for (int64_t v = left == 0 ? most : 1; v <= most; ++v) {  // the last stage takes the units left
-      Prefix next = extend(prefix, v, kInf);
+      Prefix next = extend(prefix, v, kInf, left);
       const double b = bound(next, left, costs_.units - next.units, sum_);
       if (b < best_bound) best_bound = b, best = std::move(next);
     }
@@ -180,7 +184,7 @@ SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
     }
     const int64_t most = costs_.units - prefix.units - (left - 1);
     for (int64_t v = left == 1 ? most : 1; v <= most; ++v) {
-      Prefix next = extend(prefix, v, cap);
+      Prefix next = extend(prefix, v, cap, left - 1);
       const double b = bound(next, left - 1, costs_.units - next.units, sums);
       if (b >= threshold) {
         if (b < step) out.left_out = std::min(out.left_out, b);  // cut for the limit, not the step

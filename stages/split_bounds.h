@@ -72,7 +72,8 @@ class SplitBounds {
   [[nodiscard]] std::pair<double, double> range(int i, int j, int64_t units) const;  // a, b - a
   [[nodiscard]] std::pair<std::vector<double>, double> sums_against(int stages, double step) const;
   [[nodiscard]] Prefix root() const;
-  [[nodiscard]] Prefix extend(const Prefix& prefix, int64_t units, double cap) const;
+  // One more stage of `units`, `stages_after` to follow (each a position at least).
+  [[nodiscard]] Prefix extend(const Prefix& prefix, int64_t units, double cap, int stages_after) const;
   [[nodiscard]] double bound(const Prefix& prefix, int stages_left, int64_t units_left,
                              const std::vector<double>& sums) const;
   [[nodiscard]] size_t at(int stages_left, int position, int64_t units_left) const {
