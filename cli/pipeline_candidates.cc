@@ -59,7 +59,9 @@ void PipelineCandidates::add_splits_below(double step) {
     for (int s : counts_) {
       if (s == 1) continue;
       double left_out = std::numeric_limits<double>::infinity();
-      for (DeviceSplit& split : split_lists_[g].below(s, step, kSplitsPerCount, left_out))
+      const auto deadline = input_.request.cap_search.deadline;
+      if (std::chrono::steady_clock::now() >= deadline) ++searched_.out_of_time;  // its splits' walk stops at once
+      for (DeviceSplit& split : split_lists_[g].below(s, step, kSplitsPerCount, left_out, deadline))
         pending.push_back({g, setups_[g], s, std::move(split.devices), split.bound, false, true});
       searched_.lower_bound = std::min(searched_.lower_bound, left_out);
       searched_.splits_left_out += std::isfinite(left_out) ? 1 : 0;

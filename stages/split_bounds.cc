@@ -159,7 +159,7 @@ std::pair<std::vector<double>, double> SplitBounds::sums_against(int stages, dou
   return {std::move(sums), cap};
 }
 
-SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
+SplitsBelow SplitBounds::below(int stages, double step, size_t limit, std::chrono::steady_clock::time_point deadline) const {
   SplitsBelow out;
   out.left_out = kInf;
   if (stages < 1 || stages > most_ || least(stages) >= step) return out;  // no split's bound is below least()
@@ -168,7 +168,13 @@ SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
   const double cap = against.second;
   double threshold = step;  // lowered to the limit-th bound once more are found
   std::vector<int64_t> units;
+  size_t walked = 0;
+  bool late = false;  // past the deadline: the rest not walked
   const auto visit = [&](const auto& self, const Prefix& prefix) -> void {
+    if (late || (++walked % 256 == 0 && std::chrono::steady_clock::now() >= deadline)) {
+      late = true;
+      return;
+    }
     const int left = stages - prefix.stages;
     if (left == 0) {
       const double b = prefix.sum.back() + prefix.max.back();
@@ -196,6 +202,7 @@ SplitsBelow SplitBounds::below(int stages, double step, size_t limit) const {
     }
   };
   visit(visit, root());
+  if (late) out.left_out = std::min(out.left_out, least(stages));  // every split bounds at least that
   std::sort(out.splits.begin(), out.splits.end(),
             [](const BoundedSplit& x, const BoundedSplit& y) { return x.bound < y.bound || (x.bound == y.bound && x.units < y.units); });
   if (out.splits.size() > limit) {

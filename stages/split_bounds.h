@@ -13,6 +13,7 @@
 // are minimized apart (each over every partition), which is at most the
 // least of their sum, so each bound below holds for every partition of its
 // splits.
+#include <chrono>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -58,8 +59,12 @@ class SplitBounds {
   /// No split of the units among `stages` stages steps less (infinity: none exists).
   [[nodiscard]] double least(int stages) const;
   /// Every split among `stages` stages whose bound is below `step`, least
-  /// first, at most `limit` of them (the least bounds kept).
-  [[nodiscard]] SplitsBelow below(int stages, double step, size_t limit) const;
+  /// first, at most `limit` of them (the least bounds kept). Past
+  /// `deadline` the walk stops: the splits found so far, and least(stages)
+  /// kept as the bound of those not reached.
+  [[nodiscard]] SplitsBelow below(int stages, double step, size_t limit,
+                                  std::chrono::steady_clock::time_point deadline =
+                                      std::chrono::steady_clock::time_point::max()) const;
   /// The bound of one split (its units per stage; infinity where it cannot run).
   [[nodiscard]] double of(const std::vector<int64_t>& units) const;
   /// A split of least bound found by taking, stage after stage, the units of

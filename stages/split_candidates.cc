@@ -143,10 +143,11 @@ std::vector<DeviceSplit> SplitCandidates::first(int stages) {
   return first;
 }
 
-std::vector<DeviceSplit> SplitCandidates::below(int stages, double step, size_t limit, double& left_out) {
+std::vector<DeviceSplit> SplitCandidates::below(int stages, double step, size_t limit, double& left_out,
+                                                std::chrono::steady_clock::time_point deadline) {
   const SplitBounds* bounds = bounds_of(stages);
   if (!bounds) return {};
-  const SplitsBelow found = bounds->below(stages, step, limit);
+  const SplitsBelow found = bounds->below(stages, step, limit, deadline);
   left_out = std::min(left_out, found.left_out);
   std::vector<DeviceSplit> splits;
   for (const BoundedSplit& split : found.splits)

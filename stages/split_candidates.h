@@ -6,6 +6,7 @@
 // under the interleaved schedule each stage's chunks are fixed (Megatron-
 // LM's split, interleaved_search.h) and only their devices are split, or,
 // with the chunks searched, each stage is a range of the blocks.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -67,8 +68,10 @@ class SplitCandidates {
   [[nodiscard]] std::vector<DeviceSplit> first(int stages);
   /// The splits below `step` not listed yet, least bound first, at most
   /// `limit` (SplitBounds::below); `left_out` lowered to the least bound of
-  /// those left out for the limit.
-  [[nodiscard]] std::vector<DeviceSplit> below(int stages, double step, size_t limit, double& left_out);
+  /// those left out for the limit or the deadline.
+  [[nodiscard]] std::vector<DeviceSplit> below(int stages, double step, size_t limit, double& left_out,
+                                              std::chrono::steady_clock::time_point deadline =
+                                                  std::chrono::steady_clock::time_point::max());
   /// Every split listed so far.
   [[nodiscard]] const std::set<std::vector<int64_t>>& listed() const { return listed_; }
 

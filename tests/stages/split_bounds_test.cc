@@ -234,3 +234,17 @@ TEST_CASE("split bounds of fixed stages (one position each): each split's bound 
     CHECK(greedy.bound == doctest::Approx(joint.at(greedy.units)).epsilon(1e-12));
   }
 }
+
+TEST_CASE("split bounds: past the deadline the walk stops, the least bound of every split kept for those not reached") {
+  std::mt19937 random(17);
+  const SplitCosts costs = random_costs(random, 12, 40, 3.0);
+  const SplitBounds bounds(costs, 6);
+  const SplitsBelow all = bounds.below(6, kInf, 1000000);
+  REQUIRE(all.splits.size() > 1000);  // C(39, 5) splits, every one below infinity
+  const SplitsBelow late = bounds.below(6, kInf, 1000000, std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  CHECK(late.splits.size() < all.splits.size());
+  CHECK(late.left_out == bounds.least(6));
+  double least_listed = kInf;
+  for (const BoundedSplit& split : all.splits) least_listed = std::min(least_listed, split.bound);
+  CHECK(least_listed >= late.left_out - 1e-9);  // so the bound kept holds for every split not reached
+}
